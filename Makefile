@@ -1,0 +1,72 @@
+# capvisor: top-level Makefile (GNU make).
+#
+#   make            build build/capvisor
+#   make test       install deps if missing, build, run unit, sim and integration tests
+#   make check      make test, then the tests again under ASan+UBSan, a clang build, the fuzz smoke run
+#   make bench      benchmarks (figures go in the README)
+#   make demo       the README's main job
+#
+# Objects go out of tree under $(BUILD). SAN=1 builds with ASan+UBSan under build/san.
+
+CC      ?= cc
+ifeq ($(CC),cc)
+CC      := gcc
+endif
+SAN     ?=
+ifeq ($(SAN),1)
+BUILD   ?= build/san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+BUILD   ?= build
+SANFLAGS :=
+endif
+
+VERSION := 0.1.0
+CFLAGS  ?= -O2 -g
+WFLAGS  := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CPPFLAGS += -std=gnu11 -D_GNU_SOURCE -DCAPVISOR_VERSION='"$(VERSION)"' -I. -MMD -MP
+ALL_CFLAGS = $(CPPFLAGS) $(WFLAGS) $(CFLAGS) $(SANFLAGS)
+LDLIBS  := -ljson-c -lcap-ng -lpthread -lm
+LDFLAGS += $(SANFLAGS)
+
+# Everything but main() goes into one archive that the binary, the unit
+# tests, the benchmarks and the fuzzers link against.
+CORE_SRCS := $(filter-out vmm/main.c,$(wildcard sched/*.c sim/*.c vmm/*.c devices/*.c acpi/*.c))
+CORE_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CORE_SRCS))
+LIB       := $(BUILD)/libcapvisor.a
+BIN       := $(BUILD)/capvisor
+
+.PHONY: all test check bench demo fuzz clean deps
+all: $(BIN)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# The test guest is built by guest/guest.mk and embedded as the default kernel.
+include guest/guest.mk
+
+$(BUILD)/vmm/guest_blob.o: vmm/guest_blob.S $(GUEST_ELF)
+	@mkdir -p $(dir $@)
+	$(CC) -DGUEST_ELF_PATH='"$(GUEST_ELF)"' -c $< -o $@
+
+$(LIB): $(CORE_OBJS) $(BUILD)/vmm/guest_blob.o
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(BUILD)/vmm/main.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+deps:
+	scripts/install-deps.sh
+
+include tests/tests.mk
+include bench/bench.mk
+
+demo: deps $(BIN)
+	scripts/demo.sh $(BIN)
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: MIT
+/* Placeholder until the owning issue lands. */
+#include "vmm/commands.h"
+
+#include <stdio.h>
+
+int cmd_sim(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	fprintf(stderr, "capvisor sim: not built yet\n");
+	return 2;
+}

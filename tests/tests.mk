@@ -1,0 +1,37 @@
+# Tests: CUnit unit tests, simulator scenarios, integration tests.
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRCS))
+UNIT_BIN  := $(BUILD)/tests/unit_tests
+
+$(UNIT_BIN): $(UNIT_OBJS) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcunit
+
+.PHONY: test-unit test-sim test-integration test-build check-clang fuzz-smoke
+test-unit: $(UNIT_BIN)
+	$(UNIT_BIN)
+
+test-sim: $(BIN)
+	CAPVISOR=$(BIN) tests/run-scripts.sh sim tests/sim
+
+test-integration: $(BIN) $(GUEST_ELF)
+	CAPVISOR=$(BIN) GUEST_ELF=$(GUEST_ELF) tests/run-scripts.sh integration tests/integration
+
+test: deps
+	$(MAKE) all $(UNIT_BIN)
+	$(MAKE) test-unit
+	$(MAKE) test-sim
+	$(MAKE) test-integration
+
+# The same tests under AddressSanitizer and UBSan, a clang build, and a short fuzz run.
+check: test
+	$(MAKE) SAN=1 all $(UNIT_BIN)
+	ASAN_OPTIONS=detect_leaks=1 $(MAKE) SAN=1 test-unit test-sim
+	CAPVISOR_SANITIZED=1 $(MAKE) SAN=1 test-integration
+	$(MAKE) check-clang
+	$(MAKE) fuzz-smoke
+
+check-clang:
+	$(MAKE) CC=clang BUILD=build/clang all
+
+-include tests/fuzz/fuzz.mk
+fuzz-smoke:

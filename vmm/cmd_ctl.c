@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: MIT
+/* Placeholder until the owning issue lands. */
+#include "vmm/commands.h"
+
+#include <stdio.h>
+
+int cmd_ctl(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	fprintf(stderr, "capvisor ctl: not built yet\n");
+	return 2;
+}

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: MIT */
+/* The `capvisor` subcommands; each lives in its own file. */
+#ifndef CAPVISOR_COMMANDS_H
+#define CAPVISOR_COMMANDS_H
+
+int cmd_run(int argc, char **argv);	/* vmm/cmd_run.c: boot and run a VM */
+int cmd_sim(int argc, char **argv);	/* sim/cmd_sim.c: scheduling simulator */
+int cmd_ctl(int argc, char **argv);	/* vmm/cmd_ctl.c: control-socket client */
+int cmd_top(int argc, char **argv);	/* vmm/cmd_top.c: live per-vCPU view */
+
+#endif
