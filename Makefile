@@ -70,3 +70,9 @@ clean:
 	rm -rf build
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# Developer tools: each tools/NAME.c becomes $(BUILD)/tools/NAME.
+TOOLS := $(patsubst tools/%.c,$(BUILD)/tools/%,$(wildcard tools/*.c))
+$(BUILD)/tools/%: $(BUILD)/tools/%.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+all: $(TOOLS)

@@ -11,10 +11,10 @@ test-unit: $(UNIT_BIN)
 	$(UNIT_BIN)
 
 test-sim: $(BIN)
-	CAPVISOR=$(BIN) tests/run-scripts.sh sim tests/sim
+	CAPVISOR=$(BIN) BUILD=$(BUILD) tests/run-scripts.sh sim tests/sim
 
 test-integration: $(BIN) $(GUEST_ELF)
-	CAPVISOR=$(BIN) GUEST_ELF=$(GUEST_ELF) tests/run-scripts.sh integration tests/integration
+	CAPVISOR=$(BIN) GUEST_ELF=$(GUEST_ELF) BUILD=$(BUILD) tests/run-scripts.sh integration tests/integration
 
 test: deps
 	$(MAKE) all $(UNIT_BIN)
@@ -35,3 +35,10 @@ check-clang:
 
 -include tests/fuzz/fuzz.mk
 fuzz-smoke:
+
+# Helper programs for integration tests: each tests/progs/NAME.c becomes
+# $(BUILD)/tests/progs/NAME, linked against the core library.
+TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c))
+$(BUILD)/tests/progs/%: $(BUILD)/tests/progs/%.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+test-sim test-integration: $(TEST_PROGS)
