@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * capvisor scheduling engine: public API.
+ *
+ * A pure, deterministic library. It owns no clock, no thread and no lock:
+ * every call that depends on time takes `now` (ns, monotonic, never going
+ * backwards across calls). The caller (the simulator, or the VMM dispatcher
+ * holding one lock) reports events (wakeup, block, yield, tick) and asks,
+ * per pCPU, "which entity runs here now, at which performance level?".
+ *
+ * Model: a pCPU of capacity C (1..1024) running at performance level P
+ * (1..C) delivers P/1024 of full-capacity work per ns of wall time. The
+ * dispatcher realizes that by letting the vCPU run P/1024 of the time.
+ * Deadline runtime and PELT are charged in full-capacity time (scaled by P);
+ * fair vruntime advances with wall time, as in Linux.
+ *
+ * Entities are named by small integer ids returned by sched_entity_add().
+ * Errors are negative SCHED_E_* codes; functions that take (err, errlen)
+ * also write a human-readable message naming the field and the numbers.
+ * A rejected request changes nothing.
+ *
+ * See docs/sched.md for the design and the Linux rules followed.
+ */
+#ifndef CAPVISOR_SCHED_H
+#define CAPVISOR_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SCHED_MAX_CPUS		256	/* pCPUs per engine */
+#define SCHED_MAX_CLUSTERS	16	/* clusters (performance domains) */
+#define SCHED_MAX_LEVELS	32	/* discrete performance levels per cluster */
+#define SCHED_NAME_MAX		32	/* names, including the NUL */
+#define SCHED_CAPACITY_SCALE	1024
+#define SCHED_NICE_0_WEIGHT	1024
+#define SCHED_WEIGHT_MIN	1
+#define SCHED_WEIGHT_MAX	(1u << 20)
+#define SCHED_IDLE		(-1)	/* "no entity" in sched_cpu_state and events */
+
+/* Error codes; functions return their negative. */
+enum sched_error {
+	SCHED_E_INVAL = 1,	/* malformed argument (message names the field) */
+	SCHED_E_NOENT,		/* no such entity / cpu / cluster */
+	SCHED_E_NOMEM,		/* allocation failed */
+	SCHED_E_AFFINITY,	/* affinity selects no pCPU of the engine */
+	SCHED_E_CAPACITY_FIT,	/* reservation fits no pCPU of its affinity */
+	SCHED_E_BANDWIDTH,	/* reservation exceeds the admissible bandwidth */
+	SCHED_E_CLASS,		/* operation not valid for the entity's class */
+};
+
+/* Human-readable name of an error code (positive or negative). */
+const char *sched_strerror(int err);
+
+/* ---------------------------------------------------------------- cpumask */
+
+struct sched_cpumask {
+	uint64_t bits[SCHED_MAX_CPUS / 64];
+};
+
+static inline void sched_cpumask_clear(struct sched_cpumask *m)
+{
+	for (unsigned int i = 0; i < SCHED_MAX_CPUS / 64; i++)
+		m->bits[i] = 0;
+}
+
+static inline void sched_cpumask_set(struct sched_cpumask *m, unsigned int cpu)
+{
+	if (cpu < SCHED_MAX_CPUS)
+		m->bits[cpu / 64] |= 1ull << (cpu % 64);
+}
+
+static inline bool sched_cpumask_test(const struct sched_cpumask *m, unsigned int cpu)
+{
+	return cpu < SCHED_MAX_CPUS && (m->bits[cpu / 64] >> (cpu % 64)) & 1;
+}
+
+static inline bool sched_cpumask_empty(const struct sched_cpumask *m)
+{
+	for (unsigned int i = 0; i < SCHED_MAX_CPUS / 64; i++)
+		if (m->bits[i])
+			return false;
+	return true;
+}
+
+/* ---------------------------------------------------------------- topology */
+
+/*
+ * One cluster: nr_cpus identical pCPUs forming one performance domain.
+ * pCPU numbers are assigned in cluster order: cluster 0 gets 0..n0-1, etc.
+ * levels[]: ascending performance levels, the last one == capacity. With
+ * nr_levels == 0 every integer 1..capacity is a level (continuous, like
+ * CPPC). mhz[] is optional (0 = unknown) and only reported.
+ */
+struct sched_cluster_desc {
+	char name[SCHED_NAME_MAX];
+	unsigned int capacity;		/* 1..1024 */
+	unsigned int nr_cpus;		/* >= 1 */
+	unsigned int nr_levels;		/* 0..SCHED_MAX_LEVELS */
+	unsigned int levels[SCHED_MAX_LEVELS];
+	unsigned int mhz[SCHED_MAX_LEVELS];
+};
+
+struct sched_topology {
+	unsigned int nr_clusters;	/* 1..SCHED_MAX_CLUSTERS */
+	struct sched_cluster_desc clusters[SCHED_MAX_CLUSTERS];
+};
+
+/* Optional measurement clock for newidle balance cost (rule 25). */
+typedef uint64_t (*sched_clock_fn)(void *opaque);
+
+struct sched_event;
+typedef void (*sched_event_fn)(void *opaque, const struct sched_event *ev);
+
+/*
+ * Engine tunables. Zero fields take the default given in brackets, so
+ * `struct sched_config cfg = { 0 };` is a valid configuration.
+ */
+struct sched_config {
+	uint64_t slice_ns;		/* EEVDF base slice [3 ms] */
+	uint64_t tick_ns;		/* expected tick period, bounds lag [1 ms] */
+	unsigned int dl_limit_permille;	/* admissible DL bandwidth [950] */
+	uint64_t balance_interval_ns;	/* periodic load balance [4 ms] */
+	uint64_t perf_interval_ns;	/* performance re-selection [tick_ns] */
+	bool no_newidle;		/* disable newidle balancing */
+	/*
+	 * Newidle cost measurement: when `clock` is set, each domain's
+	 * balance attempt is timed with it (the dispatcher passes a monotonic
+	 * host clock). When NULL, a deterministic model cost of
+	 * newidle_model_ns_per_cpu x pCPUs scanned is used [50 ns].
+	 */
+	sched_clock_fn clock;
+	void *clock_opaque;
+	uint64_t newidle_model_ns_per_cpu;
+	/* Event hook, called synchronously (keep it cheap); may be NULL. */
+	sched_event_fn event;
+	void *event_opaque;
+};
+
+struct sched;	/* opaque engine instance */
+
+/*
+ * Create an engine for `topo`. `cfg` may be NULL (all defaults).
+ * Returns NULL on error with a message in err naming the field, e.g.
+ * "clusters[1].capacity: 2000 out of range 1..1024".
+ */
+struct sched *sched_create(const struct sched_topology *topo, const struct sched_config *cfg,
+			   char *err, size_t errlen);
+void sched_destroy(struct sched *s);
+
+unsigned int sched_nr_cpus(const struct sched *s);
+unsigned int sched_nr_clusters(const struct sched *s);
+/* Cluster index of a pCPU, or -SCHED_E_NOENT. */
+int sched_cpu_cluster(const struct sched *s, unsigned int cpu);
+/* Cluster index by name, or -SCHED_E_NOENT. */
+int sched_cluster_find(const struct sched *s, const char *name);
+/* The description the engine was created from (validated, levels filled). */
+const struct sched_cluster_desc *sched_cluster_desc(const struct sched *s, unsigned int cluster);
+/* Fill *mask with the pCPUs of a cluster; -SCHED_E_NOENT if none. */
+int sched_cluster_mask(const struct sched *s, unsigned int cluster, struct sched_cpumask *mask);
+
+/* --------------------------------------------------------------- entities */
+
+enum sched_state {
+	SCHED_BLOCKED,		/* not runnable (halted vCPU) */
+	SCHED_RUNNABLE,		/* waiting on a runqueue */
+	SCHED_RUNNING,		/* current on a pCPU */
+	SCHED_THROTTLED,	/* deadline entity out of runtime until replenished */
+};
+
+struct sched_dl_params {
+	uint64_t runtime_ns;	/* full-capacity time per period; 0 = none */
+	uint64_t deadline_ns;	/* relative deadline; runtime <= deadline <= period */
+	uint64_t period_ns;
+};
+
+struct sched_entity_params {
+	char name[SCHED_NAME_MAX];
+	uint32_t weight;	/* 1..2^20; 0 = derive from nice */
+	int nice;		/* -20..19, used when weight == 0 */
+	/* Affinity: empty mask = every pCPU. */
+	struct sched_cpumask affinity;
+	/*
+	 * uclamp request, 0..1024, min <= max (sched_entity_params_init sets
+	 * 0, 1024: no clamp). Anything else turns clamp processing on.
+	 */
+	unsigned int uclamp_min, uclamp_max;
+	struct sched_dl_params dl;	/* runtime 0: fair class */
+	bool runnable;		/* start runnable (woken at `now`) instead of blocked */
+};
+
+/* Fill p with defaults: nice 0, all pCPUs, no clamp, no reservation, blocked. */
+void sched_entity_params_init(struct sched_entity_params *p, const char *name);
+
+/*
+ * Add an entity. Returns its id (>= 0) or a negative error; a reservation
+ * goes through admission control (-SCHED_E_CAPACITY_FIT, -SCHED_E_BANDWIDTH).
+ * Ids are reused lowest-first after sched_entity_remove().
+ */
+int sched_entity_add(struct sched *s, const struct sched_entity_params *p, uint64_t now,
+		     char *err, size_t errlen);
+/* Remove an entity (in any state); its bandwidth is released. */
+int sched_entity_remove(struct sched *s, int id, uint64_t now);
+
+/* Weight (1..2^20) or nice (-20..19); lag is preserved as in reweight_entity. */
+int sched_set_weight(struct sched *s, int id, uint32_t weight, uint64_t now);
+int sched_set_nice(struct sched *s, int id, int nice, uint64_t now);
+/* nice -> weight (sched_prio_to_weight); 0 if nice is out of range. */
+uint32_t sched_nice_to_weight(int nice);
+
+/*
+ * Clamp request [min, max] within 0..1024. The first call (or the first
+ * entity added with a non-default clamp) turns on clamp processing for the
+ * whole engine for good (the static key of seed 001).
+ */
+int sched_set_uclamp(struct sched *s, int id, unsigned int min, unsigned int max, uint64_t now,
+		     char *err, size_t errlen);
+
+/*
+ * Set (dl->runtime_ns > 0) or clear (dl == NULL or runtime 0) a
+ * reservation. Admission control (rule 14): -SCHED_E_CAPACITY_FIT if
+ * runtime/deadline exceeds capacity/1024 of every pCPU in the affinity,
+ * -SCHED_E_BANDWIDTH if the sum of runtime/period would exceed
+ * limit x capacity (whole host, and pCPUs of the affinity). The message
+ * carries the numbers. On error nothing changes.
+ */
+int sched_set_reservation(struct sched *s, int id, const struct sched_dl_params *dl,
+			  uint64_t now, char *err, size_t errlen);
+
+/*
+ * New affinity (empty = all pCPUs). A deadline entity must still fit and be
+ * admissible there (same errors as above). The entity moves at once if it is
+ * runnable on a pCPU outside the new mask.
+ */
+int sched_set_affinity(struct sched *s, int id, const struct sched_cpumask *mask, uint64_t now,
+		       char *err, size_t errlen);
+
+/*
+ * Guest performance request (e.g. CPPC desired performance), 1..1024, or 0
+ * to withdraw it. The engine bounds it by the entity's clamps and treats it
+ * as the entity's effective clamp [r, r] while set, so the guest gets the
+ * level it asks for as long as the host's clamps allow it. Returns the
+ * bounded value that will be used (>= 0) or a negative error.
+ */
+int sched_set_perf_request(struct sched *s, int id, unsigned int level, uint64_t now);
+
+/* ----------------------------------------------------------------- events */
+
+/*
+ * Events. Each one brings the affected pCPUs up to date at `now` and, if
+ * the choice changes, switches their current entity (bumping their
+ * generation and emitting SCHED_EV_SWITCH), so sched_cpu_curr() is always
+ * valid right after the call.
+ */
+int sched_wakeup(struct sched *s, int id, uint64_t now);	/* blocked -> runnable */
+int sched_block(struct sched *s, int id, uint64_t now);		/* -> blocked */
+/* The running (or runnable) fair entity gives up the rest of its slice. */
+int sched_yield(struct sched *s, int id, uint64_t now);
+/*
+ * id yields in favour of target (kvm_vcpu_on_spin): target becomes the next
+ * buddy on its runqueue and that pCPU reschedules. Returns 1 when target was
+ * boosted, 0 when not (target not runnable, already running, itself, or not
+ * in the fair class), negative on a bad id. id yields in every case except
+ * a bad id.
+ */
+int sched_yield_to(struct sched *s, int id, int target, uint64_t now);
+
+/*
+ * Periodic work at `now` for every pCPU: runtime accounting, slice expiry,
+ * CBS throttle/replenish, PELT, performance selection, balancing.
+ * May be called at any time (in particular at sched_next_event()); the
+ * periodic parts are rate-limited by the configured intervals.
+ */
+void sched_tick(struct sched *s, uint64_t now);
+/* The same for one pCPU (accounting, slice, CBS, PELT of that pCPU). */
+void sched_tick_cpu(struct sched *s, unsigned int cpu, uint64_t now);
+
+/*
+ * Earliest time at which the engine would change something on `cpu`
+ * without an external event (slice end of current, runtime exhaustion,
+ * replenishment of a throttled entity placed there), or UINT64_MAX.
+ * Calling sched_tick() at that time gives exact CBS enforcement.
+ */
+uint64_t sched_next_event(const struct sched *s, unsigned int cpu);
+
+/* ---------------------------------------------------------------- queries */
+
+struct sched_cpu_state {
+	int curr;		/* entity id or SCHED_IDLE */
+	unsigned int level;	/* current performance level of the pCPU */
+	unsigned int capacity;	/* capacity of the pCPU */
+	uint64_t gen;		/* bumped whenever curr or level changes */
+};
+
+/* What pCPU `cpu` runs now; -SCHED_E_NOENT for a bad cpu. */
+int sched_cpu_curr(const struct sched *s, unsigned int cpu, struct sched_cpu_state *out);
+/* Generation counter of a pCPU (cheap change detection for the dispatcher). */
+uint64_t sched_cpu_gen(const struct sched *s, unsigned int cpu);
+
+struct sched_entity_info {
+	char name[SCHED_NAME_MAX];
+	enum sched_state state;
+	int cpu;			/* pCPU it is queued/running on, or -1 */
+	bool deadline;			/* deadline class */
+	uint32_t weight;
+	unsigned int uclamp_min, uclamp_max;
+	unsigned int perf_request;	/* 0 = none */
+	struct sched_dl_params dl;
+	struct sched_cpumask affinity;	/* as given (empty = all) */
+};
+
+int sched_entity_info(const struct sched *s, int id, struct sched_entity_info *out);
+
+#define SCHED_LAT_BUCKETS	256
+
+struct sched_entity_stats {
+	uint64_t cpu_time_ns;		/* wall time current on a pCPU */
+	uint64_t work_ns;		/* full-capacity time (scaled by level) */
+	uint64_t wait_ns;		/* runnable but not running */
+	uint64_t throttled_ns;		/* CBS throttled */
+	uint64_t nr_switches;		/* times switched in */
+	uint64_t nr_preemptions;	/* switched out while still runnable */
+	uint64_t nr_wakeups;
+	uint64_t nr_migrations;
+	uint64_t nr_throttles;
+	uint64_t nr_periods;		/* CBS replenishments (periods begun) */
+	uint64_t nr_deadline_misses;	/* deadline passed with runtime left while runnable */
+	uint64_t nr_yields, nr_yield_to, nr_yield_to_boosted;
+	uint64_t cpu_time_by_cluster_ns[SCHED_MAX_CLUSTERS];
+	/* PELT, invariant (full-capacity units, 0..1024). */
+	unsigned int util_avg, runnable_avg;
+	unsigned long load_avg;
+	/* Wakeup latency (wakeup -> first run): log-linear histogram. */
+	uint64_t lat_count, lat_max_ns, lat_sum_ns;
+	uint32_t lat_hist[SCHED_LAT_BUCKETS];
+};
+
+int sched_entity_stats(const struct sched *s, int id, struct sched_entity_stats *out);
+/* Percentile (0..100) of an entity's wakeup latency in ns (upper bucket edge). */
+uint64_t sched_lat_percentile(const struct sched_entity_stats *st, unsigned int pct);
+
+struct sched_cpu_stats {
+	unsigned int cluster, capacity, level;
+	unsigned int nr_running;	/* runnable entities incl. current */
+	uint64_t busy_ns, idle_ns;
+	uint64_t nr_switches;
+	unsigned int util_avg, runnable_avg;	/* PELT of the pCPU, invariant */
+	unsigned long load_avg;
+	unsigned int uclamp_min, uclamp_max;	/* current max aggregation */
+	uint64_t avg_idle_ns;			/* 1/8 EWMA of idle periods */
+	uint64_t nr_newidle, nr_newidle_skipped, nr_newidle_aborted, nr_newidle_pulled;
+	uint64_t nr_lb_migrations, nr_misfit_migrations;
+	bool misfit;				/* current does not fit this pCPU */
+};
+
+int sched_cpu_stats(const struct sched *s, unsigned int cpu, struct sched_cpu_stats *out);
+
+struct sched_cluster_stats {
+	unsigned int level;		/* current performance level */
+	unsigned int requested;		/* last request before rounding */
+	uint64_t level_ns_sum;		/* integral of level over time (level x ns) */
+	uint64_t time_ns;		/* time covered by level_ns_sum */
+	uint64_t nr_perf_changes;
+	bool overutilized;
+	/* Newidle cost of the first domain that spans this cluster (rule 25). */
+	uint64_t max_newidle_lb_cost_ns;
+};
+
+int sched_cluster_stats(const struct sched *s, unsigned int cluster,
+			struct sched_cluster_stats *out);
+
+/* Sum of admitted bandwidth (runtime/period) x 2^20, and the limit x 2^20. */
+void sched_dl_bandwidth(const struct sched *s, uint64_t *used, uint64_t *limit);
+
+/* True once any clamp has been set (the fast path is then active). */
+bool sched_uclamp_enabled(const struct sched *s);
+
+/* ---------------------------------------------------------------- tracing */
+
+enum sched_event_type {
+	SCHED_EV_SWITCH,	/* cpu: prev -> next (either may be SCHED_IDLE) */
+	SCHED_EV_MIGRATE,	/* entity: from_cpu -> to_cpu */
+	SCHED_EV_THROTTLE,	/* entity throttled on cpu */
+	SCHED_EV_REPLENISH,	/* entity replenished (new period) */
+	SCHED_EV_DL_MISS,	/* entity missed a deadline */
+	SCHED_EV_PERF,		/* cluster: level changed (cpu = first pCPU) */
+	SCHED_EV_WAKEUP,	/* entity woken, queued on cpu */
+	SCHED_EV_BLOCK,		/* entity blocked */
+};
+
+struct sched_event {
+	enum sched_event_type type;
+	uint64_t now;
+	int cpu;
+	int prev, next;		/* SWITCH */
+	int entity;		/* MIGRATE, THROTTLE, REPLENISH, DL_MISS, WAKEUP, BLOCK */
+	int from_cpu, to_cpu;	/* MIGRATE */
+	int cluster;		/* PERF */
+	unsigned int level;	/* PERF: new level */
+	int reason;		/* MIGRATE: enum sched_migrate_reason */
+};
+
+enum sched_migrate_reason {
+	SCHED_MIGRATE_WAKEUP,	/* wakeup placement chose another pCPU */
+	SCHED_MIGRATE_BALANCE,	/* periodic load balance */
+	SCHED_MIGRATE_MISFIT,	/* moved to a bigger pCPU */
+	SCHED_MIGRATE_NEWIDLE,	/* pulled by a pCPU going idle */
+	SCHED_MIGRATE_AFFINITY,	/* affinity change */
+};
+
+#endif
