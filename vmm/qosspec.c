@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: MIT
+#include "vmm/qosspec.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void vcpu_qos_default(struct vcpu_qos *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->weight = 1024;
+	q->uclamp_max = 1024;
+}
+
+static int parse_ulong(const char **s, unsigned long max, unsigned long *out)
+{
+	unsigned long v = 0;
+
+	if (!isdigit((unsigned char)**s))
+		return -EINVAL;
+	while (isdigit((unsigned char)**s)) {
+		v = v * 10 + (unsigned long)(*(*s)++ - '0');
+		if (v > max)
+			return -ERANGE;
+	}
+	*out = v;
+	return 0;
+}
+
+static int set_range(const char **s, unsigned int nr, bool *mask, bool val)
+{
+	unsigned long lo, hi;
+
+	if (parse_ulong(s, 1u << 20, &lo))
+		return -EINVAL;
+	hi = lo;
+	if (**s == '-') {
+		(*s)++;
+		if (parse_ulong(s, 1u << 20, &hi) || hi < lo)
+			return -EINVAL;
+	}
+	if (hi >= nr)
+		return -ERANGE;
+	for (unsigned long i = lo; i <= hi; i++)
+		mask[i] = val;
+	return 0;
+}
+
+int vcpu_set_parse(const char *set, unsigned int nr_vcpus, bool *mask, char *err, size_t errlen)
+{
+	const char *s = set;
+	int rc;
+
+	memset(mask, 0, nr_vcpus * sizeof(*mask));
+	for (;;) {
+		bool exclude = *s == '^';
+
+		s += exclude;
+		rc = set_range(&s, nr_vcpus, mask, !exclude);
+		if (rc) {
+			snprintf(err, errlen, rc == -ERANGE ?
+				 "vCPU set '%s': vCPU out of range (the VM has vCPUs 0-%u)" :
+				 "vCPU set '%s': expected N, N-M or ^N separated by ','",
+				 set, nr_vcpus - 1);
+			return -EINVAL;
+		}
+		if (!*s)
+			return 0;
+		if (*s++ != ',') {
+			snprintf(err, errlen, "vCPU set '%s': expected ',' at '%s'", set, s - 1);
+			return -EINVAL;
+		}
+	}
+}
+
+int qos_parse_duration(const char *s, uint64_t *ns)
+{
+	unsigned long v;
+	uint64_t mult = 1000;	/* plain numbers are microseconds */
+
+	if (parse_ulong(&s, 1ul << 40, &v))
+		return -EINVAL;
+	if (!strcmp(s, "ns"))
+		mult = 1;
+	else if (!strcmp(s, "us") || !*s)
+		mult = 1000;
+	else if (!strcmp(s, "ms"))
+		mult = 1000 * 1000;
+	else if (!strcmp(s, "s"))
+		mult = 1000 * 1000 * 1000;
+	else
+		return -EINVAL;
+	if (v > QOS_PERIOD_MAX_NS / mult + 1)
+		return -ERANGE;
+	*ns = (uint64_t)v * mult;
+	return 0;
+}
+
+static int set_weight(struct vcpu_qos *q, const char *val, char *err, size_t errlen)
+{
+	unsigned long w;
+	const char *s = val;
+
+	if (parse_ulong(&s, QOS_WEIGHT_MAX, &w) || *s || w < QOS_WEIGHT_MIN) {
+		snprintf(err, errlen, "weight=%s: expected an integer %u..%u", val,
+			 QOS_WEIGHT_MIN, QOS_WEIGHT_MAX);
+		return -EINVAL;
+	}
+	q->weight = (uint32_t)w;
+	return 0;
+}
+
+static int set_uclamp(struct vcpu_qos *q, const char *val, char *err, size_t errlen)
+{
+	unsigned long lo, hi;
+	const char *s = val;
+
+	if (parse_ulong(&s, 1024, &lo) || *s++ != '-' || parse_ulong(&s, 1024, &hi) || *s ||
+	    lo > hi) {
+		snprintf(err, errlen, "uclamp=%s: expected MIN-MAX with 0 <= MIN <= MAX <= 1024",
+			 val);
+		return -EINVAL;
+	}
+	q->uclamp_min = (uint16_t)lo;
+	q->uclamp_max = (uint16_t)hi;
+	q->uclamp_set = true;
+	return 0;
+}
+
+static int set_reservation(struct vcpu_qos *q, const char *val, char *err, size_t errlen)
+{
+	char buf[96], *parts[3], *save = NULL;
+	uint64_t ns[3];
+	int n = 0;
+
+	if (strlen(val) >= sizeof(buf))
+		goto bad;
+	strcpy(buf, val);
+	for (char *p = strtok_r(buf, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
+		if (n == 3)
+			goto bad;
+		parts[n++] = p;
+	}
+	if (n != 3)
+		goto bad;
+	for (int i = 0; i < 3; i++)
+		if (qos_parse_duration(parts[i], &ns[i]))
+			goto bad;
+	q->runtime_ns = ns[0];
+	q->deadline_ns = ns[1];
+	q->period_ns = ns[2];
+	q->has_reservation = true;
+	return 0;
+bad:
+	snprintf(err, errlen,
+		 "reservation=%s: expected RUNTIME/DEADLINE/PERIOD, each like 500us, 3ms or 1s",
+		 val);
+	return -EINVAL;
+}
+
+int vcpu_qos_set_key(struct vcpu_qos *q, const char *key, const char *val, char *err,
+		     size_t errlen)
+{
+	if (!strcmp(key, "weight"))
+		return set_weight(q, val, err, errlen);
+	if (!strcmp(key, "uclamp"))
+		return set_uclamp(q, val, err, errlen);
+	if (!strcmp(key, "reservation"))
+		return set_reservation(q, val, err, errlen);
+	if (!strcmp(key, "cluster")) {
+		if (!*val || strlen(val) > HOST_NAME_MAX_LEN) {
+			snprintf(err, errlen, "cluster=%s: expected a cluster name of 1..%d chars",
+				 val, HOST_NAME_MAX_LEN);
+			return -EINVAL;
+		}
+		strcpy(q->cluster, val);
+		return 0;
+	}
+	snprintf(err, errlen, "unknown vCPU key '%s' (expected weight, uclamp, reservation, cluster)",
+		 key);
+	return -EINVAL;
+}
+
+int vcpu_qos_check(const struct vcpu_qos *q, unsigned int vcpu, char *err, size_t errlen)
+{
+	if (!q->has_reservation)
+		return 0;
+	if (q->runtime_ns < QOS_RUNTIME_MIN_NS || q->runtime_ns > q->deadline_ns ||
+	    q->deadline_ns > q->period_ns || q->period_ns > QOS_PERIOD_MAX_NS) {
+		snprintf(err, errlen,
+			 "vCPU %u reservation: need 1us <= runtime (%llu ns) <= deadline (%llu ns) "
+			 "<= period (%llu ns) <= 4s", vcpu, (unsigned long long)q->runtime_ns,
+			 (unsigned long long)q->deadline_ns, (unsigned long long)q->period_ns);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int apply_pairs(char *pairs, struct vcpu_qos *q, char *err, size_t errlen)
+{
+	char *save = NULL;
+
+	for (char *kv = strtok_r(pairs, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+
+		if (!eq) {
+			snprintf(err, errlen, "'%s': expected KEY=VALUE", kv);
+			return -EINVAL;
+		}
+		*eq = 0;
+		if (vcpu_qos_set_key(q, kv, eq + 1, err, errlen))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+int vcpu_spec_apply(const char *arg, unsigned int nr_vcpus, struct vcpu_qos *qos,
+		    char *err, size_t errlen)
+{
+	const char *colon = strchr(arg, ':');
+	char set[256], pairs[512];
+	bool mask[1024];
+	struct vcpu_qos q;
+
+	if (!colon || (size_t)(colon - arg) >= sizeof(set) || strlen(colon + 1) >= sizeof(pairs) ||
+	    nr_vcpus == 0 || nr_vcpus > 1024) {
+		snprintf(err, errlen, "--vcpu %s: expected VCPUS:KEY=VALUE[,KEY=VALUE...]", arg);
+		return -EINVAL;
+	}
+	memcpy(set, arg, (size_t)(colon - arg));
+	set[colon - arg] = 0;
+	if (vcpu_set_parse(set, nr_vcpus, mask, err, errlen))
+		return -EINVAL;
+	/* Validate on a scratch copy first so a bad key changes nothing. */
+	for (unsigned int v = 0; v < nr_vcpus; v++) {
+		if (!mask[v])
+			continue;
+		q = qos[v];
+		strcpy(pairs, colon + 1);
+		if (apply_pairs(pairs, &q, err, errlen) || vcpu_qos_check(&q, v, err, errlen))
+			return -EINVAL;
+	}
+	for (unsigned int v = 0; v < nr_vcpus; v++) {
+		if (!mask[v])
+			continue;
+		strcpy(pairs, colon + 1);
+		apply_pairs(pairs, &qos[v], err, errlen);
+	}
+	return 0;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-vCPU scheduling QoS as given by the user:
+ *
+ *   --vcpu 0-1,^1:weight=2048,uclamp=0-512,reservation=3ms/10ms/10ms,cluster=big
+ *
+ * vCPU sets use libvirt's cpuset syntax ("0-3,^2"). Everything here is only
+ * parsed and range-checked; admission against the host is the engine's job.
+ */
+#ifndef CAPVISOR_QOSSPEC_H
+#define CAPVISOR_QOSSPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmm/hostspec.h"
+
+#define QOS_WEIGHT_MIN	1
+#define QOS_WEIGHT_MAX	(1u << 20)
+#define QOS_PERIOD_MAX_NS	(4ull * 1000 * 1000 * 1000)	/* 4 s */
+#define QOS_RUNTIME_MIN_NS	1000ull				/* 1 us */
+
+struct vcpu_qos {
+	uint32_t weight;		/* default 1024 */
+	uint16_t uclamp_min;		/* default 0 */
+	uint16_t uclamp_max;		/* default 1024 */
+	bool uclamp_set;
+	bool has_reservation;
+	uint64_t runtime_ns, deadline_ns, period_ns;
+	char cluster[HOST_NAME_MAX_LEN + 1];	/* "" = any */
+};
+
+void vcpu_qos_default(struct vcpu_qos *q);
+/*
+ * Parse a libvirt-style cpuset ("0-3,^2") of vCPUs below nr_vcpus into
+ * mask (one bool per vCPU). Returns 0 or -EINVAL with err filled.
+ */
+int vcpu_set_parse(const char *set, unsigned int nr_vcpus, bool *mask, char *err, size_t errlen);
+/* Parse "100us", "3ms", "1s" or a plain number of microseconds into ns. */
+int qos_parse_duration(const char *s, uint64_t *ns);
+/*
+ * Apply one --vcpu SET:KEY=VAL,... argument to qos[0..nr_vcpus). All or
+ * nothing: on error nothing in qos changes and err names the key.
+ */
+int vcpu_spec_apply(const char *arg, unsigned int nr_vcpus, struct vcpu_qos *qos,
+		    char *err, size_t errlen);
+/* Apply one KEY=VAL to a single vCPU's QoS (also used by the VM definition file). */
+int vcpu_qos_set_key(struct vcpu_qos *q, const char *key, const char *val, char *err,
+		     size_t errlen);
+/* Checks that need the whole picture: runtime <= deadline <= period, min <= max. */
+int vcpu_qos_check(const struct vcpu_qos *q, unsigned int vcpu, char *err, size_t errlen);
+
+#endif
