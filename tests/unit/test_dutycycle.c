@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+#include "tests/unit/harness.h"
+#include "vmm/dutycycle.h"
+
+#define W 4000000ull
+
+static void test_shared_host_cpu_gets_disjoint_slots(void)
+{
+	/* big on host 0, two littles of 512 sharing host 1. */
+	unsigned int cap[] = { 1024, 512, 512 }, host[] = { 0, 1, 1 };
+	struct duty_slot s[3];
+
+	duty_plan(cap, host, 3, W, s);
+	CU_ASSERT_EQUAL(s[0].offset_ns, 0);
+	CU_ASSERT_EQUAL(s[0].len_ns, W);
+	CU_ASSERT_EQUAL(s[1].offset_ns, 0);
+	CU_ASSERT_EQUAL(s[1].len_ns, W / 2);
+	CU_ASSERT_EQUAL(s[2].offset_ns, W / 2);
+	CU_ASSERT_EQUAL(s[2].len_ns, W / 2);
+}
+
+static void test_full_capacity_top_level_never_stops(void)
+{
+	struct duty_slot s = { 0, W };
+	uint64_t until;
+
+	CU_ASSERT(duty_may_run(&s, W, duty_on_ns(W, 1024), 12345, &until));
+	CU_ASSERT_EQUAL(until, DUTY_ALWAYS);
+}
+
+static void test_half_level_runs_first_half_of_slot(void)
+{
+	struct duty_slot s = { W / 2, W / 2 };	/* the second little above */
+	uint64_t on = duty_on_ns(W, 256), until;	/* a quarter window */
+
+	CU_ASSERT_EQUAL(on, W / 4);
+	/* Before the slot: wait for its start. */
+	CU_ASSERT_FALSE(duty_may_run(&s, W, on, 3 * W + 100, &until));
+	CU_ASSERT_EQUAL(until, 3 * W + W / 2);
+	/* Inside the on-part: run until its end. */
+	CU_ASSERT(duty_may_run(&s, W, on, 3 * W + W / 2 + 10, &until));
+	CU_ASSERT_EQUAL(until, 3 * W + W / 2 + W / 4);
+	/* After the on-part: wait for the next window's slot. */
+	CU_ASSERT_FALSE(duty_may_run(&s, W, on, 3 * W + W / 2 + W / 4, &until));
+	CU_ASSERT_EQUAL(until, 4 * W + W / 2);
+}
+
+static void test_on_time_is_capped_by_the_slot(void)
+{
+	struct duty_slot s = { 0, W / 2 };
+	uint64_t until;
+
+	/* A correction asking for more than the slot must not spill over. */
+	CU_ASSERT(duty_may_run(&s, W, W, 0, &until));
+	CU_ASSERT_EQUAL(until, W / 2);
+	CU_ASSERT_FALSE(duty_may_run(&s, W, 0, 0, &until));
+}
+
+static void test_fraction_of_time_on_matches_level(void)
+{
+	struct duty_slot s = { 0, W };
+	uint64_t on_time = 0, until;
+
+	for (uint64_t t = 0; t < 10 * W; t += 1000)
+		on_time += duty_may_run(&s, W, duty_on_ns(W, 384), t, &until) ? 1000 : 0;
+	CU_ASSERT_EQUAL(on_time, 10 * W * 384 / 1024);
+}
+
+UNIT_SUITE(dutycycle, NULL, NULL, UNIT_TEST(test_shared_host_cpu_gets_disjoint_slots),
+	   UNIT_TEST(test_full_capacity_top_level_never_stops),
+	   UNIT_TEST(test_half_level_runs_first_half_of_slot),
+	   UNIT_TEST(test_on_time_is_capped_by_the_slot),
+	   UNIT_TEST(test_fraction_of_time_on_matches_level))

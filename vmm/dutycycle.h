@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Emulated capacity and performance by duty cycle, without burning CPU.
+ *
+ * A pCPU of capacity C at performance level P delivers P/1024 of a host CPU.
+ * Time is cut into windows of W ns on one shared epoch. Each pCPU owns a slot
+ * of C*W/1024 ns in every window on its host CPU; pCPUs that share a host CPU
+ * get disjoint slots (their capacities add up to at most 1024, see
+ * host_spec_place()), so they never compete for it. Within its slot the
+ * pCPU's current vCPU runs for the first P*W/1024 ns and waits outside
+ * KVM_RUN for the rest.
+ */
+#ifndef CAPVISOR_DUTYCYCLE_H
+#define CAPVISOR_DUTYCYCLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define DUTY_ALWAYS UINT64_MAX
+
+struct duty_slot {
+	uint64_t offset_ns;	/* start of the slot within each window */
+	uint64_t len_ns;	/* C * W / 1024 */
+};
+
+/* Lay out the slots of nr_pcpus pCPUs (capacity[p] on host_cpu[p]). */
+void duty_plan(const unsigned int *capacity, const unsigned int *host_cpu, unsigned int nr_pcpus,
+	       uint64_t window_ns, struct duty_slot *slots);
+
+/* On-time of a pCPU at level (1..1024) in one window, before any correction. */
+uint64_t duty_on_ns(uint64_t window_ns, unsigned int level);
+
+/*
+ * May the vCPU run at `now` (epoch-relative ns)? on_ns is its on-time in
+ * this window (duty_on_ns(), possibly corrected, at most slot->len_ns).
+ * Returns true with *until = end of the current on-part (DUTY_ALWAYS when it
+ * never ends), or false with *until = start of the next on-part.
+ */
+bool duty_may_run(const struct duty_slot *slot, uint64_t window_ns, uint64_t on_ns, uint64_t now,
+		  uint64_t *until);
+
+#endif
