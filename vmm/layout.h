@@ -14,6 +14,7 @@
 /* ---- Low memory (below 1 MiB) ---- */
 #define LAYOUT_BOOT_GDT		0x00000500ULL	/* boot GDT for 64-bit entry */
 #define LAYOUT_PVH_START_INFO	0x00006000ULL	/* struct hvm_start_info */
+#define LAYOUT_PVH_MODLIST	0x00006080ULL	/* hvm_modlist_entry (the initrd) */
 #define LAYOUT_PVH_MEMMAP	0x00006100ULL	/* hvm_memmap_table_entry[] */
 #define LAYOUT_ZERO_PAGE	0x00007000ULL	/* bzImage struct boot_params */
 #define LAYOUT_BOOT_PGTABLE	0x00009000ULL	/* PML4, PDPT, PDs for bzImage entry */
@@ -64,6 +65,9 @@
 #define CPPC_REG_AUTO_SEL	0x14	/* 32-bit, reads 0 */
 #define CPPC_REG_REF_COUNTER	0x18	/* 64-bit, ro: reference perf counter */
 #define CPPC_REG_DEL_COUNTER	0x20	/* 64-bit, ro: delivered perf counter */
+#define CPPC_REG_GUARANTEED_PERF 0x28	/* 32-bit, ro: Linux reads guaranteed_perf only
+					   from a register, never an Integer */
+#define CPPC_REG_PAGE_USED	0x2c	/* bytes of the page with registers */
 
 /* ---- Scheduler hint page, one per vCPU ---- */
 #define HINT_REG_YIELD		0x00	/* 32-bit write: give up the slice */
