@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The dispatcher thread: ticks the engine, turns KVM's view of halted vCPUs
+ * into engine wakeup/block events, and kicks vCPUs whose time is up.
+ */
+#include "vmm/dispatch_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "vmm/log.h"
+
+#define DISPATCH_IDLE_POLL_NS	(10 * 1000 * 1000)	/* tick when every vCPU is blocked */
+
+uint64_t dispatch_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Every timed wait here is on a CLOCK_MONOTONIC deadline. */
+static void monotonic_cond_init(pthread_cond_t *cond)
+{
+	pthread_condattr_t attr;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
+static void build_topology(const struct host_spec *hs, struct sched_topology *topo)
+{
+	memset(topo, 0, sizeof(*topo));
+	topo->nr_clusters = hs->nr_clusters;
+	for (unsigned int c = 0; c < hs->nr_clusters; c++) {
+		const struct host_cluster_spec *in = &hs->clusters[c];
+		struct sched_cluster_desc *out = &topo->clusters[c];
+
+		snprintf(out->name, sizeof(out->name), "%s", in->name);
+		out->capacity = in->capacity;
+		out->nr_cpus = in->count;
+		out->nr_levels = in->nr_levels;
+		memcpy(out->levels, in->levels, sizeof(in->levels[0]) * in->nr_levels);
+		memcpy(out->mhz, in->mhz, sizeof(in->mhz[0]) * in->nr_levels);
+	}
+}
+
+static int add_vcpu_entity(struct dispatch *d, unsigned int i, const struct vcpu_qos *q,
+			   char *err, size_t errlen)
+{
+	struct sched_entity_params p;
+	char msg[256];
+	int id, c;
+
+	snprintf(msg, sizeof(msg), "vcpu%u", i);
+	sched_entity_params_init(&p, msg);
+	p.weight = q->weight;
+	p.uclamp_min = q->uclamp_min;
+	p.uclamp_max = q->uclamp_max;
+	/* The BSP starts running; APs wait for INIT/SIPI, halted in KVM_RUN. */
+	p.runnable = i == 0;
+	if (q->cluster[0]) {
+		c = sched_cluster_find(d->sched, q->cluster);
+		if (c < 0) {
+			snprintf(err, errlen, "vCPU %u: cluster '%s' does not exist", i, q->cluster);
+			return -SCHED_E_NOENT;
+		}
+		sched_cluster_mask(d->sched, (unsigned int)c, &p.affinity);
+	}
+	if (q->has_reservation) {
+		p.dl.runtime_ns = q->runtime_ns;
+		p.dl.deadline_ns = q->deadline_ns;
+		p.dl.period_ns = q->period_ns;
+	}
+	id = sched_entity_add(d->sched, &p, dispatch_now_ns(), msg, sizeof(msg));
+	if (id < 0) {
+		snprintf(err, errlen, "vCPU %u: %s", i, msg);
+		return id;
+	}
+	d->vcpu_of_entity[id] = (int)i;
+	d->v[i].id = id;
+	return 0;
+}
+
+static int init_vcpus(struct dispatch *d, const struct dispatch_config *cfg, char *err,
+		      size_t errlen)
+{
+	d->v = calloc(cfg->nr_vcpus, sizeof(*d->v));
+	d->vcpu_of_entity = calloc(cfg->nr_vcpus, sizeof(int));
+	if (!d->v || !d->vcpu_of_entity)
+		return -SCHED_E_NOMEM;
+	for (unsigned int i = 0; i < cfg->nr_vcpus; i++) {
+		struct dvcpu *v = &d->v[i];
+		int rc;
+
+		monotonic_cond_init(&v->cond);
+		v->pinned_host = -1;
+		v->leave_at = UINT64_MAX;
+		v->onpart_cpu = -1;
+		rc = add_vcpu_entity(d, i, &cfg->qos[i], err, errlen);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int init_pcpus(struct dispatch *d, const struct dispatch_config *cfg)
+{
+	unsigned int cap[HOST_MAX_PCPUS];
+	struct duty_slot slots[HOST_MAX_PCPUS];
+
+	d->nr_pcpus = sched_nr_cpus(d->sched);
+	d->p = calloc(d->nr_pcpus, sizeof(*d->p));
+	if (!d->p)
+		return -SCHED_E_NOMEM;
+	for (unsigned int p = 0; p < d->nr_pcpus; p++)
+		cap[p] = cfg->host->clusters[host_spec_cluster_of(cfg->host, p)].capacity;
+	duty_plan(cap, cfg->host_cpu, d->nr_pcpus, d->window_ns, slots);
+	for (unsigned int p = 0; p < d->nr_pcpus; p++) {
+		d->p[p].slot = slots[p];
+		d->p[p].host_cpu = cfg->host_cpu[p];
+		d->p[p].curr = -1;
+		d->p[p].gen = UINT64_MAX;
+	}
+	return 0;
+}
+
+struct dispatch *dispatch_create(const struct dispatch_config *cfg, char *err, size_t errlen)
+{
+	struct sched_topology topo;
+	struct sched_config scfg = { 0 };
+	struct dispatch *d = calloc(1, sizeof(*d));
+
+	if (!d) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&d->lock, NULL);
+	monotonic_cond_init(&d->tick_cond);
+	d->ops = cfg->ops;
+	d->opaque = cfg->opaque;
+	d->nr_vcpus = cfg->nr_vcpus;
+	d->tick_ns = cfg->tick_ns ? cfg->tick_ns : 1000000;
+	d->window_ns = cfg->window_ns ? cfg->window_ns : 4000000;
+	d->no_pin = cfg->no_pin;
+	build_topology(cfg->host, &topo);
+	scfg.tick_ns = d->tick_ns;
+	d->sched = sched_create(&topo, &scfg, err, errlen);
+	if (!d->sched || init_pcpus(d, cfg) || init_vcpus(d, cfg, err, errlen)) {
+		dispatch_destroy(d);
+		return NULL;
+	}
+	d->epoch_ns = dispatch_now_ns();
+	return d;
+}
+
+void dispatch_destroy(struct dispatch *d)
+{
+	if (!d)
+		return;
+	if (d->thread_started)
+		dispatch_stop(d);
+	for (unsigned int i = 0; d->v && i < d->nr_vcpus; i++)
+		pthread_cond_destroy(&d->v[i].cond);
+	sched_destroy(d->sched);
+	free(d->v);
+	free(d->p);
+	free(d->vcpu_of_entity);
+	pthread_cond_destroy(&d->tick_cond);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+}
+
+/* pCPU the vCPU is current on, or -1; fills info. */
+int dispatch_vcpu_pcpu(struct dispatch *d, unsigned int vcpu, struct sched_entity_info *info)
+{
+	sched_entity_info(d->sched, d->v[vcpu].id, info);
+	if (info->state != SCHED_RUNNING || info->cpu < 0)
+		return -1;
+	return d->p[info->cpu].curr == (int)vcpu ? info->cpu : -1;
+}
+
+/*
+ * Charge the time since the last accounting point: active (MPERF base) while
+ * current and not halted, stolen while runnable but held out.
+ */
+void dispatch_account(struct dispatch *d, unsigned int vcpu, uint64_t now)
+{
+	struct dvcpu *v = &d->v[vcpu];
+	struct sched_entity_info info;
+	uint64_t dt = now > v->acct_ns ? now - v->acct_ns : 0;
+
+	v->acct_ns = now;
+	sched_entity_info(d->sched, v->id, &info);
+	if (info.state == SCHED_RUNNING && !v->halted)
+		v->active_ns += dt;
+	else if (info.state == SCHED_RUNNABLE || info.state == SCHED_THROTTLED)
+		v->stolen_ns += dt;
+}
+
+static void kick(struct dispatch *d, unsigned int vcpu)
+{
+	d->ops->kick(d->opaque, vcpu);
+}
+
+/* A pCPU changed hands or level: kick the old vCPU, wake the new one. */
+static void apply_pcpu(struct dispatch *d, unsigned int p, const struct sched_cpu_state *st)
+{
+	struct dpcpu *pc = &d->p[p];
+	int prev = pc->curr;
+	int next = st->curr == SCHED_NONE ? -1 : d->vcpu_of_entity[st->curr];
+
+	pc->gen = st->gen;
+	pc->level = st->level;
+	pc->curr = next;
+	if (prev >= 0 && prev != next && d->v[prev].in_run && !d->v[prev].halted)
+		kick(d, (unsigned int)prev);
+	if (next >= 0)
+		pthread_cond_signal(&d->v[next].cond);
+	/* A level change moves the end of the on-part: let the gate redo it. */
+	if (next >= 0 && next == prev && d->v[next].in_run && d->v[next].leave_at != UINT64_MAX)
+		kick(d, (unsigned int)next);
+}
+
+/* Make the vCPU threads match the engine's decisions at `now`. */
+void dispatch_apply(struct dispatch *d, uint64_t now)
+{
+	for (unsigned int p = 0; p < d->nr_pcpus; p++) {
+		struct sched_cpu_state st;
+
+		sched_cpu_curr(d->sched, p, &st);
+		if (st.gen != d->p[p].gen)
+			apply_pcpu(d, p, &st);
+	}
+	for (unsigned int i = 0; i < d->nr_vcpus; i++) {
+		struct dvcpu *v = &d->v[i];
+		struct sched_entity_info info;
+
+		if (!v->in_run || v->halted)
+			continue;
+		/* Running without the engine's say-so (woken while halted), or past its on-part. */
+		if (dispatch_vcpu_pcpu(d, i, &info) < 0 ? info.state != SCHED_BLOCKED :
+		    v->leave_at <= now)
+			kick(d, i);
+	}
+	pthread_cond_signal(&d->tick_cond);
+}
+
+/* Feed KVM's halted/running view of every vCPU in KVM_RUN to the engine. */
+static void observe_vcpus(struct dispatch *d, uint64_t now)
+{
+	for (unsigned int i = 0; i < d->nr_vcpus; i++) {
+		struct dvcpu *v = &d->v[i];
+		struct sched_entity_info info;
+		int h;
+
+		if (!v->in_run)
+			continue;
+		h = d->ops->halted(d->opaque, i);
+		if (h < 0)
+			continue;
+		dispatch_account(d, i, now);
+		v->halted = h;
+		sched_entity_info(d->sched, v->id, &info);
+		if (h && info.state != SCHED_BLOCKED) {
+			v->debt_ns = 0;
+			sched_block(d->sched, v->id, now);
+		} else if (!h && info.state == SCHED_BLOCKED) {
+			sched_wakeup(d->sched, v->id, now);
+		}
+	}
+}
+
+static bool any_runnable(struct dispatch *d)
+{
+	for (unsigned int i = 0; i < d->nr_vcpus; i++) {
+		struct sched_entity_info info;
+
+		sched_entity_info(d->sched, d->v[i].id, &info);
+		if (info.state != SCHED_BLOCKED)
+			return true;
+	}
+	return false;
+}
+
+static uint64_t next_wake(struct dispatch *d, uint64_t now)
+{
+	uint64_t t = d->next_tick;
+
+	if (!any_runnable(d))
+		t = now + DISPATCH_IDLE_POLL_NS;
+	for (unsigned int i = 0; i < d->nr_vcpus; i++)
+		if (d->v[i].in_run && d->v[i].leave_at < t)
+			t = d->v[i].leave_at;
+	return t;
+}
+
+static void timed_wait(struct dispatch *d, uint64_t abs_ns)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(abs_ns / 1000000000ull),
+		.tv_nsec = (long)(abs_ns % 1000000000ull),
+	};
+
+	pthread_cond_timedwait(&d->tick_cond, &d->lock, &ts);
+}
+
+static void *dispatch_thread(void *arg)
+{
+	struct dispatch *d = arg;
+
+	/* Precise wakeups: the duty cycle's on-parts end on this thread's timers. */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	pthread_mutex_lock(&d->lock);
+	d->next_tick = dispatch_now_ns();
+	while (!d->stopping) {
+		uint64_t now = dispatch_now_ns();
+
+		if (!d->paused) {
+			observe_vcpus(d, now);
+			if (now >= d->next_tick) {
+				sched_tick(d->sched, now);
+				while (d->next_tick <= now)
+					d->next_tick += d->tick_ns;
+			}
+			dispatch_apply(d, now);
+		}
+		timed_wait(d, next_wake(d, now));
+	}
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
+}
+
+int dispatch_start(struct dispatch *d)
+{
+	int rc = pthread_create(&d->thread, NULL, dispatch_thread, d);
+	if (rc)
+		return -rc;
+	pthread_getcpuclockid(d->thread, &d->thread_clock);
+	d->thread_started = true;
+	return 0;
+}
+
+void dispatch_stop(struct dispatch *d)
+{
+	pthread_mutex_lock(&d->lock);
+	d->stopping = true;
+	for (unsigned int i = 0; i < d->nr_vcpus; i++) {
+		pthread_cond_broadcast(&d->v[i].cond);
+		if (d->v[i].in_run)
+			kick(d, i);
+	}
+	pthread_cond_broadcast(&d->tick_cond);
+	pthread_mutex_unlock(&d->lock);
+	if (d->thread_started) {
+		pthread_join(d->thread, NULL);
+		d->thread_started = false;
+	}
+}
+
+uint64_t dispatch_thread_cpu_ns(struct dispatch *d)
+{
+	struct timespec ts;
+
+	if (!d->thread_started || clock_gettime(d->thread_clock, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}

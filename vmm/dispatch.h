@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The dispatcher: makes real vCPU threads obey the scheduling engine.
+ *
+ * Threading model (see docs/architecture.md):
+ *  - one mutex per dispatcher guards the engine and all dispatcher state;
+ *  - each vCPU thread calls dispatch_vcpu_enter() before every KVM_RUN and
+ *    dispatch_vcpu_leave() after it. enter blocks (outside KVM_RUN, using no
+ *    CPU) until the engine has made the vCPU current on a pCPU and the pCPU's
+ *    duty cycle is in its on-part; it returns when the vCPU must be out again;
+ *  - one dispatcher thread ticks the engine, watches which vCPUs halted or
+ *    woke (KVM's per-vCPU `blocking` statistic), and kicks vCPUs out of
+ *    KVM_RUN when the engine preempts them or their on-part ends;
+ *  - a halted vCPU waits for its interrupt inside KVM_RUN (asleep in the
+ *    kernel), so no wakeup is ever lost; the dispatcher sees it wake within
+ *    a tick and the engine decides whether it keeps running.
+ * The control socket calls the dispatch_set_*() functions from the main
+ * thread; they take the same mutex and take effect at once.
+ */
+#ifndef CAPVISOR_DISPATCH_H
+#define CAPVISOR_DISPATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sched/sched.h"
+#include "vmm/hostspec.h"
+#include "vmm/qosspec.h"
+
+struct dispatch;
+
+/* What the dispatcher needs from the vCPU layer. */
+struct dispatch_vcpu_ops {
+	/* Force the vCPU out of KVM_RUN (immediate_exit + signal): never lost. */
+	void (*kick)(void *opaque, unsigned int vcpu);
+	/* 1 while halted inside KVM_RUN (KVM stat `blocking`), 0 if not, < 0 unknown. */
+	int (*halted)(void *opaque, unsigned int vcpu);
+};
+
+struct dispatch_config {
+	const struct host_spec *host;
+	const unsigned int *host_cpu;	/* pCPU -> host CPU (host_spec_place) */
+	unsigned int nr_vcpus;
+	const struct vcpu_qos *qos;	/* one per vCPU */
+	uint64_t tick_ns;		/* engine tick [1 ms] */
+	uint64_t window_ns;		/* duty-cycle window [4 ms] */
+	bool no_pin;			/* leave host CPU placement to the host */
+	const struct dispatch_vcpu_ops *ops;
+	void *opaque;
+};
+
+/* Builds the engine and admits every vCPU; NULL with err on a bad QoS. */
+struct dispatch *dispatch_create(const struct dispatch_config *cfg, char *err, size_t errlen);
+int dispatch_start(struct dispatch *d);		/* starts the dispatcher thread */
+void dispatch_stop(struct dispatch *d);		/* releases every gate, joins the thread */
+void dispatch_destroy(struct dispatch *d);
+
+enum dispatch_verdict { DISPATCH_RUN, DISPATCH_STOP };
+
+/* vCPU thread side. */
+enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu);
+void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu);
+
+/* stop / cont: hold every vCPU outside KVM_RUN, or let them go again. */
+void dispatch_pause(struct dispatch *d);
+void dispatch_resume(struct dispatch *d);
+
+/* Live QoS; 0 or a negative SCHED_E_* with err filled; a failure changes nothing. */
+int dispatch_set_weight(struct dispatch *d, unsigned int vcpu, uint32_t weight, char *err,
+			size_t errlen);
+int dispatch_set_uclamp(struct dispatch *d, unsigned int vcpu, unsigned int min, unsigned int max,
+			char *err, size_t errlen);
+/* runtime_ns == 0 clears the reservation. */
+int dispatch_set_reservation(struct dispatch *d, unsigned int vcpu, uint64_t runtime_ns,
+			     uint64_t deadline_ns, uint64_t period_ns, char *err, size_t errlen);
+/* cluster NULL or "" = any pCPU. */
+int dispatch_set_cluster(struct dispatch *d, unsigned int vcpu, const char *cluster, char *err,
+			 size_t errlen);
+/* A guest performance request (CPPC desired_perf on the 0..1024 scale), 0 = none. */
+int dispatch_set_perf_request(struct dispatch *d, unsigned int vcpu, unsigned int level);
+
+struct dispatch_vcpu_report {
+	struct sched_entity_info info;
+	struct sched_entity_stats stats;
+	pid_t tid;			/* host thread id, 0 before it first ran */
+	bool in_run;			/* inside KVM_RUN now */
+	int host_cpu;			/* host CPU of its pCPU, -1 if none */
+	unsigned int level;		/* performance level of its pCPU */
+	/*
+	 * Measured time inside KVM_RUN while current: the vCPU executes at host
+	 * speed (level 1024) then, so this is also the integral of delivered
+	 * performance (APERF's base). active_ns is the time it was current and
+	 * not halted, running or in its duty cycle's off-part (MPERF's base).
+	 */
+	uint64_t run_ns;
+	uint64_t active_ns;
+	uint64_t stolen_ns;		/* runnable, held out by the engine */
+	unsigned int window_runs;	/* on-parts granted */
+};
+
+int dispatch_vcpu_report(struct dispatch *d, unsigned int vcpu, struct dispatch_vcpu_report *r);
+/* The engine, for read-only queries under dispatch_lock()/dispatch_unlock(). */
+struct sched *dispatch_engine(struct dispatch *d);
+void dispatch_lock(struct dispatch *d);
+void dispatch_unlock(struct dispatch *d);
+unsigned int dispatch_nr_vcpus(const struct dispatch *d);
+int dispatch_pcpu_host_cpu(const struct dispatch *d, unsigned int pcpu);
+/* Host CPU time used by the dispatcher thread itself (for the benchmark). */
+uint64_t dispatch_thread_cpu_ns(struct dispatch *d);
+uint64_t dispatch_now_ns(void);
+
+#endif

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The gate every vCPU thread passes before KVM_RUN: it lets the vCPU in only
+ * while the engine has it current on a pCPU and that pCPU's duty cycle is in
+ * its on-part, and otherwise waits outside KVM_RUN using no CPU.
+ */
+#include "vmm/dispatch_internal.h"
+
+#include <sched.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+static void pin_to(struct dispatch *d, struct dvcpu *v, unsigned int host)
+{
+	cpu_set_t set;
+
+	if (d->no_pin || v->pinned_host == (int)host)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(host, &set);
+	if (!pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+		v->pinned_host = (int)host;
+}
+
+static void wait_until(struct dispatch *d, struct dvcpu *v, uint64_t abs_ns)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(abs_ns / 1000000000ull),
+		.tv_nsec = (long)(abs_ns % 1000000000ull),
+	};
+
+	if (abs_ns == UINT64_MAX)
+		pthread_cond_wait(&v->cond, &d->lock);
+	else
+		pthread_cond_timedwait(&v->cond, &d->lock, &ts);
+}
+
+/*
+ * On-time for a new on-part: the level's share of the window, corrected by
+ * what earlier on-parts over- or under-ran (kick and wakeup latencies), so
+ * that the delivered share converges on the level.
+ */
+static uint64_t corrected_on_ns(struct dispatch *d, struct dvcpu *v, unsigned int p)
+{
+	int64_t base = (int64_t)duty_on_ns(d->window_ns, d->p[p].level);
+	int64_t debt = v->debt_ns;
+
+	if (debt > base / 2)
+		debt = base / 2;
+	if (debt < -base / 2)
+		debt = -base / 2;
+	return (uint64_t)(base + debt);
+}
+
+/* Returns true when v may run now on pCPU p, with v->leave_at set; else *wake. */
+static bool may_run(struct dispatch *d, struct dvcpu *v, unsigned int p, uint64_t now,
+		    uint64_t *wake)
+{
+	uint64_t rel = now - d->epoch_ns, window = rel / d->window_ns, until;
+
+	/* Re-entry inside the current on-part (after an I/O exit, say). */
+	if (v->onpart_cpu == (int)p && v->onpart_window == window) {
+		if (now < v->onpart_until) {
+			v->leave_at = v->onpart_until;
+			return true;
+		}
+		*wake = d->epoch_ns + (window + 1) * d->window_ns + d->p[p].slot.offset_ns;
+		return false;
+	}
+	if (!duty_may_run(&d->p[p].slot, d->window_ns, corrected_on_ns(d, v, p), rel, &until)) {
+		*wake = until == DUTY_ALWAYS ? UINT64_MAX : d->epoch_ns + until;
+		return false;
+	}
+	if (until == DUTY_ALWAYS) {
+		v->leave_at = UINT64_MAX;
+		v->onpart_cpu = -1;
+		v->debt_ns = 0;
+		return true;
+	}
+	if (v->onpart_cpu != (int)p)
+		v->debt_ns = 0;
+	v->leave_at = d->epoch_ns + until;
+	v->onpart_until = v->leave_at;
+	v->onpart_window = window;
+	v->onpart_cpu = (int)p;
+	v->debt_ns += (int64_t)duty_on_ns(d->window_ns, d->p[p].level);
+	v->window_runs++;
+	return true;
+}
+
+enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu)
+{
+	struct dvcpu *v = &d->v[vcpu];
+	uint64_t now, wake;
+
+	pthread_mutex_lock(&d->lock);
+	if (!v->tid) {
+		v->tid = gettid();
+		prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	}
+	for (;;) {
+		struct sched_entity_info info = { .state = SCHED_RUNNABLE };
+		int p;
+
+		now = dispatch_now_ns();
+		if (d->stopping) {
+			pthread_mutex_unlock(&d->lock);
+			return DISPATCH_STOP;
+		}
+		wake = UINT64_MAX;
+		p = d->paused ? -1 : dispatch_vcpu_pcpu(d, vcpu, &info);
+		if (p < 0 && !d->paused && info.state == SCHED_BLOCKED) {
+			/* Wait for the interrupt inside KVM_RUN, asleep in the kernel. */
+			v->sanctioned = false;
+			v->leave_at = UINT64_MAX;
+			break;
+		}
+		if (p >= 0) {
+			pin_to(d, v, d->p[p].host_cpu);
+			if (may_run(d, v, (unsigned int)p, now, &wake)) {
+				v->sanctioned = true;
+				v->halted = false;
+				break;
+			}
+		}
+		wait_until(d, v, wake);
+	}
+	dispatch_account(d, vcpu, now);
+	v->in_run = true;
+	v->enter_ns = now;
+	/* The dispatcher thread must wake at leave_at to end the on-part. */
+	if (v->leave_at != UINT64_MAX)
+		pthread_cond_signal(&d->tick_cond);
+	pthread_mutex_unlock(&d->lock);
+	return DISPATCH_RUN;
+}
+
+void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
+{
+	struct dvcpu *v = &d->v[vcpu];
+	uint64_t now, ran;
+
+	pthread_mutex_lock(&d->lock);
+	now = dispatch_now_ns();
+	dispatch_account(d, vcpu, now);
+	ran = now - v->enter_ns;
+	if (v->sanctioned) {
+		v->run_ns += ran;
+		if (v->leave_at != UINT64_MAX)
+			v->debt_ns -= (int64_t)ran;
+	}
+	v->in_run = false;
+	pthread_mutex_unlock(&d->lock);
+}

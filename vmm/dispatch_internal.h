@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* Dispatcher internals shared by dispatch.c, dispatch_gate.c and dispatch_qos.c. */
+#ifndef CAPVISOR_DISPATCH_INTERNAL_H
+#define CAPVISOR_DISPATCH_INTERNAL_H
+
+#include <pthread.h>
+
+#include "vmm/dispatch.h"
+#include "vmm/dutycycle.h"
+
+struct dvcpu {
+	int id;				/* engine entity */
+	pthread_cond_t cond;		/* the vCPU thread waits here at its gate */
+	pid_t tid;
+	bool in_run;			/* between enter and leave */
+	bool halted;			/* last observed `blocking` */
+	bool sanctioned;		/* entered as the engine's current, not as blocked */
+	int pinned_host;		/* host CPU the thread is pinned to, -1 none */
+	uint64_t enter_ns;		/* when it last entered KVM_RUN */
+	uint64_t leave_at;		/* absolute end of its on-part, UINT64_MAX none */
+	uint64_t onpart_until;		/* end of the current on-part */
+	uint64_t onpart_window;		/* window index of that on-part */
+	int onpart_cpu;
+	int64_t debt_ns;		/* target on-time minus measured on-time */
+	uint64_t acct_ns;		/* last active/stolen accounting point */
+	uint64_t run_ns, active_ns, stolen_ns;
+	unsigned int window_runs;
+};
+
+struct dpcpu {
+	struct duty_slot slot;
+	unsigned int host_cpu;
+	int curr;			/* vCPU index or -1 */
+	unsigned int level;
+	uint64_t gen;
+};
+
+struct dispatch {
+	pthread_mutex_t lock;
+	pthread_cond_t tick_cond;	/* wakes the dispatcher thread early */
+	pthread_t thread;
+	bool thread_started, stopping, paused;
+	struct sched *sched;
+	const struct dispatch_vcpu_ops *ops;
+	void *opaque;
+	uint64_t tick_ns, window_ns, epoch_ns, next_tick;
+	bool no_pin;
+	clockid_t thread_clock;
+	unsigned int nr_vcpus, nr_pcpus;
+	struct dvcpu *v;
+	struct dpcpu *p;
+	int *vcpu_of_entity;		/* engine entity id -> vCPU index */
+};
+
+/* dispatch.c */
+void dispatch_apply(struct dispatch *d, uint64_t now);
+void dispatch_account(struct dispatch *d, unsigned int vcpu, uint64_t now);
+int dispatch_vcpu_pcpu(struct dispatch *d, unsigned int vcpu, struct sched_entity_info *info);
+
+#endif

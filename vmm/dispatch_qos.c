@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+/* Live QoS changes, stop/cont and reports: the control socket's side. */
+#include "vmm/dispatch_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int check_vcpu(const struct dispatch *d, unsigned int vcpu, char *err, size_t errlen)
+{
+	if (vcpu < d->nr_vcpus)
+		return 0;
+	snprintf(err, errlen, "vcpu %u does not exist (the VM has vCPUs 0-%u)", vcpu,
+		 d->nr_vcpus - 1);
+	return -SCHED_E_NOENT;
+}
+
+/* Run fn under the lock and make the vCPU threads follow at once. */
+#define DISPATCH_LOCKED(d, expr)                                        \
+	({                                                              \
+		int __rc;                                               \
+		pthread_mutex_lock(&(d)->lock);                         \
+		__rc = (expr);                                          \
+		if (__rc >= 0)                                          \
+			dispatch_apply((d), dispatch_now_ns());         \
+		pthread_mutex_unlock(&(d)->lock);                       \
+		__rc;                                                   \
+	})
+
+int dispatch_set_weight(struct dispatch *d, unsigned int vcpu, uint32_t weight, char *err,
+			size_t errlen)
+{
+	int rc = check_vcpu(d, vcpu, err, errlen);
+
+	if (rc)
+		return rc;
+	rc = DISPATCH_LOCKED(d, sched_set_weight(d->sched, d->v[vcpu].id, weight,
+						 dispatch_now_ns()));
+	if (rc < 0)
+		snprintf(err, errlen, "weight %u: %s (expected %u..%u)", weight,
+			 sched_strerror(rc), SCHED_WEIGHT_MIN, SCHED_WEIGHT_MAX);
+	return rc;
+}
+
+int dispatch_set_uclamp(struct dispatch *d, unsigned int vcpu, unsigned int min, unsigned int max,
+			char *err, size_t errlen)
+{
+	int rc = check_vcpu(d, vcpu, err, errlen);
+
+	if (rc)
+		return rc;
+	return DISPATCH_LOCKED(d, sched_set_uclamp(d->sched, d->v[vcpu].id, min, max,
+						   dispatch_now_ns(), err, errlen));
+}
+
+int dispatch_set_reservation(struct dispatch *d, unsigned int vcpu, uint64_t runtime_ns,
+			     uint64_t deadline_ns, uint64_t period_ns, char *err, size_t errlen)
+{
+	struct sched_dl_params dl = { runtime_ns, deadline_ns, period_ns };
+	int rc = check_vcpu(d, vcpu, err, errlen);
+
+	if (rc)
+		return rc;
+	return DISPATCH_LOCKED(d, sched_set_reservation(d->sched, d->v[vcpu].id,
+							runtime_ns ? &dl : NULL,
+							dispatch_now_ns(), err, errlen));
+}
+
+int dispatch_set_cluster(struct dispatch *d, unsigned int vcpu, const char *cluster, char *err,
+			 size_t errlen)
+{
+	struct sched_cpumask mask;
+	int rc = check_vcpu(d, vcpu, err, errlen), c;
+
+	if (rc)
+		return rc;
+	sched_cpumask_clear(&mask);
+	pthread_mutex_lock(&d->lock);
+	if (cluster && *cluster) {
+		c = sched_cluster_find(d->sched, cluster);
+		if (c < 0) {
+			pthread_mutex_unlock(&d->lock);
+			snprintf(err, errlen, "cluster '%s' does not exist", cluster);
+			return -SCHED_E_NOENT;
+		}
+		sched_cluster_mask(d->sched, (unsigned int)c, &mask);
+	}
+	rc = sched_set_affinity(d->sched, d->v[vcpu].id, &mask, dispatch_now_ns(), err, errlen);
+	if (rc >= 0)
+		dispatch_apply(d, dispatch_now_ns());
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+int dispatch_set_perf_request(struct dispatch *d, unsigned int vcpu, unsigned int level)
+{
+	if (vcpu >= d->nr_vcpus)
+		return -SCHED_E_NOENT;
+	return DISPATCH_LOCKED(d, sched_set_perf_request(d->sched, d->v[vcpu].id, level,
+							 dispatch_now_ns()));
+}
+
+void dispatch_pause(struct dispatch *d)
+{
+	pthread_mutex_lock(&d->lock);
+	d->paused = true;
+	for (unsigned int i = 0; i < d->nr_vcpus; i++)
+		if (d->v[i].in_run)
+			d->ops->kick(d->opaque, i);
+	pthread_mutex_unlock(&d->lock);
+}
+
+void dispatch_resume(struct dispatch *d)
+{
+	pthread_mutex_lock(&d->lock);
+	d->paused = false;
+	for (unsigned int i = 0; i < d->nr_vcpus; i++)
+		pthread_cond_signal(&d->v[i].cond);
+	pthread_cond_signal(&d->tick_cond);
+	pthread_mutex_unlock(&d->lock);
+}
+
+int dispatch_vcpu_report(struct dispatch *d, unsigned int vcpu, struct dispatch_vcpu_report *r)
+{
+	struct dvcpu *v;
+
+	if (vcpu >= d->nr_vcpus)
+		return -SCHED_E_NOENT;
+	v = &d->v[vcpu];
+	memset(r, 0, sizeof(*r));
+	pthread_mutex_lock(&d->lock);
+	dispatch_account(d, vcpu, dispatch_now_ns());
+	sched_entity_info(d->sched, v->id, &r->info);
+	sched_entity_stats(d->sched, v->id, &r->stats);
+	r->tid = v->tid;
+	r->in_run = v->in_run;
+	r->host_cpu = r->info.cpu >= 0 ? (int)d->p[r->info.cpu].host_cpu : -1;
+	r->level = r->info.cpu >= 0 ? d->p[r->info.cpu].level : 0;
+	r->run_ns = v->run_ns;
+	r->active_ns = v->active_ns;
+	r->stolen_ns = v->stolen_ns;
+	r->window_runs = v->window_runs;
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
+
+struct sched *dispatch_engine(struct dispatch *d)
+{
+	return d->sched;
+}
+
+void dispatch_lock(struct dispatch *d)
+{
+	pthread_mutex_lock(&d->lock);
+}
+
+void dispatch_unlock(struct dispatch *d)
+{
+	pthread_mutex_unlock(&d->lock);
+}
+
+unsigned int dispatch_nr_vcpus(const struct dispatch *d)
+{
+	return d->nr_vcpus;
+}
+
+int dispatch_pcpu_host_cpu(const struct dispatch *d, unsigned int pcpu)
+{
+	return pcpu < d->nr_pcpus ? (int)d->p[pcpu].host_cpu : -1;
+}
