@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `--sched host`: leave vCPU threads to the host kernel's scheduler, with the
+ * closest host settings to the requested QoS, for side-by-side comparison:
+ * weight -> nice, reservation -> SCHED_DEADLINE, uclamp -> sched_setattr
+ * util clamps where the host supports them, cluster -> pinning. The host
+ * cannot emulate capacity or frequency, so big and little look the same.
+ */
+#ifndef CAPVISOR_HOSTSCHED_H
+#define CAPVISOR_HOSTSCHED_H
+
+#include <stddef.h>
+
+#include "vmm/qosspec.h"
+
+/* The nice value whose weight is closest to `weight` (sched_prio_to_weight). */
+int hostsched_weight_to_nice(unsigned int weight);
+
+/*
+ * Apply q to the calling thread, pinned to host_cpu (-1: no pinning).
+ * Returns 0, or a negative errno with err naming the setting that failed;
+ * settings the host cannot honour (uclamp without CONFIG_UCLAMP_TASK) are
+ * logged once as warnings, not errors.
+ */
+int hostsched_apply_self(const struct vcpu_qos *q, int host_cpu, char *err, size_t errlen);
+
+#endif
