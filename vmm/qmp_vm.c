@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+#include "vmm/qmp_vm.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "vmm/qmp.h"
+
+static int no_dispatcher(struct qmp_error *err)
+{
+	return qmp_error_set(err, QMP_ERR_GENERIC,
+			     "QoS changes need the capvisor scheduler (this VM runs with --sched host)");
+}
+
+static unsigned int vm_nr_vcpus(void *opaque)
+{
+	return ((struct qmp_vm *)opaque)->nr_vcpus;
+}
+
+static int vm_query_status(void *opaque, struct qmp_status *st, struct qmp_error *err)
+{
+	struct qmp_vm *vm = opaque;
+
+	(void)err;
+	st->running = !vm->paused && !vm->shutdown;
+	snprintf(st->status, sizeof(st->status), "%s",
+		 vm->shutdown ? "shutdown" : vm->paused ? "paused" : "running");
+	return 0;
+}
+
+static void fill_pcpu(struct qmp_vm *vm, unsigned int p, struct qmp_pcpu_info *out)
+{
+	struct sched_cpu_stats cs;
+
+	memset(out, 0, sizeof(*out));
+	out->cluster = (uint32_t)host_spec_cluster_of(vm->host, p);
+	out->capacity = vm->host->clusters[out->cluster].capacity;
+	out->perf_level = out->capacity;
+	out->host_cpu = (int32_t)vm->host_cpu[p];
+	if (!vm->d)
+		return;
+	dispatch_lock(vm->d);
+	if (!sched_cpu_stats(dispatch_engine(vm->d), p, &cs)) {
+		out->perf_level = cs.level;
+		out->util = cs.util_avg;
+	}
+	dispatch_unlock(vm->d);
+}
+
+static int vm_query_host(void *opaque, struct qmp_host_info *host, struct qmp_error *err)
+{
+	struct qmp_vm *vm = opaque;
+	unsigned int nr = host_spec_nr_pcpus(vm->host);
+
+	(void)err;
+	memset(host, 0, sizeof(*host));
+	host->nr_clusters = vm->host->nr_clusters;
+	host->nr_pcpus = nr < QMP_MAX_PCPUS ? nr : QMP_MAX_PCPUS;
+	for (unsigned int c = 0; c < vm->host->nr_clusters && c < QMP_MAX_CLUSTERS; c++) {
+		const struct host_cluster_spec *cl = &vm->host->clusters[c];
+		struct qmp_cluster_info *out = &host->clusters[c];
+
+		snprintf(out->name, sizeof(out->name), "%s", cl->name);
+		out->capacity = cl->capacity;
+		out->nr_pcpus = cl->count;
+		out->nr_levels = cl->nr_levels;
+		out->perf_min = cl->levels[0];
+		out->perf_max = cl->levels[cl->nr_levels - 1];
+	}
+	for (unsigned int p = 0; p < host->nr_pcpus; p++)
+		fill_pcpu(vm, p, &host->pcpus[p]);
+	return 0;
+}
+
+static const char *state_name(const struct qmp_vm *vm, const struct dispatch_vcpu_report *r)
+{
+	if (vm->paused)
+		return "stopped";
+	switch (r->info.state) {
+	case SCHED_RUNNING:
+		return "running";
+	case SCHED_RUNNABLE:
+		return "runnable";
+	case SCHED_THROTTLED:
+		return "throttled";
+	default:
+		return "idle";
+	}
+}
+
+static void fill_vcpu(struct qmp_vm *vm, unsigned int i, struct qmp_vcpu_info *out)
+{
+	struct dispatch_vcpu_report r;
+
+	dispatch_vcpu_report(vm->d, i, &r);
+	out->thread_id = r.tid;
+	snprintf(out->state, sizeof(out->state), "%s", state_name(vm, &r));
+	out->pcpu = r.info.cpu;
+	out->cluster = r.info.cpu >= 0 ? host_spec_cluster_of(vm->host, (unsigned int)r.info.cpu)
+				       : -1;
+	snprintf(out->cluster_affinity, sizeof(out->cluster_affinity), "%s", vm->affinity[i]);
+	out->weight = r.info.weight;
+	out->uclamp_min = r.info.uclamp_min;
+	out->uclamp_max = r.info.uclamp_max;
+	out->has_reservation = r.info.deadline;
+	out->reservation.runtime_us = r.info.dl.runtime_ns / 1000;
+	out->reservation.deadline_us = r.info.dl.deadline_ns / 1000;
+	out->reservation.period_us = r.info.dl.period_ns / 1000;
+	out->util_avg = r.stats.util_avg;
+	out->runnable_avg = r.stats.runnable_avg;
+	out->perf_request = r.info.perf_request;
+	/* Delivered: the share of its active time it really ran, on the 0..1024 scale. */
+	out->perf_delivered = r.active_ns ? (uint32_t)(r.run_ns * 1024 / r.active_ns) : 0;
+	if (out->perf_delivered > 1024)
+		out->perf_delivered = 1024;
+	out->cpu_time_ns = r.run_ns;
+	out->wait_time_ns = r.stats.wait_ns;
+	out->deadline_misses = r.stats.nr_deadline_misses;
+}
+
+static int vm_query_vcpus(void *opaque, struct qmp_vcpu_info *out, unsigned int n,
+			  struct qmp_error *err)
+{
+	struct qmp_vm *vm = opaque;
+
+	(void)err;
+	for (unsigned int i = 0; i < n && i < vm->nr_vcpus; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		if (vm->d)
+			fill_vcpu(vm, i, &out[i]);
+		else
+			snprintf(out[i].state, sizeof(out[i].state), "host-scheduled");
+	}
+	return 0;
+}
+
+static int engine_error(int rc, const char *msg, struct qmp_error *err)
+{
+	if (rc == -SCHED_E_CAPACITY_FIT || rc == -SCHED_E_BANDWIDTH) {
+		qmp_error_set(err, QMP_ERR_GENERIC, "%s", msg);
+		return QMP_ADMISSION_REJECTED;
+	}
+	return qmp_error_set(err, QMP_ERR_GENERIC, "%s", msg);
+}
+
+static int vm_set_weight(void *opaque, unsigned int vcpu, uint32_t weight, struct qmp_error *err)
+{
+	struct qmp_vm *vm = opaque;
+	char msg[256];
+	int rc;
+
+	if (!vm->d)
+		return no_dispatcher(err);
+	rc = dispatch_set_weight(vm->d, vcpu, weight, msg, sizeof(msg));
+	return rc < 0 ? engine_error(rc, msg, err) : 0;
+}
+
+static int vm_set_clamp(void *opaque, unsigned int vcpu, uint32_t min, uint32_t max,
+			struct qmp_error *err)
+{
+	struct qmp_vm *vm = opaque;
+	char msg[256];
+	int rc;
+
+	if (!vm->d)
+		return no_dispatcher(err);
+	rc = dispatch_set_uclamp(vm->d, vcpu, min, max, msg, sizeof(msg));
+	return rc < 0 ? engine_error(rc, msg, err) : 0;
+}
+
+static int vm_set_reservation(void *opaque, unsigned int vcpu, const struct qmp_reservation *res,
+			      struct qmp_error *err)
+{
+	struct qmp_vm *vm = opaque;
+	char msg[256];
+	int rc;
+
+	if (!vm->d)
+		return no_dispatcher(err);
+	rc = dispatch_set_reservation(vm->d, vcpu, res->runtime_us * 1000, res->deadline_us * 1000,
+				      res->period_us * 1000, msg, sizeof(msg));
+	return rc < 0 ? engine_error(rc, msg, err) : 0;
+}
+
+static int vm_clear_reservation(void *opaque, unsigned int vcpu, struct qmp_error *err)
+{
+	struct qmp_vm *vm = opaque;
+	char msg[256];
+	int rc;
+
+	if (!vm->d)
+		return no_dispatcher(err);
+	rc = dispatch_set_reservation(vm->d, vcpu, 0, 0, 0, msg, sizeof(msg));
+	return rc < 0 ? engine_error(rc, msg, err) : 0;
+}
+
+static int vm_set_cluster(void *opaque, unsigned int vcpu, const char *cluster,
+			  struct qmp_error *err)
+{
+	struct qmp_vm *vm = opaque;
+	char msg[256];
+	int rc;
+
+	if (!vm->d)
+		return no_dispatcher(err);
+	rc = dispatch_set_cluster(vm->d, vcpu, cluster, msg, sizeof(msg));
+	if (rc < 0)
+		return engine_error(rc, msg, err);
+	snprintf(vm->affinity[vcpu], sizeof(vm->affinity[vcpu]), "%s", cluster ? cluster : "");
+	return 0;
+}
+
+static int vm_stop(void *opaque, struct qmp_error *err)
+{
+	struct qmp_vm *vm = opaque;
+
+	if (!vm->d)
+		return no_dispatcher(err);
+	if (!vm->paused) {
+		dispatch_pause(vm->d);
+		vm->paused = true;
+		qmp_server_emit_event(vm->server, "STOP", NULL);
+	}
+	return 0;
+}
+
+static int vm_cont(void *opaque, struct qmp_error *err)
+{
+	struct qmp_vm *vm = opaque;
+
+	if (!vm->d)
+		return no_dispatcher(err);
+	if (vm->paused) {
+		dispatch_resume(vm->d);
+		vm->paused = false;
+		qmp_server_emit_event(vm->server, "RESUME", NULL);
+	}
+	return 0;
+}
+
+static int vm_quit(void *opaque, struct qmp_error *err)
+{
+	struct qmp_vm *vm = opaque;
+
+	(void)err;
+	if (vm->request_quit)
+		vm->request_quit(vm->quit_opaque);
+	return 0;
+}
+
+const struct qmp_backend_ops qmp_vm_ops = {
+	.nr_vcpus = vm_nr_vcpus,
+	.query_status = vm_query_status,
+	.query_host = vm_query_host,
+	.query_vcpus = vm_query_vcpus,
+	.set_weight = vm_set_weight,
+	.set_clamp = vm_set_clamp,
+	.set_reservation = vm_set_reservation,
+	.clear_reservation = vm_clear_reservation,
+	.set_cluster = vm_set_cluster,
+	.stop = vm_stop,
+	.cont = vm_cont,
+	.quit = vm_quit,
+};

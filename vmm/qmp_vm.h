@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control socket's backend for a real VM: QoS changes go to the
+ * dispatcher (and so to the engine), queries read the engine and the
+ * dispatcher's measurements, stop/cont hold or release every vCPU, quit asks
+ * the VM to shut down.
+ */
+#ifndef CAPVISOR_QMP_VM_H
+#define CAPVISOR_QMP_VM_H
+
+#include <stdbool.h>
+
+#include "vmm/dispatch.h"
+#include "vmm/hostspec.h"
+#include "vmm/qmp_backend.h"
+
+struct qmp_server;
+
+struct qmp_vm {
+	struct dispatch *d;		/* NULL with --sched host: QoS is then read-only */
+	const struct host_spec *host;
+	const unsigned int *host_cpu;	/* pCPU -> host CPU */
+	unsigned int nr_vcpus;
+	char (*affinity)[HOST_NAME_MAX_LEN + 1];	/* per vCPU, "" = any */
+	bool paused, shutdown;
+	struct qmp_server *server;	/* for STOP/RESUME/SHUTDOWN events */
+	void (*request_quit)(void *opaque);
+	void *quit_opaque;
+};
+
+extern const struct qmp_backend_ops qmp_vm_ops;
+
+#endif
