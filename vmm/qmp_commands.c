@@ -42,6 +42,21 @@ static int find_param(const struct qmp_param *params, const char *name)
 	return -1;
 }
 
+static int range_error(const struct qmp_param *p, int64_t val, struct qmp_error *err)
+{
+	char shown[32];
+
+	/* json-c saturates what int64 cannot hold: do not echo a made-up number. */
+	if (val == INT64_MAX || val == INT64_MIN)
+		snprintf(shown, sizeof(shown), "%s", val == INT64_MAX ? "too large" : "too small");
+	else
+		snprintf(shown, sizeof(shown), "%" PRId64, val);
+	return qmp_error_set(err, QMP_ERR_GENERIC,
+			     "Parameter '%s' out of range: %s (expected %" PRId64 "..%" PRId64 "%s%s)",
+			     p->name, shown, p->min, p->max, p->unit ? " " : "",
+			     p->unit ? p->unit : "");
+}
+
 static int check_value(const struct qmp_param *p, json_object *v, int i, struct qmp_args *out,
 		       struct qmp_error *err)
 {
@@ -50,14 +65,10 @@ static int check_value(const struct qmp_param *p, json_object *v, int i, struct 
 		/* json-c gives int for integers, double for 1.0 or 1e3: QMP wants the former. */
 		if (!json_object_is_type(v, json_type_int))
 			break;
-		out->num[i] = json_object_get_int64(v);	/* saturates, so still out of range */
-		if (out->num[i] < p->min || out->num[i] > p->max)
-			return qmp_error_set(err, QMP_ERR_GENERIC,
-					     "Parameter '%s' out of range: %" PRId64
-					     " (expected %" PRId64 "..%" PRId64 "%s%s)",
-					     p->name, out->num[i], p->min, p->max,
-					     p->unit ? " " : "", p->unit ? p->unit : "");
-		return 0;
+		out->num[i] = json_object_get_int64(v);
+		if (out->num[i] >= p->min && out->num[i] <= p->max)
+			return 0;
+		return range_error(p, out->num[i], err);
 	case QMP_PARAM_STR:
 		if (!json_object_is_type(v, json_type_string))
 			break;
