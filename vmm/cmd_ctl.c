@@ -1,13 +1,135 @@
 // SPDX-License-Identifier: MIT
-/* Placeholder until the owning issue lands. */
+/*
+ * capvisor ctl SOCKET COMMAND [key=value ...] [--json]
+ *
+ * One QMP command from the shell: greeting and negotiation done for you,
+ * arguments typed (integers for numbers, strings otherwise, key:=JSON for
+ * anything else), the reply printed as a table or, with --json, raw.
+ * Exit status: 0 ok, 1 the server refused the command, 2 usage or connection.
+ */
 #include "vmm/commands.h"
+#include "vmm/qmp_client.h"
 
+#include <errno.h>
+#include <stdbool.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmm/ctl_format.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: capvisor ctl SOCKET COMMAND [key=value ...] [--json]\n\n"
+		"Sends COMMAND to the QMP control socket of a running VM (capvisor run\n"
+		"--api-socket SOCKET). Numeric values are sent as integers, others as\n"
+		"strings; key:=JSON sends a raw JSON value. --json prints the raw reply.\n\n"
+		"examples:\n"
+		"  capvisor ctl /run/vm.sock query-vcpus\n"
+		"  capvisor ctl /run/vm.sock set-vcpu-clamp vcpu=1 max=512\n"
+		"  capvisor ctl /run/vm.sock set-vcpu-reservation vcpu=0 runtime_us=2000 period_us=10000\n"
+		"  capvisor ctl /run/vm.sock query-commands\n\n"
+		"exit status: 0 done, 1 the VM refused the command (its reason on stderr),\n"
+		"2 usage or connection error\n");
+}
+
+/* "123" and "-5" become integers; anything else stays a string. */
+static json_object *typed_value(const char *text)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(text, &end, 10);
+	if (*text && !*end && !errno && (text[0] == '-' || (text[0] >= '0' && text[0] <= '9')))
+		return json_object_new_int64(v);
+	return json_object_new_string(text);
+}
+
+static int add_argument(json_object *args, const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	size_t klen;
+	bool raw;
+	char key[128];
+	json_object *val;
+
+	if (!eq || eq == kv) {
+		fprintf(stderr, "capvisor ctl: argument '%s' is not key=value\n", kv);
+		return -1;
+	}
+	raw = eq[-1] == ':';
+	klen = (size_t)(eq - kv) - raw;
+	if (!klen || klen >= sizeof(key)) {
+		fprintf(stderr, "capvisor ctl: argument '%s' has a bad key\n", kv);
+		return -1;
+	}
+	memcpy(key, kv, klen);
+	key[klen] = '\0';
+	if (raw) {
+		val = json_tokener_parse(eq + 1);
+		if (!val && strcmp(eq + 1, "null")) {
+			fprintf(stderr, "capvisor ctl: %s: value is not valid JSON\n", key);
+			return -1;
+		}
+	} else {
+		val = typed_value(eq + 1);
+	}
+	json_object_object_add(args, key, val);
+	return 0;
+}
 
 int cmd_ctl(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "capvisor ctl: not built yet\n");
-	return 2;
+	const char *sock = NULL, *cmd = NULL;
+	json_object *args = json_object_new_object(), *ret = NULL;
+	struct qmp_conn *c;
+	bool json = false;
+	char err[512];
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			json_object_put(args);
+			return 0;
+		} else if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!sock) {
+			sock = argv[i];
+		} else if (!cmd) {
+			cmd = argv[i];
+		} else if (add_argument(args, argv[i]) < 0) {
+			json_object_put(args);
+			return 2;
+		}
+	}
+	if (!sock || !cmd) {
+		usage(stderr);
+		json_object_put(args);
+		return 2;
+	}
+	c = qmp_conn_open(sock, 5000, err, sizeof(err));
+	if (!c) {
+		fprintf(stderr, "capvisor ctl: %s\n", err);
+		json_object_put(args);
+		return 2;
+	}
+	rc = qmp_conn_execute(c, cmd, json_object_object_length(args) ? args : NULL, &ret,
+			      err, sizeof(err));
+	qmp_conn_close(c);
+	json_object_put(args);
+	if (rc) {
+		fprintf(stderr, "capvisor ctl: %s\n", err);
+		return rc > 0 ? 1 : 2;
+	}
+	if (json)
+		printf("%s\n", json_object_to_json_string_ext(ret, JSON_C_TO_STRING_PRETTY |
+							   JSON_C_TO_STRING_NOSLASHESCAPE));
+	else
+		ctl_print_reply(stdout, cmd, ret);
+	json_object_put(ret);
+	return 0;
 }

@@ -302,15 +302,18 @@ static int cmd_query_host(const struct qmp_cmd_ctx *ctx, const struct qmp_args *
 	return 0;
 }
 
-static json_object *vcpu_json(const struct qmp_vcpu_info *v, unsigned int index)
+static json_object *vcpu_json(const struct qmp_vcpu_info *v, unsigned int index,
+			      const struct qmp_host_info *h)
 {
 	json_object *o = json_object_new_object();
+	bool placed = v->cluster >= 0 && (uint32_t)v->cluster < h->nr_clusters;
 
 	json_object_object_add(o, "vcpu", json_object_new_int64(index));
 	json_object_object_add(o, "thread_id", json_object_new_int64(v->thread_id));
 	json_object_object_add(o, "state", json_object_new_string(v->state));
 	json_object_object_add(o, "pcpu", json_object_new_int64(v->pcpu));
-	json_object_object_add(o, "cluster", json_object_new_int64(v->cluster));
+	json_object_object_add(o, "cluster", placed ?
+			       json_object_new_string(h->clusters[v->cluster].name) : NULL);
 	add_qos(o, v);
 	json_object_object_add(o, "util_avg", json_object_new_int64(v->util_avg));
 	json_object_object_add(o, "runnable_avg", json_object_new_int64(v->runnable_avg));
@@ -326,19 +329,26 @@ static json_object *vcpu_json(const struct qmp_vcpu_info *v, unsigned int index)
 static int cmd_query_vcpus(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
 			   json_object **ret, struct qmp_error *err)
 {
+	struct qmp_host_info *h;
 	struct qmp_vcpu_info *v;
 	unsigned int n;
 
 	if (a->has[0] && check_vcpu(ctx, a->num[0], err))
 		return -1;
-	v = get_vcpus(ctx, &n, err);
-	if (!v)
+	h = get_host(ctx, err);
+	if (!h)
 		return -1;
+	v = get_vcpus(ctx, &n, err);
+	if (!v) {
+		free(h);
+		return -1;
+	}
 	*ret = json_object_new_array();
 	for (unsigned int i = 0; i < n; i++)
 		if (!a->has[0] || i == a->num[0])
-			json_object_array_add(*ret, vcpu_json(&v[i], i));
+			json_object_array_add(*ret, vcpu_json(&v[i], i, h));
 	free(v);
+	free(h);
 	return 0;
 }
 
