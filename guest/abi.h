@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The interface between the test guest's ring-0 core and its ring-3
+ * workloads: syscall numbers, the boot information ring 3 may read, and the
+ * memory map of the guest image. Freestanding: no includes but vmm/layout.h.
+ */
+#ifndef GUEST_ABI_H
+#define GUEST_ABI_H
+
+#include "vmm/layout.h"
+
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long u64;
+typedef signed char s8;
+typedef int s32;
+typedef long s64;
+typedef unsigned long size_t;
+typedef unsigned long uintptr_t;
+
+#define GUEST_MAX_CPUS		64
+
+/*
+ * Guest memory map (identity mapped, 2 MiB pages):
+ *   0x000000-0x1fffff  kernel: boot data from the VMM, AP trampoline at 0x8000,
+ *                      kernel image from 1 MiB (supervisor only)
+ *   0x200000-0x3fffff  user image: ring-3 code, data, pvclock pages (user)
+ *   0x400000-0x5fffff  ring-3 stacks, 32 KiB per CPU (user)
+ *   0x600000-0x7fffff  ring-0 stacks, 32 KiB per CPU (supervisor)
+ * The MMIO hole 3-4 GiB is mapped uncached, supervisor only except the 2 MiB
+ * pages holding the per-vCPU CPPC and hint pages, which ring 3 may touch.
+ */
+#define GUEST_TRAMPOLINE	0x8000ULL
+#define GUEST_USER_BASE		0x200000ULL
+#define GUEST_USER_END		0x600000ULL
+#define GUEST_USTACKS		0x400000ULL
+#define GUEST_KSTACKS		0x600000ULL
+#define GUEST_STACK_SIZE	0x8000ULL
+/* Inside a CPU's 32 KiB ring-0 stack area: syscalls, interrupts, exceptions. */
+#define KSTACK_SYSCALL_TOP	0x4000ULL
+#define KSTACK_IST1_TOP		0x6000ULL
+#define KSTACK_IST2_TOP		0x8000ULL
+#define GUEST_MIN_RAM		0x800000ULL	/* everything above must be RAM */
+
+/* Syscalls (UD2 from ring 3): number in rax, arguments in rdi, rsi, rdx, r10;
+ * result in rax; other registers preserved. */
+enum guest_syscall {
+	SYS_REPORT = 0,		/* (buf, len): write one line to the console */
+	SYS_SLEEP_UNTIL,	/* (ns): halt until the clock reads >= ns */
+	SYS_YIELD,		/* (use_hint): write HINT_REG_YIELD when use_hint */
+	SYS_TIME,		/* (): clock in ns, read in ring 0 */
+	SYS_CPPC_READ,		/* (struct guest_cppc_regs *) */
+	SYS_MSR_READ,		/* (msr, u64 *): 0xe7, 0xe8, 0xc0010062 only */
+	SYS_CPPC_WRITE,		/* (offset, value): desired/min/max/enable */
+	SYS_POWEROFF,		/* (): ACPI S5, never returns */
+	SYS_MSR_WRITE,		/* (msr, value): 0xe7, 0xe8, 0xc0010062 only */
+	SYS_PARK,		/* (): halt forever, no timer */
+	SYS_OUT_LOOP,		/* (port, n): n outb from ring 0, returns ns */
+	SYS_CPC_CAPS,		/* (): read the first _CPC into bootinfo */
+	SYS_MAX
+};
+
+/* Syscall errors (negative results). */
+#define GERR_INVAL	-22	/* bad argument */
+#define GERR_FAULT	-14	/* pointer outside the user region */
+#define GERR_NODEV	-19	/* feature absent (no APERFMPERF, no CPPC page) */
+#define GERR_GP		-5	/* the access raised #GP, which was caught */
+
+struct guest_cppc_regs {
+	u32 desired, min, max, enable, perf_limited, auto_sel;
+	u64 reference, delivered;
+};
+
+enum guest_clock { CLOCK_KVMCLOCK = 1, CLOCK_CPUID_TSC, CLOCK_PIT_TSC };
+
+/* KVM pvclock record, one per vCPU, in user-readable memory. */
+struct pvclock {
+	u32 version;
+	u32 pad0;
+	u64 tsc_timestamp;
+	u64 system_time;
+	u32 tsc_to_system_mul;
+	s8 tsc_shift;
+	u8 flags;
+	u8 pad[2];
+} __attribute__((aligned(32)));
+
+/* What the kernel found at boot; read-only for ring 3 by convention. */
+struct bootinfo {
+	u32 ncpus;
+	u32 clock;		/* enum guest_clock */
+	u64 tsc_khz;		/* for CLOCK_*_TSC */
+	u64 tsc_mult;		/* ns = (tsc - tsc0) * tsc_mult >> 32 */
+	u64 tsc0;
+	u64 lapic_khz;		/* LAPIC timer input clock */
+	u32 uid[GUEST_MAX_CPUS];	/* ACPI processor UID = VMM vCPU index */
+	u32 apic_id[GUEST_MAX_CPUS];
+	u32 madt_cpus;		/* enabled CPUs in the MADT (may exceed the max) */
+	u32 aperfmperf;		/* CPUID 6 ECX bit 0 */
+	u32 cppc_dsdt;		/* the DSDT mentions _CPC */
+	u32 cppc_page;		/* this VM's CPPC page answers (counters non-zero) */
+	u32 nominal_perf;	/* from the first _CPC package, 0 if not found */
+	u32 highest_perf;
+	u32 sleep_space;	/* FADT sleep control register: 0 mem, 1 io */
+	u64 sleep_addr;
+	u32 ram_mb;
+	u32 hypervisor_kvm;	/* CPUID 0x40000000 says KVMKVMKVM */
+	char cmdline[512];
+};
+
+extern struct bootinfo bootinfo;
+extern struct pvclock pvclock[GUEST_MAX_CPUS];
+
+#endif

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Local APIC (xAPIC MMIO) and time. The guest is tickless: the LAPIC timer
+ * is armed one-shot only while a vCPU sleeps until a deadline, because every
+ * timer wake of a halted vCPU costs tens of microseconds of emulated ring 0.
+ *
+ * Clock: kvmclock (pvclock) when CPUID 0x40000001 has KVM_FEATURE_CLOCKSOURCE2,
+ * else the TSC at the frequency CPUID 0x40000010 gives, else the TSC
+ * calibrated once against the PIT.
+ */
+#include "guest/kernel.h"
+
+#define LAPIC_ID	0x20
+#define LAPIC_EOI	0xb0
+#define LAPIC_SVR	0xf0
+#define LAPIC_ICR_LO	0x300
+#define LAPIC_ICR_HI	0x310
+#define LAPIC_LVT_TIMER	0x320
+#define LAPIC_TMICT	0x380
+#define LAPIC_TMCCT	0x390
+#define LAPIC_TDCR	0x3e0
+#define LVT_MASKED	(1u << 16)
+#define TDCR_DIV1	0xb
+#define MSR_KVM_SYSTEM_TIME_NEW	0x4b564d01
+#define KVM_FEATURE_CLOCKSOURCE2	(1u << 3)
+#define CALIBRATE_NS	2000000ULL
+
+static u32 lapic_rd(u32 reg)
+{
+	return mmio_read32(LAYOUT_LAPIC + reg);
+}
+
+static void lapic_wr(u32 reg, u32 v)
+{
+	mmio_write32(LAYOUT_LAPIC + reg, v);
+}
+
+u32 lapic_id(void)
+{
+	return lapic_rd(LAPIC_ID) >> 24;
+}
+
+void lapic_eoi(void)
+{
+	lapic_wr(LAPIC_EOI, 0);
+}
+
+/* Software-enable the LAPIC (reset state is disabled); timer masked. */
+void lapic_init_cpu(void)
+{
+	lapic_wr(LAPIC_SVR, 0x100 | SPURIOUS_VECTOR);
+	lapic_wr(LAPIC_TDCR, TDCR_DIV1);
+	lapic_wr(LAPIC_LVT_TIMER, LVT_MASKED | LAPIC_TIMER_VECTOR);
+}
+
+void lapic_send_ipi(u32 apic_id, u32 icr_low)
+{
+	lapic_wr(LAPIC_ICR_HI, apic_id << 24);
+	lapic_wr(LAPIC_ICR_LO, icr_low);
+	for (int i = 0; i < 1000 && (lapic_rd(LAPIC_ICR_LO) & (1u << 12)); i++)
+		cpu_relax();
+}
+
+u64 clock_ns(void)
+{
+	return clock_read(this_cpu()->index);
+}
+
+/* The LAPIC timer rate: CPUID 0x40000010 EBX (kHz) if offered, else measured. */
+void lapic_calibrate(void)
+{
+	u32 r[4];
+	u64 t0, t1;
+	u32 c0, c1;
+
+	cpuid(0x40000000, 0, r);
+	if (r[0] >= 0x40000010) {
+		cpuid(0x40000010, 0, r);
+		if (r[1]) {
+			bootinfo.lapic_khz = r[1];
+			return;
+		}
+	}
+	/*
+	 * Read the count, then the clock, the same way at both ends, so the
+	 * (emulated, slow) reads shift both samples alike and cancel.
+	 */
+	lapic_wr(LAPIC_TMICT, 0xffffffff);
+	c0 = lapic_rd(LAPIC_TMCCT);
+	t0 = clock_ns();
+	do
+		t1 = clock_ns();
+	while (t1 - t0 < CALIBRATE_NS);
+	c1 = lapic_rd(LAPIC_TMCCT);
+	t1 = clock_ns();
+	lapic_wr(LAPIC_TMICT, 0);
+	bootinfo.lapic_khz = (u64)(c0 - c1) * 1000000ULL / (t1 - t0);
+}
+
+static void lapic_oneshot_ns(u64 ns)
+{
+	u64 count = ns * bootinfo.lapic_khz / 1000000ULL;
+
+	if (count == 0)
+		count = 1;
+	if (count > 0xffffffffULL)
+		count = 0xffffffffULL;
+	lapic_wr(LAPIC_LVT_TIMER, LAPIC_TIMER_VECTOR);	/* one-shot, unmasked */
+	lapic_wr(LAPIC_TMICT, (u32)count);
+}
+
+/* Halt until the clock reads at least ns; other interrupts just loop. */
+void sleep_until(u64 ns)
+{
+	struct percpu *cpu = this_cpu();
+
+	for (;;) {
+		u64 now = clock_ns();
+
+		if (now >= ns)
+			return;
+		cpu->timer_fired = 0;
+		lapic_oneshot_ns(ns - now);
+		idle_wait(&cpu->timer_fired);
+	}
+}
+
+void park(void)
+{
+	struct percpu *cpu = this_cpu();
+
+	lapic_wr(LAPIC_TMICT, 0);
+	for (;;)
+		idle_wait(&cpu->never);
+}
+
+/* PIT channel 2, gated by port 0x61, counts 1.193182 MHz: 10 ms one-shot. */
+static u64 pit_calibrate_tsc_khz(void)
+{
+	const u32 ticks = 11932;
+	u64 t0, t1;
+	int guard = 0;
+
+	outb(0x61, (inb(0x61) & ~0x02) | 0x01);
+	outb(0x43, 0xb0);			/* channel 2, lobyte/hibyte, mode 0 */
+	outb(0x42, ticks & 0xff);
+	outb(0x42, ticks >> 8);
+	t0 = rdtsc();
+	while (!(inb(0x61) & 0x20) && ++guard < 1000000)
+		;
+	t1 = rdtsc();
+	return (t1 - t0) * 1193182ULL / ticks / 1000;
+}
+
+void clock_init(void)
+{
+	u32 r[4];
+	u32 max_leaf;
+
+	cpuid(0x40000000, 0, r);
+	max_leaf = r[0];
+	bootinfo.hypervisor_kvm = r[1] == 0x4b4d564b && r[2] == 0x564b4d56 && r[3] == 0x4d;
+	if (bootinfo.hypervisor_kvm && max_leaf >= 0x40000001) {
+		cpuid(0x40000001, 0, r);
+		if (r[0] & KVM_FEATURE_CLOCKSOURCE2) {
+			bootinfo.clock = CLOCK_KVMCLOCK;
+			return;
+		}
+	}
+	if (max_leaf >= 0x40000010) {
+		cpuid(0x40000010, 0, r);
+		bootinfo.tsc_khz = r[0];
+	}
+	bootinfo.clock = CLOCK_CPUID_TSC;
+	if (!bootinfo.tsc_khz) {
+		bootinfo.clock = CLOCK_PIT_TSC;
+		bootinfo.tsc_khz = pit_calibrate_tsc_khz();
+		if (!bootinfo.tsc_khz)
+			bootinfo.tsc_khz = 1000000;	/* never divide by zero */
+	}
+	bootinfo.tsc_mult = (1000000ULL << 32) / bootinfo.tsc_khz;
+	bootinfo.tsc0 = rdtsc();
+}
+
+void clock_init_cpu(struct percpu *cpu)
+{
+	if (bootinfo.clock == CLOCK_KVMCLOCK)
+		wrmsr(MSR_KVM_SYSTEM_TIME_NEW, (u64)&pvclock[cpu->index] | 1);
+}
