@@ -34,6 +34,7 @@ struct acpi_vm_desc {
 	bool cppc;		/* emit \_SB._OSC and a _CPC per processor */
 	bool hint_device;	/* describe the per-vCPU scheduler hint pages */
 	bool com1;		/* describe the 16550 at PORT_COM1 */
+	bool cmos_rtc;		/* an RTC at 0x70 exists (else FADT says "not present") */
 };
 
 #define ACPI_MAX_TABLES 8
@@ -57,6 +58,40 @@ struct acpi_tables {
  */
 int acpi_build_tables(const struct acpi_vm_desc *desc, void *buf, size_t len, uint64_t gpa,
 		      struct acpi_tables *out);
+
+/*
+ * The CPPC performance scale the guest reads in `_CPC`, and the one place
+ * that maps the engine's capacity scale (1024 = one full host CPU = top level
+ * of the biggest cluster) onto it: linear, 1024 -> ACPI_CPPC_PERF_MAX.
+ * Why 255: an AMD-vendor Linux guest computes its frequency-invariance max
+ * ratio from a model constant of 255 (or 166) divided by CPU0's nominal_perf,
+ * so a top level of 255 gives it exactly 1024 (docs/acpi.md).
+ * acpi_perf_from_capacity() rounds to nearest and never returns 0 for a
+ * non-zero capacity; the _floor/_ceil variants are for clamp bounds, so that
+ * a bound converted to perf and back never widens the range.
+ */
+#define ACPI_CPPC_PERF_MAX	255u
+#define ACPI_CAPACITY_SCALE	1024u
+uint32_t acpi_perf_from_capacity(unsigned int capacity);
+uint32_t acpi_perf_from_capacity_floor(unsigned int capacity);
+uint32_t acpi_perf_from_capacity_ceil(unsigned int capacity);
+unsigned int acpi_capacity_from_perf(uint32_t perf);	/* rounded to nearest */
+
+/*
+ * `_CPC` capabilities of a vCPU on a cluster with nr ascending performance
+ * levels (capacity scale, last = the cluster's capacity) and their MHz:
+ * highest = nominal = top level (no boost is emulated: every level is
+ * sustained), lowest = lowest_nonlinear = first level (emulated performance
+ * is linear all the way down), guaranteed from guaranteed_capacity (capped at
+ * highest). Returns 0 or -EINVAL naming nothing (the caller validated levels).
+ */
+int acpi_cppc_caps_from_levels(const unsigned int *levels, const unsigned int *mhz,
+			       unsigned int nr, unsigned int guaranteed_capacity,
+			       struct acpi_cppc_caps *out);
+
+/* Guest-physical address of vCPU i's CPPC register page and hint page. */
+uint64_t acpi_cppc_page_gpa(unsigned int vcpu);
+uint64_t acpi_hint_page_gpa(unsigned int vcpu);
 
 /* Write each table as DIR/SIG.dat (for `iasl -d`). Returns 0 or -errno. */
 int acpi_dump_tables(const struct acpi_tables *t, const void *buf, const char *dir);
