@@ -1,13 +1,283 @@
 // SPDX-License-Identifier: MIT
-/* Placeholder until the owning issue lands. */
+/*
+ * `capvisor run`: parse the options, load the kernel, build the VM and run
+ * it until the guest powers off or reboots, fails, or we get SIGINT/SIGTERM.
+ * The main thread only runs the event loop (signals through signalfd, console
+ * input); the vCPUs run on their own threads.
+ */
 #include "vmm/commands.h"
+#include "vmm/console.h"
+#include "vmm/evloop.h"
+#include "vmm/layout.h"
+#include "vmm/log.h"
+#include "vmm/options.h"
+#include "vmm/vm.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Exit statuses (docs/vmm.md). */
+#define EXIT_GUEST_OK		0
+#define EXIT_GUEST_FAILED	1
+#define EXIT_USAGE		2
+#define EXIT_HOST		3
+#define EXIT_SIGNAL_BASE	128
+
+#define MAX_FILE_SIZE		(1ULL << 30)
+
+extern const uint8_t capvisor_guest_elf[];
+extern const uint8_t capvisor_guest_elf_end[];
+
+struct file_buf {
+	uint8_t *data;
+	size_t len;
+};
+
+static int read_file(const char *opt, const char *path, struct file_buf *out)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t done = 0;
+
+	if (fd < 0) {
+		pr_err("%s: cannot open '%s': %s", opt, path, strerror(errno));
+		return -errno;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    (uint64_t)st.st_size > MAX_FILE_SIZE) {
+		pr_err("%s: '%s' is not a regular, non-empty file of at most 1 GiB", opt, path);
+		close(fd);
+		return -EINVAL;
+	}
+	out->len = (size_t)st.st_size;
+	out->data = malloc(out->len);
+	while (out->data && done < out->len) {
+		ssize_t n = read(fd, out->data + done, out->len - done);
+
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	close(fd);
+	if (!out->data || done != out->len) {
+		pr_err("%s: cannot read '%s'", opt, path);
+		free(out->data);
+		out->data = NULL;
+		return -EIO;
+	}
+	return 0;
+}
+
+static int dump_acpi(const struct vm_config *cfg)
+{
+	struct acpi_tables t;
+	void *buf = calloc(1, LAYOUT_ACPI_SIZE);
+	int ret;
+
+	if (!buf)
+		return EXIT_HOST;
+	ret = vm_acpi_build(cfg->nr_vcpus, buf, LAYOUT_ACPI_SIZE, LAYOUT_ACPI_BASE, &t);
+	if (!ret) {
+		ret = acpi_dump_tables(&t, buf, cfg->dump_acpi_dir);
+		if (ret)
+			pr_err("--dump-acpi: cannot write the tables to '%s': %s",
+			       cfg->dump_acpi_dir, strerror(-ret));
+	}
+	free(buf);
+	return ret ? EXIT_USAGE : 0;
+}
+
+static void on_signal(struct evloop *loop, int fd, uint32_t events, void *opaque)
+{
+	struct signalfd_siginfo si;
+	struct vm *vm = opaque;
+
+	(void)loop;
+	(void)events;
+	if (read(fd, &si, sizeof(si)) != sizeof(si))
+		return;
+	vm_request_exit(vm, VM_EXIT_SIGNAL, (int)si.ssi_signo, "stopped by %s",
+			strsignal((int)si.ssi_signo));
+}
+
+static int setup_signals(struct vm *vm, sigset_t *old)
+{
+	sigset_t set;
+	int fd;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	/* Blocked before the vCPU threads exist, so they inherit it: only signalfd sees them. */
+	pthread_sigmask(SIG_BLOCK, &set, old);
+	signal(SIGPIPE, SIG_IGN);	/* a closed console must not kill the VMM */
+	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (fd < 0 || evloop_add_fd(vm->loop, fd, EPOLLIN, on_signal, vm)) {
+		pr_err("signalfd: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+struct run_ctx {
+	struct vm_config cfg;
+	struct file_buf kernel, initrd;
+	struct vm *vm;
+	struct console con;
+	int sigfd;
+	sigset_t old_mask;
+};
+
+static int load_inputs(struct run_ctx *c)
+{
+	if (c->cfg.kernel) {
+		if (read_file("--kernel", c->cfg.kernel, &c->kernel))
+			return -1;
+	} else {
+		c->kernel.data = (uint8_t *)capvisor_guest_elf;
+		c->kernel.len = (size_t)(capvisor_guest_elf_end - capvisor_guest_elf);
+	}
+	if (boot_detect(c->kernel.data, c->kernel.len) == KERNEL_UNKNOWN) {
+		pr_err("--kernel: '%s' is neither an ELF with a PVH note nor a bzImage",
+		       c->cfg.kernel ? c->cfg.kernel : "(embedded)");
+		return -1;
+	}
+	if (c->cfg.initrd && read_file("--initrd", c->cfg.initrd, &c->initrd))
+		return -1;
+	return 0;
+}
+
+/* Build the VM and its devices and load the kernel; returns an exit status or -1 on success. */
+static int build_vm(struct run_ctx *c)
+{
+	struct vm_params p = {
+		.nr_vcpus = c->cfg.nr_vcpus,
+		.mem_size = c->cfg.mem_size,
+		.cpu_hide = c->cfg.cpu_hide_set ? c->cfg.cpu_hide : cpuid_default_hide(),
+	};
+	struct boot_input in;
+	struct boot_entry entry;
+	char hidden[256];
+
+	cpuid_format_set(p.cpu_hide, hidden, sizeof(hidden));
+	pr_info("%u vCPUs, %llu MiB, hidden CPU features: %s", p.nr_vcpus,
+		(unsigned long long)(p.mem_size >> 20), hidden);
+	c->vm = vm_create(&p);
+	if (!c->vm)
+		return EXIT_HOST;
+	if (vm_setup_devices(c->vm, c->con.out_fd))
+		return EXIT_HOST;
+	if (vm_setup_acpi(c->vm))
+		return EXIT_HOST;
+	in = (struct boot_input){
+		.kernel = c->kernel.data, .kernel_len = c->kernel.len,
+		.initrd = c->initrd.data, .initrd_len = c->initrd.len,
+		.cmdline = c->cfg.cmdline, .rsdp_gpa = c->vm->acpi.rsdp_gpa,
+		.e820 = &c->vm->e820, .mem = &c->vm->mem,
+	};
+	if (boot_load(&in, &entry))
+		return EXIT_USAGE;
+	c->sigfd = setup_signals(c->vm, &c->old_mask);
+	if (c->sigfd < 0)
+		return EXIT_HOST;
+	console_attach(&c->con, c->vm);
+	if (vm_start(c->vm, &entry))
+		return EXIT_HOST;
+	return -1;
+}
+
+static int report_exit(struct vm *vm)
+{
+	switch (vm_exit_kind(vm)) {
+	case VM_EXIT_POWEROFF:
+	case VM_EXIT_REBOOT:
+		fprintf(stderr, "capvisor: %s\n", vm->exit_reason);
+		return EXIT_GUEST_OK;
+	case VM_EXIT_SIGNAL:
+		fprintf(stderr, "capvisor: %s\n", vm->exit_reason);
+		return EXIT_SIGNAL_BASE + vm->exit_signal;
+	default:
+		fprintf(stderr, "capvisor: %s\n", vm->exit_reason);
+		return EXIT_GUEST_FAILED;
+	}
+}
+
+static void log_counters(const struct vm *vm)
+{
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		struct vcpu *v = vm->vcpus[i];
+
+		pr_info("vCPU %u: %llu exits (%llu I/O, %llu MMIO, %llu MSR), %llu kicks", i,
+			(unsigned long long)v->nr_exits, (unsigned long long)v->nr_io_exits,
+			(unsigned long long)v->nr_mmio_exits, (unsigned long long)v->nr_msr_exits,
+			(unsigned long long)v->nr_kicks);
+	}
+	pr_info("unclaimed accesses: %llu I/O, %llu MMIO",
+		(unsigned long long)bus_unclaimed_count(vm->pio),
+		(unsigned long long)bus_unclaimed_count(vm->mmio));
+}
+
+static void cleanup(struct run_ctx *c)
+{
+	if (c->vm)
+		vm_stop_vcpus(c->vm);
+	console_close(&c->con);
+	vm_destroy(c->vm);
+	if (c->sigfd >= 0) {
+		close(c->sigfd);
+		pthread_sigmask(SIG_SETMASK, &c->old_mask, NULL);
+	}
+	if (c->cfg.kernel)
+		free(c->kernel.data);
+	free(c->initrd.data);
+}
 
 int cmd_run(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "capvisor run: not built yet\n");
-	return 2;
+	struct run_ctx c = { .sigfd = -1 };
+	int status;
+
+	console_init(&c.con);
+	vm_config_init(&c.cfg);
+	if (vm_config_parse(&c.cfg, argc, argv))
+		return EXIT_USAGE;
+	if (c.cfg.help) {
+		vm_config_usage(stdout);
+		return 0;
+	}
+	if (c.cfg.verbose)
+		log_set_level(c.cfg.verbose > 1 ? LOG_DEBUG : LOG_INFO);
+	if (load_inputs(&c)) {
+		cleanup(&c);
+		return EXIT_USAGE;
+	}
+	if (c.cfg.dump_acpi_dir) {
+		cleanup(&c);
+		return dump_acpi(&c.cfg);
+	}
+	if (console_open(&c.con, &c.cfg)) {
+		cleanup(&c);
+		return EXIT_USAGE;
+	}
+	status = build_vm(&c);
+	if (status < 0) {
+		evloop_run(c.vm->loop);
+		vm_stop_vcpus(c.vm);
+		log_counters(c.vm);
+		status = report_exit(c.vm);
+	} else if (c.vm && vm_exit_kind(c.vm) != VM_EXIT_NONE) {
+		status = report_exit(c.vm);
+	}
+	cleanup(&c);
+	return status;
 }

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT
+#include "vmm/options.h"
+#include "vmm/log.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	switch (toupper((unsigned char)*end)) {
+	case 0:
+		break;
+	case 'K':
+		shift = 10;
+		break;
+	case 'M':
+		shift = 20;
+		break;
+	case 'G':
+		shift = 30;
+		break;
+	case 'T':
+		shift = 40;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (*end && end[1] && !(toupper((unsigned char)end[1]) == 'B' && !end[2]) &&
+	    !(toupper((unsigned char)end[1]) == 'I' && toupper((unsigned char)end[2]) == 'B' &&
+	      !end[3]))
+		return -EINVAL;	/* accept 2G, 2GB, 2GiB */
+	if (shift && v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+static int set_kernel(struct vm_config *cfg, const char *arg)
+{
+	cfg->kernel = arg;
+	return 0;
+}
+
+static int set_initrd(struct vm_config *cfg, const char *arg)
+{
+	cfg->initrd = arg;
+	return 0;
+}
+
+static int set_cmdline(struct vm_config *cfg, const char *arg)
+{
+	cfg->cmdline = arg;
+	return 0;
+}
+
+static int set_vcpus(struct vm_config *cfg, const char *arg)
+{
+	unsigned long long n;
+
+	if (parse_uint(arg, VM_MAX_VCPUS, &n) || n == 0) {
+		pr_err("--vcpus: '%s' is not a number of vCPUs between 1 and %d", arg, VM_MAX_VCPUS);
+		return -EINVAL;
+	}
+	cfg->nr_vcpus = (unsigned int)n;
+	return 0;
+}
+
+static int set_mem(struct vm_config *cfg, const char *arg)
+{
+	uint64_t size;
+
+	if (parse_size(arg, &size)) {
+		pr_err("--mem: '%s' is not a size (expected e.g. 256M, 2G)", arg);
+		return -EINVAL;
+	}
+	if (size < VM_MIN_MEM || size > VM_MAX_MEM || size % 4096) {
+		pr_err("--mem: '%s' must be a multiple of 4K between %lluM and %lluT", arg,
+		       VM_MIN_MEM >> 20, VM_MAX_MEM >> 40);
+		return -EINVAL;
+	}
+	cfg->mem_size = size;
+	return 0;
+}
+
+static int set_console(struct vm_config *cfg, const char *arg)
+{
+	if (!strcmp(arg, "stdio")) {
+		cfg->console = CONSOLE_STDIO;
+		return 0;
+	}
+	if (!strncmp(arg, "file:", 5) && arg[5]) {
+		cfg->console = CONSOLE_FILE;
+		cfg->console_path = arg + 5;
+		return 0;
+	}
+	pr_err("--console: '%s' (expected stdio or file:PATH)", arg);
+	return -EINVAL;
+}
+
+static int set_dump_acpi(struct vm_config *cfg, const char *arg)
+{
+	cfg->dump_acpi_dir = arg;
+	return 0;
+}
+
+static int set_cpu_hide(struct vm_config *cfg, const char *arg)
+{
+	if (cpuid_parse_hide(arg, &cfg->cpu_hide))
+		return -EINVAL;
+	cfg->cpu_hide_set = true;
+	return 0;
+}
+
+static int set_verbose(struct vm_config *cfg, const char *arg)
+{
+	(void)arg;
+	cfg->verbose++;
+	return 0;
+}
+
+static int set_help(struct vm_config *cfg, const char *arg)
+{
+	(void)arg;
+	cfg->help = true;
+	return 0;
+}
+
+static const struct vm_option options[] = {
+	{ "kernel", "FILE", "PVH ELF or bzImage to boot (default: the embedded test guest)",
+	  set_kernel },
+	{ "initrd", "FILE", "initial ramdisk", set_initrd },
+	{ "cmdline", "STR", "kernel command line", set_cmdline },
+	{ "vcpus", "N", "number of vCPUs, 1..255 (default 1)", set_vcpus },
+	{ "mem", "SIZE", "guest RAM, e.g. 512M or 2G, at least 16M (default 256M)", set_mem },
+	{ "console", "stdio|file:PATH", "where COM1 output goes (default stdio; input from stdin)",
+	  set_console },
+	{ "dump-acpi", "DIR", "write the ACPI tables as DIR/SIG.dat and exit", set_dump_acpi },
+	{ "cpu-hide", "LIST", "CPUID features to hide, e.g. cx16,xsave, or none (default: probed)",
+	  set_cpu_hide },
+	{ "verbose", NULL, "log more (repeat: debug)", set_verbose },
+	{ "help", NULL, "show this help", set_help },
+};
+
+#define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
+
+void vm_config_init(struct vm_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->nr_vcpus = 1;
+	cfg->mem_size = VM_DEFAULT_MEM;
+	cfg->console = CONSOLE_STDIO;
+}
+
+void vm_config_usage(FILE *f)
+{
+	fprintf(f, "usage: capvisor run [OPTIONS]\n\noptions:\n");
+	for (size_t i = 0; i < NR_OPTIONS; i++) {
+		char left[48];
+
+		snprintf(left, sizeof(left), "--%s%s%s", options[i].name,
+			 options[i].metavar ? " " : "", options[i].metavar ? options[i].metavar : "");
+		fprintf(f, "  %-28s %s\n", left, options[i].help);
+	}
+	fprintf(f, "\nexit status: 0 guest powered off or rebooted, 1 guest failure, 2 bad usage or\n"
+		   "input file, 3 KVM/host error, 128+N stopped by signal N (docs/vmm.md)\n");
+}
+
+static const struct vm_option *find_option(const char *name, size_t len)
+{
+	for (size_t i = 0; i < NR_OPTIONS; i++)
+		if (strlen(options[i].name) == len && !strncmp(options[i].name, name, len))
+			return &options[i];
+	return NULL;
+}
+
+int vm_config_parse(struct vm_config *cfg, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *eq, *val = NULL;
+		const struct vm_option *o;
+
+		if (strncmp(a, "--", 2)) {
+			pr_err("unexpected argument '%s' (options start with --; see --help)", a);
+			return -EINVAL;
+		}
+		a += 2;
+		eq = strchr(a, '=');
+		o = find_option(a, eq ? (size_t)(eq - a) : strlen(a));
+		if (!o) {
+			pr_err("unknown option '%s' (see capvisor run --help)", argv[i]);
+			return -EINVAL;
+		}
+		if (o->metavar) {
+			val = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+			if (!val) {
+				pr_err("--%s needs a value (%s)", o->name, o->metavar);
+				return -EINVAL;
+			}
+		} else if (eq) {
+			pr_err("--%s takes no value", o->name);
+			return -EINVAL;
+		}
+		if (o->set(cfg, val))
+			return -EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `capvisor run` options: one table (vmm/options.c) maps each option to a
+ * setter on struct vm_config, so new options are one table entry and one
+ * field. Every setter validates its argument and names the option and what
+ * was expected when it rejects it.
+ */
+#ifndef CAPVISOR_OPTIONS_H
+#define CAPVISOR_OPTIONS_H
+
+#include "vmm/cpuid.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define VM_MIN_MEM	(16ULL << 20)
+#define VM_MAX_MEM	(1ULL << 40)
+#define VM_MAX_VCPUS	255	/* xAPIC ids 0..254 */
+#define VM_DEFAULT_MEM	(256ULL << 20)
+
+enum console_kind { CONSOLE_STDIO, CONSOLE_FILE };
+
+struct vm_config {
+	const char *kernel;		/* NULL: the embedded test guest */
+	const char *initrd;
+	const char *cmdline;
+	unsigned int nr_vcpus;
+	uint64_t mem_size;
+	enum console_kind console;
+	const char *console_path;	/* CONSOLE_FILE */
+	const char *dump_acpi_dir;
+	bool cpu_hide_set;		/* false: probe the host for the default */
+	cpuid_feature_set cpu_hide;
+	unsigned int verbose;		/* 1: info, 2: debug */
+	bool help;
+};
+
+struct vm_option {
+	const char *name;		/* without the leading "--" */
+	const char *metavar;		/* NULL: a flag without argument */
+	const char *help;
+	int (*set)(struct vm_config *cfg, const char *arg);
+};
+
+void vm_config_init(struct vm_config *cfg);
+/* argv[0] is the subcommand name. 0, or -EINVAL after printing one error line. */
+int vm_config_parse(struct vm_config *cfg, int argc, char **argv);
+void vm_config_usage(FILE *f);
+
+/* "256M", "2G", "4096K", "1T", or bytes; 0 or -EINVAL (overflow, bad suffix). */
+int parse_size(const char *s, uint64_t *out);
+/* Decimal only, no sign, <= max; 0 or -EINVAL. */
+int parse_uint(const char *s, unsigned long long max, unsigned long long *out);
+
+#endif
