@@ -20,6 +20,11 @@
  * A rejected request changes nothing.
  *
  * See docs/sched.md for the design and the Linux rules followed.
+ *
+ * Naming: no symbol here may collide with libc or POSIX (<sched.h> is pulled
+ * in by <pthread.h> in every VMM file): hence sched_entity_yield(), not
+ * sched_yield(), and SCHED_NONE, not SCHED_IDLE. A libc name defined by this
+ * static library would silently replace libc's for the whole process.
  */
 #ifndef CAPVISOR_SCHED_H
 #define CAPVISOR_SCHED_H
@@ -36,7 +41,7 @@
 #define SCHED_NICE_0_WEIGHT	1024
 #define SCHED_WEIGHT_MIN	1
 #define SCHED_WEIGHT_MAX	(1u << 20)
-#define SCHED_IDLE		(-1)	/* "no entity" in sched_cpu_state and events */
+#define SCHED_NONE		(-1)	/* "no entity" in sched_cpu_state and events */
 
 /* Error codes; functions return their negative. */
 enum sched_error {
@@ -255,13 +260,14 @@ int sched_set_perf_request(struct sched *s, int id, unsigned int level, uint64_t
 int sched_wakeup(struct sched *s, int id, uint64_t now);	/* blocked -> runnable */
 int sched_block(struct sched *s, int id, uint64_t now);		/* -> blocked */
 /* The running (or runnable) fair entity gives up the rest of its slice. */
-int sched_yield(struct sched *s, int id, uint64_t now);
+int sched_entity_yield(struct sched *s, int id, uint64_t now);
 /*
- * id yields in favour of target (kvm_vcpu_on_spin): target becomes the next
- * buddy on its runqueue and that pCPU reschedules. Returns 1 when target was
- * boosted, 0 when not (target not runnable, already running, itself, or not
- * in the fair class), negative on a bad id. id yields in every case except
- * a bad id.
+ * id yields in favour of target (kvm_vcpu_on_spin, yield_to_task_fair):
+ * target becomes the next buddy on its runqueue, that pCPU reschedules and
+ * id yields. Returns 1 when target was boosted; 0 when not (target blocked,
+ * throttled, already running, itself, or either is not in the fair class),
+ * and then nothing changes (the caller may sched_entity_yield()); negative on a
+ * bad id.
  */
 int sched_yield_to(struct sched *s, int id, int target, uint64_t now);
 
@@ -286,7 +292,7 @@ uint64_t sched_next_event(const struct sched *s, unsigned int cpu);
 /* ---------------------------------------------------------------- queries */
 
 struct sched_cpu_state {
-	int curr;		/* entity id or SCHED_IDLE */
+	int curr;		/* entity id or SCHED_NONE */
 	unsigned int level;	/* current performance level of the pCPU */
 	unsigned int capacity;	/* capacity of the pCPU */
 	uint64_t gen;		/* bumped whenever curr or level changes */
@@ -378,7 +384,7 @@ bool sched_uclamp_enabled(const struct sched *s);
 /* ---------------------------------------------------------------- tracing */
 
 enum sched_event_type {
-	SCHED_EV_SWITCH,	/* cpu: prev -> next (either may be SCHED_IDLE) */
+	SCHED_EV_SWITCH,	/* cpu: prev -> next (either may be SCHED_NONE) */
 	SCHED_EV_MIGRATE,	/* entity: from_cpu -> to_cpu */
 	SCHED_EV_THROTTLE,	/* entity throttled on cpu */
 	SCHED_EV_REPLENISH,	/* entity replenished (new period) */

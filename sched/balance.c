@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Capacity-aware placement and balancing (kernel/sched/fair.c:
+ * select_idle_capacity, util_fits_cpu, update_misfit_status,
+ * sched_balance_rq, sched_balance_newidle).
+ *
+ * - Wakeup placement prefers an idle pCPU the entity fits (rule 19), then
+ *   the least loaded fitting pCPU (like EAS, which only considers fitting
+ *   CPUs), then, when nothing fits, the biggest idle pCPU.
+ * - A running entity that does not fit its pCPU while a bigger one exists
+ *   is "misfit" and is moved to a bigger idle pCPU at the next balance.
+ * - Periodic balance moves waiting entities from the busiest to the
+ *   idlest pCPU by weight normalized by the capacity left to the fair
+ *   class, when the imbalance exceeds 17% (imbalance_pct 117).
+ * - Newidle balance (seed 003, rules 25-26) pulls one waiting entity when a
+ *   pCPU goes idle, with max_newidle_lb_cost per domain, its 253/256 decay
+ *   after 1 s without update, and the avg_idle early abort.
+ */
+#include "sched/internal.h"
+
+#define IMBALANCE_PCT		117
+#define MIGRATION_COST_NS	(500 * NSEC_PER_USEC)
+
+/* util_fits_cpu() (rule 19). */
+bool util_fits_cpu(unsigned long util, unsigned int uclamp_min, unsigned int uclamp_max,
+		   unsigned int capacity)
+{
+	bool fits = util * 1280 < (unsigned long)capacity * 1024;
+
+	/* uclamp_max <= capacity: the entity asked to be kept this small. */
+	fits = fits || uclamp_max <= capacity;
+	return fits && uclamp_min <= capacity;
+}
+
+static void entity_clamps(const struct sched *s, const struct sched_entity *se,
+			  unsigned int *lo, unsigned int *hi)
+{
+	if (uclamp_is_used(s)) {
+		*lo = se->uc_eff[UCLAMP_MIN];
+		*hi = se->uc_eff[UCLAMP_MAX];
+	} else {
+		*lo = 0;
+		*hi = SCHED_CAPACITY_SCALE;
+	}
+}
+
+bool entity_fits_cpu(const struct sched *s, const struct sched_entity *se, unsigned int cpu)
+{
+	unsigned int lo, hi;
+
+	entity_clamps(s, se, &lo, &hi);
+	return util_fits_cpu(se->pelt.util_avg, lo, hi, s->rq[cpu].capacity);
+}
+
+/* Capacity left to the fair class once reserved bandwidth is served. */
+static uint64_t fair_capacity(const struct sched_rq *rq)
+{
+	uint64_t dl = (rq->dl_bw * SCHED_CAPACITY_SCALE) >> BW_SHIFT;
+
+	return dl + 1 < rq->capacity ? rq->capacity - dl : 1;
+}
+
+/* Fair weight per capacity, with `extra` weight added. */
+static uint64_t rq_load(const struct sched_rq *rq, uint64_t extra)
+{
+	return ((rq->fair_weight + extra) << 10) / fair_capacity(rq);
+}
+
+static bool rq_idle(const struct sched_rq *rq)
+{
+	return !rq->curr && !rq->nr_running;
+}
+
+struct placement {
+	int idle_fit, idle_big, least_fit, least_any;
+	uint64_t load_fit, load_any;
+};
+
+static void consider(struct sched *s, struct sched_entity *se, unsigned int cpu,
+		     struct placement *p)
+{
+	struct sched_rq *rq = &s->rq[cpu];
+	bool fits = entity_fits_cpu(s, se, cpu);
+	uint64_t load = rq_load(rq, se->on_rq && se->cpu == (int)cpu ? 0 : se->weight);
+
+	if (rq_idle(rq)) {
+		if (fits && p->idle_fit < 0)
+			p->idle_fit = (int)cpu;
+		if (p->idle_big < 0 || rq->capacity > s->rq[p->idle_big].capacity)
+			p->idle_big = (int)cpu;
+	}
+	if (fits && (p->least_fit < 0 || load < p->load_fit)) {
+		p->least_fit = (int)cpu;
+		p->load_fit = load;
+	}
+	if (p->least_any < 0 || load < p->load_any) {
+		p->least_any = (int)cpu;
+		p->load_any = load;
+	}
+}
+
+/* select_task_rq_fair() for a waking or new entity. */
+unsigned int select_cpu_fair(struct sched *s, struct sched_entity *se)
+{
+	struct placement p = { -1, -1, -1, -1, 0, 0 };
+	int prev = se->cpu >= 0 && sched_cpumask_test(&se->allowed, (unsigned int)se->cpu) ?
+		   se->cpu : -1;
+	unsigned int start = prev >= 0 ? (unsigned int)prev : 0;
+
+	if (prev >= 0 && rq_idle(&s->rq[prev]) && entity_fits_cpu(s, se, (unsigned int)prev))
+		return (unsigned int)prev;
+	for (unsigned int i = 0; i < s->nr_cpus; i++) {
+		unsigned int cpu = (start + i) % s->nr_cpus;
+
+		if (sched_cpumask_test(&se->allowed, cpu))
+			consider(s, se, cpu, &p);
+	}
+	if (p.idle_fit >= 0)
+		return (unsigned int)p.idle_fit;
+	if (p.least_fit >= 0) {
+		/* Stay on prev unless it is clearly busier (no needless migration). */
+		if (prev >= 0 && entity_fits_cpu(s, se, (unsigned int)prev) &&
+		    rq_load(&s->rq[prev], se->weight) * 100 <= p.load_fit * IMBALANCE_PCT)
+			return (unsigned int)prev;
+		return (unsigned int)p.least_fit;
+	}
+	if (p.idle_big >= 0)
+		return (unsigned int)p.idle_big;
+	if (prev >= 0 && rq_load(&s->rq[prev], se->weight) * 100 <= p.load_any * IMBALANCE_PCT)
+		return (unsigned int)prev;
+	return (unsigned int)p.least_any;
+}
+
+/* update_misfit_status(): current fair entity too big for this pCPU. */
+void update_misfit(struct sched *s, struct sched_rq *rq)
+{
+	struct sched_entity *curr = rq->curr;
+
+	rq->misfit = false;
+	if (!curr || dl_entity(curr) || !curr->on_rq || rq->capacity >= s->max_capacity)
+		return;
+	if (entity_fits_cpu(s, curr, rq->cpu))
+		return;
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		if (s->rq[cpu].capacity > rq->capacity && sched_cpumask_test(&curr->allowed, cpu)) {
+			rq->misfit = true;
+			return;
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- idle */
+
+void update_idle_enter(struct sched_rq *rq, uint64_t now)
+{
+	rq->idle = true;
+	rq->idle_start = now;
+}
+
+static uint64_t max_idle_balance_cost(const struct sched_rq *rq)
+{
+	uint64_t m = MIGRATION_COST_NS;
+
+	for (int d = 0; d < SCHED_DOMAINS; d++)
+		if (rq->sd[d].valid && rq->sd[d].max_newidle_lb_cost > m)
+			m = rq->sd[d].max_newidle_lb_cost;
+	return m;
+}
+
+/* avg_idle: 1/8 EWMA of idle durations, capped at 2x the balance cost. */
+void update_idle_exit(struct sched *s, struct sched_rq *rq, uint64_t now)
+{
+	int64_t dur, diff;
+	uint64_t max;
+
+	(void)s;
+	if (!rq->idle)
+		return;
+	rq->idle = false;
+	dur = (int64_t)(now - rq->idle_start);
+	diff = dur - (int64_t)rq->avg_idle;
+	rq->avg_idle = (uint64_t)((int64_t)rq->avg_idle + diff / 8);
+	max = 2 * max_idle_balance_cost(rq);
+	if (rq->avg_idle > max)
+		rq->avg_idle = max;
+}
+
+/* ---------------------------------------------------------------- moving */
+
+/* A waiting fair entity of src that may run on dst, or NULL. */
+static struct sched_entity *pick_movable(struct sched_rq *src, struct sched_rq *dst,
+					 uint64_t *best_max)
+{
+	struct sched_entity *best = NULL;
+	uint64_t old_max = rq_load(src, 0);
+	struct slist *pos;
+
+	for (pos = src->queued.next; pos != &src->queued; pos = pos->next) {
+		struct sched_entity *se = slist_entry(pos, struct sched_entity, rq_link);
+		uint64_t nb, nd, m;
+
+		if (se == src->curr || dl_entity(se) || !sched_cpumask_test(&se->allowed, dst->cpu))
+			continue;
+		if (!best_max)
+			return se;
+		nb = ((src->fair_weight - se->weight) << 10) / fair_capacity(src);
+		nd = rq_load(dst, se->weight);
+		m = nb > nd ? nb : nd;
+		if (m < old_max && (!best || m < *best_max)) {
+			best = se;
+			*best_max = m;
+		}
+	}
+	return best;
+}
+
+/* Move a waiting entity (no rescheduling: the caller does it). */
+static void move_queued(struct sched *s, struct sched_entity *se, struct sched_rq *dst, int reason,
+			uint64_t now)
+{
+	struct sched_rq *src = &s->rq[se->cpu];
+	struct sched_event ev;
+
+	update_rq_clock(s, src, now);
+	update_rq_clock(s, dst, now);
+	dequeue_entity(s, src, se, DEQ_MIGRATE, now);
+	enqueue_entity(s, dst, se, ENQ_MIGRATED, now);
+	se->st.nr_migrations++;
+	if (s->cfg.event) {
+		memset(&ev, 0, sizeof(ev));
+		ev.type = SCHED_EV_MIGRATE;
+		ev.now = now;
+		ev.cpu = (int)dst->cpu;
+		ev.entity = se->id;
+		ev.from_cpu = (int)src->cpu;
+		ev.to_cpu = (int)dst->cpu;
+		ev.reason = reason;
+		sched_emit(s, &ev);
+	}
+}
+
+static void balance_misfit(struct sched *s, uint64_t now)
+{
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		struct sched_rq *rq = &s->rq[cpu];
+		struct sched_entity *se = rq->curr;
+		int best = -1;
+
+		if (!rq->misfit || !se)
+			continue;
+		for (unsigned int d = 0; d < s->nr_cpus; d++) {
+			struct sched_rq *drq = &s->rq[d];
+
+			if (drq->capacity <= rq->capacity || !rq_idle(drq) ||
+			    !sched_cpumask_test(&se->allowed, d))
+				continue;
+			if (best < 0 || drq->capacity > s->rq[best].capacity)
+				best = (int)d;
+		}
+		if (best >= 0) {
+			rq->nr_misfit_migrations++;
+			migrate_entity(s, se, (unsigned int)best, SCHED_MIGRATE_MISFIT, now);
+		}
+	}
+}
+
+static bool balance_once(struct sched *s, uint64_t now)
+{
+	struct sched_rq *busiest = NULL, *idlest = NULL;
+	struct sched_entity *se;
+	uint64_t lb = 0, li = 0, m = 0;
+
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		struct sched_rq *rq = &s->rq[cpu];
+		uint64_t l = rq_load(rq, 0);
+
+		if (rq->nr_fair >= 2 && (!busiest || l > lb)) {
+			busiest = rq;
+			lb = l;
+		}
+		if (!idlest || l < li) {
+			idlest = rq;
+			li = l;
+		}
+	}
+	if (!busiest || busiest == idlest || lb * 100 <= li * IMBALANCE_PCT)
+		return false;
+	se = pick_movable(busiest, idlest, &m);
+	if (!se)
+		return false;
+	busiest->nr_lb_migrations++;
+	move_queued(s, se, idlest, SCHED_MIGRATE_BALANCE, now);
+	wakeup_preempt(s, idlest, se);
+	if (idlest->need_resched)
+		schedule_rq(s, idlest, now);
+	return true;
+}
+
+/* The periodic part of sched_balance_domains(). */
+void sched_balance(struct sched *s, uint64_t now)
+{
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		for (int d = 0; d < SCHED_DOMAINS; d++)
+			if (s->rq[cpu].sd[d].valid)
+				update_newidle_cost(&s->rq[cpu].sd[d], 0, now);
+	balance_misfit(s, now);
+	for (unsigned int i = 0; i < s->nr_cpus; i++)
+		if (!balance_once(s, now))
+			break;
+}
+
+/* ---------------------------------------------------------------- newidle */
+
+void sched_domains_init(struct sched *s)
+{
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		struct sched_rq *rq = &s->rq[cpu];
+		const struct sched_cluster *c = &s->cluster[rq->cluster];
+		int d = 0;
+
+		if (c->desc.nr_cpus > 1) {
+			sched_cluster_mask(s, rq->cluster, &rq->sd[d].span);
+			rq->sd[d].nr_span = c->desc.nr_cpus;
+			rq->sd[d++].valid = true;
+		}
+		if (s->nr_clusters > 1 || (d == 0 && s->nr_cpus > 1)) {
+			rq->sd[d].span = s->all_cpus;
+			rq->sd[d].nr_span = s->nr_cpus;
+			rq->sd[d++].valid = true;
+		}
+	}
+}
+
+/* update_newidle_cost(): raise to a larger cost, else decay after 1 s. */
+bool update_newidle_cost(struct sched_domain_cost *sd, uint64_t cost, uint64_t now)
+{
+	if (cost > sd->max_newidle_lb_cost) {
+		sd->max_newidle_lb_cost = cost;
+		sd->last_decay_max_lb_cost = now;
+	} else if (now > sd->last_decay_max_lb_cost + NSEC_PER_SEC) {
+		sd->max_newidle_lb_cost = sd->max_newidle_lb_cost * 253 / 256;
+		sd->last_decay_max_lb_cost = now;
+		return true;
+	}
+	return false;
+}
+
+/* Pull one waiting entity from the busiest pCPU of the span. */
+static bool pull_one(struct sched *s, struct sched_rq *dst, const struct sched_domain_cost *sd,
+		     uint64_t now)
+{
+	struct sched_rq *busiest = NULL;
+	struct sched_entity *se;
+	uint64_t lb = 0;
+
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		struct sched_rq *rq = &s->rq[cpu];
+		uint64_t l;
+
+		if (rq == dst || rq->nr_running < 2 || !sched_cpumask_test(&sd->span, cpu))
+			continue;
+		l = rq_load(rq, 0);
+		if (!busiest || l > lb) {
+			busiest = rq;
+			lb = l;
+		}
+	}
+	if (!busiest)
+		return false;
+	se = pick_movable(busiest, dst, NULL);
+	if (!se)
+		return false;
+	move_queued(s, se, dst, SCHED_MIGRATE_NEWIDLE, now);
+	return true;
+}
+
+static uint64_t measure(const struct sched *s)
+{
+	return s->cfg.clock ? s->cfg.clock(s->cfg.clock_opaque) : 0;
+}
+
+/* sched_balance_newidle(): called by schedule_rq() when rq has nothing to run. */
+bool sched_balance_newidle(struct sched *s, struct sched_rq *rq, uint64_t now)
+{
+	uint64_t curr_cost = 0;
+
+	if (!rq->sd[0].valid)
+		return false;
+	rq->nr_newidle++;
+	if (!s->nr_overloaded || rq->avg_idle < rq->sd[0].max_newidle_lb_cost) {
+		rq->nr_newidle_skipped++;
+		return false;
+	}
+	for (int d = 0; d < SCHED_DOMAINS && rq->sd[d].valid; d++) {
+		struct sched_domain_cost *sd = &rq->sd[d];
+		uint64_t t0, cost;
+		bool pulled;
+
+		if (rq->avg_idle < curr_cost + sd->max_newidle_lb_cost) {
+			rq->nr_newidle_aborted++;
+			break;
+		}
+		t0 = measure(s);
+		pulled = pull_one(s, rq, sd, now);
+		cost = s->cfg.clock ? measure(s) - t0 : s->cfg.newidle_model_ns_per_cpu * sd->nr_span;
+		update_newidle_cost(sd, cost, now);
+		curr_cost += cost;
+		if (pulled) {
+			rq->nr_newidle_pulled++;
+			return true;
+		}
+	}
+	return false;
+}

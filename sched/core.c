@@ -1,0 +1,554 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Engine core: runqueues, the pick across classes (deadline before fair),
+ * wakeup/block/yield, the tick, and the per-pCPU "current" queries.
+ *
+ * Every entry point brings the runqueues it touches up to `now`
+ * (update_rq_clock: runtime accounting and PELT), changes state through
+ * the class ops, and reschedules the pCPUs whose choice may have changed,
+ * so the answer of sched_cpu_curr() is always valid when a call returns.
+ */
+#include "sched/internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+
+int sched_errf(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -code;
+}
+
+const char *sched_strerror(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case 0: return "success";
+	case SCHED_E_INVAL: return "invalid argument";
+	case SCHED_E_NOENT: return "no such entity, pCPU or cluster";
+	case SCHED_E_NOMEM: return "out of memory";
+	case SCHED_E_AFFINITY: return "affinity selects no pCPU";
+	case SCHED_E_CAPACITY_FIT: return "reservation fits no pCPU of its affinity";
+	case SCHED_E_BANDWIDTH: return "reservation exceeds the admissible bandwidth";
+	case SCHED_E_CLASS: return "not valid for the entity's class";
+	default: return "unknown error";
+	}
+}
+
+struct sched_entity *sched_ent(const struct sched *s, int id)
+{
+	if (id < 0 || (unsigned int)id >= s->nr_ent_slots)
+		return NULL;
+	return s->ent[id];
+}
+
+void sched_emit(struct sched *s, const struct sched_event *ev)
+{
+	if (s->cfg.event)
+		s->cfg.event(s->cfg.event_opaque, ev);
+}
+
+void resched_rq(struct sched_rq *rq)
+{
+	rq->need_resched = true;
+}
+
+unsigned int rq_level(const struct sched *s, const struct sched_rq *rq)
+{
+	return s->cluster[rq->cluster].level;
+}
+
+/* ---------------------------------------------------------------- create */
+
+static void rq_init(struct sched *s, struct sched_rq *rq, unsigned int cpu, unsigned int cluster)
+{
+	memset(rq, 0, sizeof(*rq));
+	rq->cpu = cpu;
+	rq->cluster = cluster;
+	rq->capacity = s->cluster[cluster].desc.capacity;
+	rq->idle = true;
+	rq->avg_idle = 2 * 500 * NSEC_PER_USEC;	/* 2 x sysctl_sched_migration_cost */
+	slist_init(&rq->queued);
+	slist_init(&rq->dl_assigned);
+	uclamp_rq_init(rq);
+}
+
+static void config_defaults(struct sched_config *c)
+{
+	if (!c->slice_ns)
+		c->slice_ns = 3 * NSEC_PER_MSEC;
+	if (!c->tick_ns)
+		c->tick_ns = NSEC_PER_MSEC;
+	if (!c->dl_limit_permille)
+		c->dl_limit_permille = 950;
+	if (!c->balance_interval_ns)
+		c->balance_interval_ns = 4 * NSEC_PER_MSEC;
+	if (!c->perf_interval_ns)
+		c->perf_interval_ns = c->tick_ns;
+	if (!c->newidle_model_ns_per_cpu)
+		c->newidle_model_ns_per_cpu = 50;
+}
+
+struct sched *sched_create(const struct sched_topology *topo, const struct sched_config *cfg,
+			   char *err, size_t errlen)
+{
+	struct sched *s;
+	unsigned int cpu = 0;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!topo) {
+		sched_errf(err, errlen, SCHED_E_INVAL, "topology: missing");
+		return NULL;
+	}
+	if (cfg && cfg->dl_limit_permille > 1000) {
+		sched_errf(err, errlen, SCHED_E_INVAL,
+			   "dl_limit_permille: %u out of range 1..1000", cfg->dl_limit_permille);
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		sched_errf(err, errlen, SCHED_E_NOMEM, "out of memory");
+		return NULL;
+	}
+	if (cfg)
+		s->cfg = *cfg;
+	config_defaults(&s->cfg);
+	if (topology_build(s, topo, err, errlen) < 0) {
+		free(s);
+		return NULL;
+	}
+	s->rq = calloc(s->nr_cpus, sizeof(*s->rq));
+	if (!s->rq) {
+		free(s);
+		sched_errf(err, errlen, SCHED_E_NOMEM, "out of memory");
+		return NULL;
+	}
+	for (unsigned int c = 0; c < s->nr_clusters; c++)
+		for (unsigned int i = 0; i < s->cluster[c].desc.nr_cpus; i++, cpu++)
+			rq_init(s, &s->rq[cpu], cpu, c);
+	sched_domains_init(s);
+	return s;
+}
+
+void sched_destroy(struct sched *s)
+{
+	if (!s)
+		return;
+	for (unsigned int i = 0; i < s->nr_ent_slots; i++)
+		free(s->ent[i]);
+	free(s->ent);
+	free(s->rq);
+	free(s);
+}
+
+/* ---------------------------------------------------------------- accounting */
+
+/* Bring an entity's PELT signals up to `now` in its current state. */
+static void se_pelt_sync(struct sched *s, struct sched_entity *se, uint64_t now)
+{
+	struct sched_rq *rq = se->cpu >= 0 ? &s->rq[se->cpu] : NULL;
+	bool running = rq && rq->curr == se;
+	bool runnable = running || se->on_rq;
+	unsigned int level = rq ? rq_level(s, rq) : SCHED_CAPACITY_SCALE;
+
+	pelt_update(&se->pelt, now, runnable ? se->weight : 0, runnable, running, level);
+}
+
+/*
+ * Account the time since the rq's last update: the current entity's class
+ * charges its runtime (vruntime, CBS budget), and PELT advances for the rq
+ * and its current entity (waiting entities catch up lazily at their next
+ * state change: their state was constant meanwhile).
+ */
+void update_rq_clock(struct sched *s, struct sched_rq *rq, uint64_t now)
+{
+	struct sched_entity *curr = rq->curr;
+	unsigned int level = rq_level(s, rq);
+	uint64_t delta;
+
+	if (now > s->now)
+		s->now = now;
+	if ((int64_t)(now - rq->clock) <= 0)
+		return;
+	delta = now - rq->clock;
+	if (curr) {
+		curr->st.cpu_time_ns += delta;
+		curr->st.work_ns += (delta * level) >> 10;
+		curr->st.cpu_time_by_cluster_ns[rq->cluster] += delta;
+		if (curr->on_rq)
+			curr->class->update_curr(s, rq, delta, now);
+		rq->busy_ns += delta;
+		pelt_update(&curr->pelt, now, curr->weight, 1, true, level);
+	} else {
+		rq->idle_ns += delta;
+		rq->idle_in_window += delta;
+	}
+	pelt_update(&rq->pelt, now, rq->fair_weight, rq->nr_running, curr != NULL, level);
+	rq->clock = now;
+}
+
+static void rq_nr_inc(struct sched *s, struct sched_rq *rq)
+{
+	if (++rq->nr_running == 2)
+		s->nr_overloaded++;
+}
+
+static void rq_nr_dec(struct sched *s, struct sched_rq *rq)
+{
+	if (rq->nr_running-- == 2)
+		s->nr_overloaded--;
+}
+
+void enqueue_entity(struct sched *s, struct sched_rq *rq, struct sched_entity *se, int flags,
+		    uint64_t now)
+{
+	se_pelt_sync(s, se, now);
+	se->cpu = rq->cpu;
+	se->on_rq = true;
+	se->state = SCHED_RUNNABLE;
+	slist_add_tail(&se->rq_link, &rq->queued);
+	rq_nr_inc(s, rq);
+	if (uclamp_is_used(s))
+		uclamp_rq_inc(s, rq, se);
+	se->class->enqueue(s, rq, se, flags);
+	se->wait_start = now;
+}
+
+void dequeue_entity(struct sched *s, struct sched_rq *rq, struct sched_entity *se, int flags,
+		    uint64_t now)
+{
+	se_pelt_sync(s, se, now);
+	if (rq->curr != se)
+		se->st.wait_ns += now - se->wait_start;
+	se->class->dequeue(s, rq, se, flags);
+	if (se->uc_active)
+		uclamp_rq_dec(s, rq, se);
+	slist_del(&se->rq_link);
+	rq_nr_dec(s, rq);
+	se->on_rq = false;
+	if (rq->next_buddy == se)
+		rq->next_buddy = NULL;
+}
+
+void wakeup_preempt(struct sched *s, struct sched_rq *rq, struct sched_entity *se)
+{
+	struct sched_entity *curr = rq->curr;
+
+	if (!curr || !curr->on_rq)
+		resched_rq(rq);
+	else if (dl_entity(se) != dl_entity(curr))
+		rq->need_resched |= dl_entity(se);
+	else if (se->class->wakeup_preempt(s, rq, se))
+		resched_rq(rq);
+}
+
+static struct sched_entity *pick_next(struct sched *s, struct sched_rq *rq)
+{
+	struct sched_entity *next = dl_sched_class.pick(s, rq);
+
+	return next ? next : fair_sched_class.pick(s, rq);
+}
+
+/* __schedule(): choose what rq runs now and switch to it. */
+void schedule_rq(struct sched *s, struct sched_rq *rq, uint64_t now)
+{
+	struct sched_entity *prev = rq->curr, *next;
+	struct sched_event ev;
+
+	update_rq_clock(s, rq, now);
+	rq->need_resched = false;
+	if (prev && dl_entity(prev) && prev->on_rq && prev->dl_runtime <= 0)
+		dl_throttle(s, rq, prev, now);
+	next = pick_next(s, rq);
+	if (!next && !s->cfg.no_newidle && sched_balance_newidle(s, rq, now))
+		next = pick_next(s, rq);
+	if (next == prev)
+		return;
+	if (prev) {
+		se_pelt_sync(s, prev, now);
+		stats_switch_out(s, rq, prev, now);
+		if (prev->on_rq) {
+			prev->class->put_prev(s, rq, prev);
+			prev->state = SCHED_RUNNABLE;
+			prev->wait_start = now;
+			prev->st.nr_preemptions++;
+		}
+	}
+	rq->curr = next;
+	if (next) {
+		se_pelt_sync(s, next, now);
+		next->class->set_next(s, rq, next);
+		next->state = SCHED_RUNNING;
+		stats_switch_in(s, rq, next, now);
+		if (!prev)
+			update_idle_exit(s, rq, now);
+	} else {
+		update_idle_enter(rq, now);
+	}
+	rq->gen++;
+	rq->nr_switches++;
+	update_misfit(s, rq);
+	if (s->cfg.event) {
+		memset(&ev, 0, sizeof(ev));
+		ev.type = SCHED_EV_SWITCH;
+		ev.now = now;
+		ev.cpu = (int)rq->cpu;
+		ev.prev = prev ? prev->id : SCHED_NONE;
+		ev.next = next ? next->id : SCHED_NONE;
+		ev.entity = ev.next;
+		sched_emit(s, &ev);
+	}
+}
+
+static void emit_migrate(struct sched *s, struct sched_entity *se, int from, int to, int reason,
+			 uint64_t now)
+{
+	struct sched_event ev;
+
+	se->st.nr_migrations++;
+	if (!s->cfg.event)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = SCHED_EV_MIGRATE;
+	ev.now = now;
+	ev.cpu = to;
+	ev.entity = se->id;
+	ev.from_cpu = from;
+	ev.to_cpu = to;
+	ev.reason = reason;
+	sched_emit(s, &ev);
+}
+
+/*
+ * Move se to pCPU `to`. A queued entity (running or waiting) is dequeued
+ * and enqueued (its fair lag is kept, as on a kernel migration); a blocked
+ * or throttled one is only reassigned.
+ */
+void migrate_entity(struct sched *s, struct sched_entity *se, unsigned int to, int reason,
+		    uint64_t now)
+{
+	struct sched_rq *src, *dst = &s->rq[to];
+	int from = se->cpu;
+	bool was_curr;
+
+	if (from == (int)to)
+		return;
+	if (!se->on_rq) {
+		if (dl_entity(se))
+			dl_assign_rq(s, se, (int)to);
+		se->cpu = (int)to;
+		emit_migrate(s, se, from, (int)to, reason, now);
+		return;
+	}
+	src = &s->rq[from];
+	update_rq_clock(s, src, now);
+	update_rq_clock(s, dst, now);
+	was_curr = src->curr == se;
+	dequeue_entity(s, src, se, DEQ_MIGRATE, now);
+	/* Switch src away from se before se joins dst. */
+	if (was_curr)
+		schedule_rq(s, src, now);
+	if (dl_entity(se))
+		dl_assign_rq(s, se, (int)to);
+	enqueue_entity(s, dst, se, ENQ_MIGRATED, now);
+	emit_migrate(s, se, from, (int)to, reason, now);
+	wakeup_preempt(s, dst, se);
+	if (dst->need_resched)
+		schedule_rq(s, dst, now);
+}
+
+/* ---------------------------------------------------------------- events */
+
+static void emit_simple(struct sched *s, int type, struct sched_entity *se, uint64_t now)
+{
+	struct sched_event ev;
+
+	if (!s->cfg.event)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = type;
+	ev.now = now;
+	ev.cpu = se->cpu;
+	ev.entity = se->id;
+	sched_emit(s, &ev);
+}
+
+/* try_to_wake_up(): select a pCPU, enqueue, maybe preempt. */
+int sched_activate(struct sched *s, struct sched_entity *se, int flags, uint64_t now)
+{
+	struct sched_rq *rq;
+	unsigned int cpu;
+	int prev_cpu = se->cpu;
+
+	se_pelt_sync(s, se, now);
+	if (dl_entity(se) && se->dl_throttled) {
+		se->state = SCHED_THROTTLED;
+		return 0;
+	}
+	cpu = se->class->select_cpu(s, se);
+	rq = &s->rq[cpu];
+	update_rq_clock(s, rq, now);
+	if (dl_entity(se))
+		dl_assign_rq(s, se, (int)cpu);
+	if (prev_cpu >= 0 && prev_cpu != (int)cpu)
+		emit_migrate(s, se, prev_cpu, (int)cpu, SCHED_MIGRATE_WAKEUP, now);
+	enqueue_entity(s, rq, se, flags, now);
+	emit_simple(s, SCHED_EV_WAKEUP, se, now);
+	wakeup_preempt(s, rq, se);
+	if (rq->need_resched)
+		schedule_rq(s, rq, now);
+	return 0;
+}
+
+int sched_wakeup(struct sched *s, int id, uint64_t now)
+{
+	struct sched_entity *se = sched_ent(s, id);
+
+	if (!se)
+		return -SCHED_E_NOENT;
+	if (se->state != SCHED_BLOCKED)
+		return 0;
+	se->st.nr_wakeups++;
+	se->wake_time = now;
+	se->wake_pending = true;
+	return sched_activate(s, se, ENQ_WAKEUP, now);
+}
+
+int sched_block(struct sched *s, int id, uint64_t now)
+{
+	struct sched_entity *se = sched_ent(s, id);
+	struct sched_rq *rq;
+
+	if (!se)
+		return -SCHED_E_NOENT;
+	se->wake_pending = false;
+	if (se->state == SCHED_BLOCKED)
+		return 0;
+	if (se->state == SCHED_THROTTLED) {
+		se->state = SCHED_BLOCKED;	/* the CBS timer still replenishes */
+		emit_simple(s, SCHED_EV_BLOCK, se, now);
+		return 0;
+	}
+	rq = &s->rq[se->cpu];
+	update_rq_clock(s, rq, now);
+	dequeue_entity(s, rq, se, DEQ_SLEEP, now);
+	se->state = SCHED_BLOCKED;
+	emit_simple(s, SCHED_EV_BLOCK, se, now);
+	if (rq->curr == se || rq->need_resched)
+		schedule_rq(s, rq, now);
+	return 0;
+}
+
+int sched_entity_yield(struct sched *s, int id, uint64_t now)
+{
+	struct sched_entity *se = sched_ent(s, id);
+	struct sched_rq *rq;
+
+	if (!se)
+		return -SCHED_E_NOENT;
+	if (!se->on_rq)
+		return 0;
+	rq = &s->rq[se->cpu];
+	update_rq_clock(s, rq, now);
+	se->st.nr_yields++;
+	se->class->yield(s, rq, se);
+	resched_rq(rq);
+	schedule_rq(s, rq, now);
+	return 0;
+}
+
+int sched_yield_to(struct sched *s, int id, int target, uint64_t now)
+{
+	struct sched_entity *se = sched_ent(s, id), *t = sched_ent(s, target);
+
+	if (!se || !t)
+		return -SCHED_E_NOENT;
+	se->st.nr_yield_to++;
+	if (se == t || !se->on_rq || !t->on_rq || dl_entity(se) || dl_entity(t))
+		return 0;
+	if (s->rq[t->cpu].curr == t)
+		return 0;
+	if (!yield_to_fair(s, se, t, now))
+		return 0;
+	se->st.nr_yield_to_boosted++;
+	return 1;
+}
+
+/* ---------------------------------------------------------------- tick */
+
+void sched_tick_cpu(struct sched *s, unsigned int cpu, uint64_t now)
+{
+	struct sched_rq *rq;
+
+	if (cpu >= s->nr_cpus)
+		return;
+	rq = &s->rq[cpu];
+	update_rq_clock(s, rq, now);
+	dl_replenish_due(s, rq, now);
+	dl_check_misses(s, rq, now);
+	if (rq->curr && rq->curr->on_rq)
+		rq->curr->class->tick(s, rq, now);
+	update_misfit(s, rq);
+	if (rq->need_resched)
+		schedule_rq(s, rq, now);
+}
+
+void sched_tick(struct sched *s, uint64_t now)
+{
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		sched_tick_cpu(s, cpu, now);
+	if (now - s->last_balance >= s->cfg.balance_interval_ns) {
+		s->last_balance = now;
+		sched_balance(s, now);
+	}
+	if (now - s->last_perf >= s->cfg.perf_interval_ns) {
+		s->last_perf = now;
+		perf_update(s, now);
+	}
+}
+
+uint64_t sched_next_event(const struct sched *s, unsigned int cpu)
+{
+	const struct sched_rq *rq;
+	uint64_t a, b;
+
+	if (cpu >= s->nr_cpus)
+		return UINT64_MAX;
+	rq = &s->rq[cpu];
+	a = dl_sched_class.next_event(s, rq);
+	b = fair_sched_class.next_event(s, rq);
+	return a < b ? a : b;
+}
+
+/* ---------------------------------------------------------------- queries */
+
+int sched_cpu_curr(const struct sched *s, unsigned int cpu, struct sched_cpu_state *out)
+{
+	const struct sched_rq *rq;
+
+	if (cpu >= s->nr_cpus || !out)
+		return -SCHED_E_NOENT;
+	rq = &s->rq[cpu];
+	out->curr = rq->curr ? rq->curr->id : SCHED_NONE;
+	out->level = rq_level(s, rq);
+	out->capacity = rq->capacity;
+	out->gen = rq->gen;
+	return 0;
+}
+
+uint64_t sched_cpu_gen(const struct sched *s, unsigned int cpu)
+{
+	return cpu < s->nr_cpus ? s->rq[cpu].gen : 0;
+}
+
+bool sched_uclamp_enabled(const struct sched *s)
+{
+	return uclamp_is_used(s);
+}

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Entities: creation, removal and the live setters (weight, clamps,
+ * reservation, affinity, guest performance request). Every setter
+ * validates first and changes nothing on error.
+ */
+#include "sched/internal.h"
+
+#include <stdlib.h>
+
+/* sched_prio_to_weight: nice -20..19, about x1.25 per step (rule 1). */
+static const uint32_t prio_to_weight[40] = {
+	88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
+	9548,  7620,  6100,  4904,  3906,  3121,  2501,  1991,  1586,  1277,
+	1024,  820,   655,   526,   423,   335,   272,   215,   172,   137,
+	110,   87,    70,    56,    45,    36,    29,    23,    18,    15,
+};
+
+uint32_t sched_nice_to_weight(int nice)
+{
+	if (nice < -20 || nice > 19)
+		return 0;
+	return prio_to_weight[nice + 20];
+}
+
+void sched_entity_params_init(struct sched_entity_params *p, const char *name)
+{
+	memset(p, 0, sizeof(*p));
+	if (name)
+		snprintf(p->name, sizeof(p->name), "%s", name);
+	p->uclamp_max = SCHED_CAPACITY_SCALE;
+}
+
+static int check_weight(uint32_t w, char *err, size_t errlen)
+{
+	if (w < SCHED_WEIGHT_MIN || w > SCHED_WEIGHT_MAX)
+		return sched_errf(err, errlen, SCHED_E_INVAL,
+				  "weight: %u out of range %u..%u", w, SCHED_WEIGHT_MIN,
+				  SCHED_WEIGHT_MAX);
+	return 0;
+}
+
+static int check_uclamp(unsigned int min, unsigned int max, char *err, size_t errlen)
+{
+	if (max > SCHED_CAPACITY_SCALE)
+		return sched_errf(err, errlen, SCHED_E_INVAL,
+				  "uclamp.max: %u out of range 0..1024", max);
+	if (min > max)
+		return sched_errf(err, errlen, SCHED_E_INVAL,
+				  "uclamp.min: %u above uclamp.max %u", min, max);
+	return 0;
+}
+
+static int make_allowed(const struct sched *s, const struct sched_cpumask *mask,
+			struct sched_cpumask *allowed, char *err, size_t errlen)
+{
+	if (!mask || sched_cpumask_empty(mask)) {
+		*allowed = s->all_cpus;
+		return 0;
+	}
+	for (unsigned int i = 0; i < SCHED_MAX_CPUS / 64; i++)
+		allowed->bits[i] = mask->bits[i] & s->all_cpus.bits[i];
+	if (sched_cpumask_empty(allowed))
+		return sched_errf(err, errlen, SCHED_E_AFFINITY,
+				  "affinity: selects none of the %u pCPUs", s->nr_cpus);
+	return 0;
+}
+
+static int alloc_slot(struct sched *s)
+{
+	struct sched_entity **n;
+	unsigned int nr, old = s->nr_ent_slots;
+
+	for (unsigned int i = 0; i < s->nr_ent_slots; i++)
+		if (!s->ent[i])
+			return (int)i;
+	nr = s->nr_ent_slots ? 2 * s->nr_ent_slots : 16;
+	n = realloc(s->ent, nr * sizeof(*n));
+	if (!n)
+		return -SCHED_E_NOMEM;
+	memset(n + s->nr_ent_slots, 0, (nr - s->nr_ent_slots) * sizeof(*n));
+	s->ent = n;
+	s->nr_ent_slots = nr;
+	return (int)old;
+}
+
+static int check_params(struct sched *s, const struct sched_entity_params *p, uint32_t *weight,
+			struct sched_cpumask *allowed, char *err, size_t errlen)
+{
+	int ret;
+
+	if (!memchr(p->name, '\0', sizeof(p->name)))
+		return sched_errf(err, errlen, SCHED_E_INVAL, "name: longer than %d characters",
+				  SCHED_NAME_MAX - 1);
+	if (p->weight) {
+		*weight = p->weight;
+	} else {
+		*weight = sched_nice_to_weight(p->nice);
+		if (!*weight)
+			return sched_errf(err, errlen, SCHED_E_INVAL,
+					  "nice: %d out of range -20..19", p->nice);
+	}
+	ret = check_weight(*weight, err, errlen);
+	if (!ret)
+		ret = check_uclamp(p->uclamp_min, p->uclamp_max, err, errlen);
+	if (!ret)
+		ret = make_allowed(s, &p->affinity, allowed, err, errlen);
+	if (!ret && p->dl.runtime_ns) {
+		ret = dl_check_params(&p->dl, err, errlen);
+		if (!ret)
+			ret = dl_admit(s, NULL, &p->dl, allowed, err, errlen);
+	}
+	return ret;
+}
+
+int sched_entity_add(struct sched *s, const struct sched_entity_params *p, uint64_t now,
+		     char *err, size_t errlen)
+{
+	struct sched_cpumask allowed;
+	struct sched_entity *se;
+	uint32_t weight = 0;
+	int id, ret;
+
+	if (!p)
+		return sched_errf(err, errlen, SCHED_E_INVAL, "params: missing");
+	ret = check_params(s, p, &weight, &allowed, err, errlen);
+	if (ret)
+		return ret;
+	id = alloc_slot(s);
+	se = id < 0 ? NULL : calloc(1, sizeof(*se));
+	if (!se)
+		return sched_errf(err, errlen, SCHED_E_NOMEM, "out of memory");
+	se->id = id;
+	memcpy(se->name, p->name, sizeof(se->name));
+	se->class = &fair_sched_class;
+	se->state = SCHED_BLOCKED;
+	se->cpu = -1;
+	se->weight = weight;
+	se->affinity = p->affinity;
+	se->allowed = allowed;
+	se->new_entity = true;
+	se->slice = s->cfg.slice_ns;
+	slist_init(&se->rq_link);
+	slist_init(&se->dl_link);
+	tnode_init(&se->run_node, (uint32_t)id);
+	tnode_init(&se->dl_node, (uint32_t)id);
+	se->uc_req[UCLAMP_MIN] = p->uclamp_min;
+	se->uc_req[UCLAMP_MAX] = p->uclamp_max;
+	uclamp_update_eff(se);
+	if (p->uclamp_min || p->uclamp_max != SCHED_CAPACITY_SCALE)
+		uclamp_enable(s);
+	se->pelt.last_update = now;
+	s->ent[id] = se;
+	if (p->dl.runtime_ns)
+		dl_set_params(s, se, &p->dl);
+	if (p->runnable) {
+		se->wake_time = now;
+		se->wake_pending = true;
+		sched_activate(s, se, ENQ_INITIAL, now);
+	}
+	return id;
+}
+
+/*
+ * Take se off its runqueue (or out of throttling) before a class or
+ * placement change. Returns whether it wanted to run.
+ */
+static bool take_off(struct sched *s, struct sched_entity *se, uint64_t now)
+{
+	struct sched_rq *rq;
+
+	if (se->state == SCHED_THROTTLED || se->dl_throttled) {
+		bool wanted = se->state == SCHED_THROTTLED;
+
+		se->st.throttled_ns += now - se->throttle_start;
+		se->dl_throttled = false;
+		se->state = SCHED_BLOCKED;
+		return wanted;
+	}
+	if (!se->on_rq)
+		return false;
+	rq = &s->rq[se->cpu];
+	update_rq_clock(s, rq, now);
+	dequeue_entity(s, rq, se, DEQ_MIGRATE, now);
+	se->state = SCHED_BLOCKED;
+	if (rq->curr == se)
+		schedule_rq(s, rq, now);
+	return true;
+}
+
+int sched_entity_remove(struct sched *s, int id, uint64_t now)
+{
+	struct sched_entity *se = sched_ent(s, id);
+
+	if (!se)
+		return -SCHED_E_NOENT;
+	take_off(s, se, now);
+	dl_clear_params(s, se);
+	s->ent[id] = NULL;
+	free(se);
+	return 0;
+}
+
+int sched_set_weight(struct sched *s, int id, uint32_t weight, uint64_t now)
+{
+	struct sched_entity *se = sched_ent(s, id);
+	struct sched_rq *rq;
+
+	if (!se)
+		return -SCHED_E_NOENT;
+	if (check_weight(weight, NULL, 0))
+		return -SCHED_E_INVAL;
+	if (!se->on_rq || dl_entity(se)) {
+		if (!dl_entity(se))
+			reweight_fair(s, NULL, se, weight);
+		se->weight = weight;
+		return 0;
+	}
+	rq = &s->rq[se->cpu];
+	update_rq_clock(s, rq, now);
+	reweight_fair(s, rq, se, weight);
+	resched_rq(rq);
+	schedule_rq(s, rq, now);
+	return 0;
+}
+
+int sched_set_nice(struct sched *s, int id, int nice, uint64_t now)
+{
+	uint32_t w = sched_nice_to_weight(nice);
+
+	return w ? sched_set_weight(s, id, w, now) : -SCHED_E_INVAL;
+}
+
+/* Re-count se in its rq's buckets after its effective clamps changed. */
+static void uclamp_requeue(struct sched *s, struct sched_entity *se, uint64_t now)
+{
+	struct sched_rq *rq;
+
+	if (!se->on_rq) {
+		uclamp_update_eff(se);
+		return;
+	}
+	rq = &s->rq[se->cpu];
+	update_rq_clock(s, rq, now);
+	if (se->uc_active)
+		uclamp_rq_dec(s, rq, se);
+	uclamp_update_eff(se);
+	if (uclamp_is_used(s))
+		uclamp_rq_inc(s, rq, se);
+	update_misfit(s, rq);
+}
+
+int sched_set_uclamp(struct sched *s, int id, unsigned int min, unsigned int max, uint64_t now,
+		     char *err, size_t errlen)
+{
+	struct sched_entity *se = sched_ent(s, id);
+	int ret;
+
+	if (!se)
+		return sched_errf(err, errlen, SCHED_E_NOENT, "entity %d: no such entity", id);
+	ret = check_uclamp(min, max, err, errlen);
+	if (ret)
+		return ret;
+	uclamp_enable(s);
+	se->uc_req[UCLAMP_MIN] = min;
+	se->uc_req[UCLAMP_MAX] = max;
+	uclamp_requeue(s, se, now);
+	return 0;
+}
+
+int sched_set_perf_request(struct sched *s, int id, unsigned int level, uint64_t now)
+{
+	struct sched_entity *se = sched_ent(s, id);
+
+	if (!se)
+		return -SCHED_E_NOENT;
+	if (level > SCHED_CAPACITY_SCALE)
+		return -SCHED_E_INVAL;
+	uclamp_enable(s);
+	se->perf_request = level;
+	uclamp_requeue(s, se, now);
+	return level ? (int)se->uc_eff[UCLAMP_MIN] : 0;
+}
+
+int sched_set_reservation(struct sched *s, int id, const struct sched_dl_params *dl,
+			  uint64_t now, char *err, size_t errlen)
+{
+	struct sched_entity *se = sched_ent(s, id);
+	bool wanted;
+	int ret;
+
+	if (!se)
+		return sched_errf(err, errlen, SCHED_E_NOENT, "entity %d: no such entity", id);
+	if (dl && dl->runtime_ns) {
+		ret = dl_check_params(dl, err, errlen);
+		if (!ret)
+			ret = dl_admit(s, se, dl, &se->allowed, err, errlen);
+		if (ret)
+			return ret;
+	} else if (!dl_entity(se)) {
+		return 0;
+	}
+	wanted = take_off(s, se, now);
+	if (dl && dl->runtime_ns) {
+		dl_set_params(s, se, dl);
+	} else {
+		dl_clear_params(s, se);
+		se->vlag = 0;
+	}
+	if (wanted)
+		sched_activate(s, se, ENQ_INITIAL, now);
+	return 0;
+}
+
+int sched_set_affinity(struct sched *s, int id, const struct sched_cpumask *mask, uint64_t now,
+		       char *err, size_t errlen)
+{
+	struct sched_entity *se = sched_ent(s, id);
+	struct sched_cpumask allowed;
+	bool wanted;
+	int ret;
+
+	if (!se)
+		return sched_errf(err, errlen, SCHED_E_NOENT, "entity %d: no such entity", id);
+	ret = make_allowed(s, mask, &allowed, err, errlen);
+	if (!ret && dl_entity(se))
+		ret = dl_admit(s, se, &se->dl, &allowed, err, errlen);
+	if (ret)
+		return ret;
+	if (mask)
+		se->affinity = *mask;
+	else
+		sched_cpumask_clear(&se->affinity);
+	se->allowed = allowed;
+	if (se->cpu < 0 || sched_cpumask_test(&allowed, (unsigned int)se->cpu))
+		return 0;
+	if (se->on_rq) {
+		wanted = take_off(s, se, now);
+		if (wanted)
+			sched_activate(s, se, ENQ_MIGRATED, now);
+	} else {
+		unsigned int cpu = se->class->select_cpu(s, se);
+
+		migrate_entity(s, se, cpu, SCHED_MIGRATE_AFFINITY, now);
+	}
+	return 0;
+}
+
+int sched_entity_info(const struct sched *s, int id, struct sched_entity_info *out)
+{
+	const struct sched_entity *se = sched_ent(s, id);
+
+	if (!se || !out)
+		return -SCHED_E_NOENT;
+	memset(out, 0, sizeof(*out));
+	memcpy(out->name, se->name, sizeof(out->name));
+	out->state = se->state;
+	out->cpu = se->cpu;
+	out->deadline = dl_entity(se);
+	out->weight = se->weight;
+	out->uclamp_min = se->uc_req[UCLAMP_MIN];
+	out->uclamp_max = se->uc_req[UCLAMP_MAX];
+	out->perf_request = se->perf_request;
+	out->dl = se->dl;
+	out->affinity = se->affinity;
+	return 0;
+}

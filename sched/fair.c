@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Fair class: EEVDF (Linux 6.6+, kernel/sched/fair.c).
+ *
+ * Each runqueue keeps its waiting entities in a tree ordered by virtual
+ * deadline and augmented with the minimum vruntime of every subtree, so
+ * pick_eevdf() finds the eligible entity with the earliest deadline in
+ * O(log n). The running entity is out of the tree (set_next_entity) and
+ * accounted separately in the weighted average, as in the kernel.
+ *
+ *   vruntime += delta * 1024 / w          (calc_delta_fair, rule 2)
+ *   V = sum(w_i v_i) / sum(w_i)           (avg_vruntime, rule 3)
+ *   eligible: w_i (V - v_i) >= 0          (entity_eligible, no division)
+ *   deadline = vruntime + slice * 1024/w  (update_deadline, rule 4)
+ *   lag kept across sleep and migration, placement scaled by (W+w)/W
+ *   (update_entity_lag, place_entity, rule 5).
+ */
+#include "sched/internal.h"
+
+uint64_t calc_delta_fair(uint64_t delta, uint32_t weight)
+{
+	if (weight == SCHED_NICE_0_WEIGHT)
+		return delta;
+	return (uint64_t)(((unsigned __int128)delta << 10) / weight);
+}
+
+static inline int64_t entity_key(const struct sched_rq *rq, uint64_t vruntime)
+{
+	return (int64_t)(vruntime - rq->zero_vruntime);
+}
+
+static inline struct sched_entity *node_se(struct tnode *n)
+{
+	return n ? slist_entry(n, struct sched_entity, run_node) : NULL;
+}
+
+static inline struct sched_entity *fair_curr(const struct sched_rq *rq)
+{
+	struct sched_entity *c = rq->curr;
+
+	return c && c->on_rq && !dl_entity(c) && c->cpu == (int)rq->cpu ? c : NULL;
+}
+
+static void avg_vruntime_add(struct sched_rq *rq, struct sched_entity *se)
+{
+	rq->avg_vruntime += entity_key(rq, se->vruntime) * (int64_t)se->weight;
+	rq->avg_load += se->weight;
+}
+
+static void avg_vruntime_sub(struct sched_rq *rq, struct sched_entity *se)
+{
+	rq->avg_vruntime -= entity_key(rq, se->vruntime) * (int64_t)se->weight;
+	rq->avg_load -= se->weight;
+}
+
+/* Sum and load of the weighted average including the running entity. */
+static void avg_parts(const struct sched_rq *rq, int64_t *avg, int64_t *load)
+{
+	struct sched_entity *curr = fair_curr(rq);
+
+	*avg = rq->avg_vruntime;
+	*load = (int64_t)rq->avg_load;
+	if (curr) {
+		*avg += entity_key(rq, curr->vruntime) * (int64_t)curr->weight;
+		*load += curr->weight;
+	}
+}
+
+uint64_t avg_vruntime(const struct sched_rq *rq)
+{
+	int64_t avg, load;
+
+	avg_parts(rq, &avg, &load);
+	if (load) {
+		if (avg < 0)	/* floor, so that V is never ahead of the true mean */
+			avg -= load - 1;
+		avg /= load;
+	}
+	return rq->zero_vruntime + (uint64_t)avg;
+}
+
+/* Keep keys small: move the base to V (the kernel's update_zero_vruntime). */
+static void update_zero_vruntime(struct sched_rq *rq)
+{
+	uint64_t v = avg_vruntime(rq);
+	int64_t delta = (int64_t)(v - rq->zero_vruntime);
+
+	rq->avg_vruntime -= (int64_t)rq->avg_load * delta;
+	rq->zero_vruntime = v;
+}
+
+static bool vruntime_eligible(const struct sched_rq *rq, uint64_t vruntime)
+{
+	int64_t avg, load;
+
+	avg_parts(rq, &avg, &load);
+	return (__int128)avg >= (__int128)entity_key(rq, vruntime) * load;
+}
+
+bool entity_eligible(const struct sched_rq *rq, const struct sched_entity *se)
+{
+	return vruntime_eligible(rq, se->vruntime);
+}
+
+static void enqueue_tree(struct sched_rq *rq, struct sched_entity *se)
+{
+	se->run_node.key = se->deadline;
+	se->run_node.aux = se->vruntime;
+	avg_vruntime_add(rq, se);
+	treap_insert(&rq->cfs, &se->run_node);
+}
+
+static void dequeue_tree(struct sched_rq *rq, struct sched_entity *se)
+{
+	treap_erase(&rq->cfs, &se->run_node);
+	avg_vruntime_sub(rq, se);
+}
+
+/* pick_eevdf(): the eligible entity with the earliest virtual deadline. */
+struct sched_entity *pick_eevdf(struct sched_rq *rq)
+{
+	struct sched_entity *curr = fair_curr(rq), *best = NULL, *first;
+	struct tnode *node;
+
+	if (curr && !entity_eligible(rq, curr))
+		curr = NULL;
+	if (rq->nr_fair == 1)
+		return curr ? curr : node_se(treap_first(&rq->cfs));
+	/* RUN_TO_PARITY: run until the deadline set when picked. */
+	if (curr && curr->protect && curr->deadline == curr->prot_deadline)
+		return curr;
+	first = node_se(treap_first(&rq->cfs));
+	if (first && entity_eligible(rq, first)) {
+		best = first;
+		goto found;
+	}
+	/* Heap search for the leftmost deadline among eligible subtrees. */
+	node = rq->cfs.root;
+	while (node) {
+		struct tnode *left = node->l;
+
+		if (left && vruntime_eligible(rq, left->min_aux)) {
+			node = left;
+			continue;
+		}
+		if (entity_eligible(rq, node_se(node))) {
+			best = node_se(node);
+			break;
+		}
+		node = node->r;
+	}
+found:
+	if (!best || (curr && time_before64(curr->deadline, best->deadline)))
+		best = curr;
+	if (!best)	/* rounding: never leave the CPU idle with work queued */
+		best = first ? first : fair_curr(rq);
+	return best;
+}
+
+static struct sched_entity *pick_fair(struct sched *s, struct sched_rq *rq)
+{
+	struct sched_entity *buddy = rq->next_buddy;
+
+	(void)s;
+	if (!rq->nr_fair)
+		return NULL;
+	/* PICK_BUDDY (6.14+): a yield_to target goes first if eligible. */
+	if (buddy && buddy->on_rq && buddy->cpu == (int)rq->cpu && entity_eligible(rq, buddy))
+		return buddy;
+	return pick_eevdf(rq);
+}
+
+/* place_entity(): position a (re)joining entity from its preserved lag. */
+static void place_entity(struct sched *s, struct sched_rq *rq, struct sched_entity *se)
+{
+	uint64_t vslice = calc_delta_fair(s->cfg.slice_ns, se->weight);
+	uint64_t v = avg_vruntime(rq);
+	int64_t lag = 0;
+
+	se->slice = s->cfg.slice_ns;
+	if (rq->nr_fair) {
+		struct sched_entity *curr = fair_curr(rq);
+		int64_t load = (int64_t)rq->avg_load + (curr ? curr->weight : 0);
+
+		lag = se->vlag;
+		/*
+		 * Adding se moves V towards v_se; inflate the lag so that the
+		 * lag measured after joining is the one it left with.
+		 */
+		if (load)
+			lag = (int64_t)((__int128)lag * (load + se->weight) / load);
+	}
+	se->vruntime = v - (uint64_t)lag;
+	if (se->new_entity) {
+		vslice /= 2;	/* a new entity starts with half a slice */
+		se->new_entity = false;
+	}
+	se->deadline = se->vruntime + vslice;
+}
+
+/* update_entity_lag(): remember V - v, bounded by a slice plus a tick. */
+static void update_entity_lag(struct sched *s, struct sched_rq *rq, struct sched_entity *se)
+{
+	int64_t lag = (int64_t)(avg_vruntime(rq) - se->vruntime);
+	int64_t limit = (int64_t)calc_delta_fair(se->slice + s->cfg.tick_ns, se->weight);
+
+	if (lag > limit)
+		lag = limit;
+	if (lag < -limit)
+		lag = -limit;
+	se->vlag = lag;
+}
+
+static void enqueue_fair(struct sched *s, struct sched_rq *rq, struct sched_entity *se, int flags)
+{
+	(void)flags;
+	update_zero_vruntime(rq);
+	place_entity(s, rq, se);
+	enqueue_tree(rq, se);
+	rq->nr_fair++;
+	rq->fair_weight += se->weight;
+}
+
+static void dequeue_fair(struct sched *s, struct sched_rq *rq, struct sched_entity *se, int flags)
+{
+	(void)flags;
+	update_entity_lag(s, rq, se);
+	if (rq->curr != se)
+		dequeue_tree(rq, se);
+	rq->nr_fair--;
+	rq->fair_weight -= se->weight;
+	se->protect = false;
+}
+
+static void set_next_fair(struct sched *s, struct sched_rq *rq, struct sched_entity *se)
+{
+	(void)s;
+	dequeue_tree(rq, se);
+	se->prot_deadline = se->deadline;
+	se->protect = true;
+	if (rq->next_buddy == se)
+		rq->next_buddy = NULL;
+}
+
+static void put_prev_fair(struct sched *s, struct sched_rq *rq, struct sched_entity *se)
+{
+	(void)s;
+	se->protect = false;
+	enqueue_tree(rq, se);
+}
+
+static void update_curr_fair(struct sched *s, struct sched_rq *rq, uint64_t delta, uint64_t now)
+{
+	struct sched_entity *curr = rq->curr;
+
+	(void)now;
+	curr->vruntime += calc_delta_fair(delta, curr->weight);
+	/* update_deadline(): a new slice once the deadline is reached. */
+	if (!time_before64(curr->vruntime, curr->deadline)) {
+		curr->deadline = curr->vruntime + calc_delta_fair(curr->slice ? curr->slice :
+								   s->cfg.slice_ns, curr->weight);
+		if (rq->nr_fair > 1)
+			resched_rq(rq);
+	}
+	update_zero_vruntime(rq);
+}
+
+static void tick_fair(struct sched *s, struct sched_rq *rq, uint64_t now)
+{
+	(void)now;
+	/* A queued dl entity always wins; the slice expiry is in update_curr. */
+	if (rq->nr_dl)
+		resched_rq(rq);
+	(void)s;
+}
+
+/* yield_task_fair(): give up the rest of the slice. */
+static void yield_fair(struct sched *s, struct sched_rq *rq, struct sched_entity *se)
+{
+	bool queued = rq->curr != se;
+
+	if (rq->nr_fair <= 1)
+		return;
+	if (rq->next_buddy == se)
+		rq->next_buddy = NULL;
+	if (queued)
+		dequeue_tree(rq, se);
+	if (time_before64(se->vruntime, se->deadline))
+		se->vruntime = se->deadline;
+	se->deadline = se->vruntime + calc_delta_fair(s->cfg.slice_ns, se->weight);
+	se->protect = false;
+	if (queued)
+		enqueue_tree(rq, se);
+}
+
+bool yield_to_fair(struct sched *s, struct sched_entity *se, struct sched_entity *target,
+		   uint64_t now)
+{
+	struct sched_rq *rq = &s->rq[se->cpu], *trq = &s->rq[target->cpu];
+
+	update_rq_clock(s, trq, now);
+	update_rq_clock(s, rq, now);
+	trq->next_buddy = target;
+	yield_fair(s, rq, se);
+	se->st.nr_yields++;
+	resched_rq(rq);
+	resched_rq(trq);
+	schedule_rq(s, rq, now);
+	if (trq != rq)
+		schedule_rq(s, trq, now);
+	return true;
+}
+
+/* check_preempt_wakeup_fair(): preempt if the woken entity is the pick. */
+static bool wakeup_preempt_fair(struct sched *s, struct sched_rq *rq, struct sched_entity *se)
+{
+	(void)s;
+	return pick_eevdf(rq) == se;
+}
+
+/* reweight_eevdf(): keep lag (w * (V - v)) and the deadline's distance. */
+void reweight_fair(struct sched *s, struct sched_rq *rq, struct sched_entity *se, uint32_t w)
+{
+	uint32_t old = se->weight;
+	bool in_tree = se->on_rq && rq && rq->curr != se;
+	uint64_t v;
+
+	(void)s;
+	if (!se->on_rq || !rq) {
+		se->vlag = (int64_t)((__int128)se->vlag * old / w);
+		se->weight = w;
+		return;
+	}
+	if (in_tree)
+		dequeue_tree(rq, se);
+	v = avg_vruntime(rq);
+	se->vruntime = v - (uint64_t)((__int128)(int64_t)(v - se->vruntime) * old / w);
+	se->deadline = v + (uint64_t)((__int128)(int64_t)(se->deadline - v) * old / w);
+	rq->fair_weight += (uint64_t)w - old;
+	se->weight = w;
+	if (in_tree)
+		enqueue_tree(rq, se);
+	else
+		se->prot_deadline = se->deadline;
+}
+
+static uint64_t next_event_fair(const struct sched *s, const struct sched_rq *rq)
+{
+	struct sched_entity *curr = fair_curr(rq);
+	uint64_t vleft;
+
+	(void)s;
+	if (!curr || rq->nr_fair < 2)
+		return UINT64_MAX;
+	if (!time_before64(curr->vruntime, curr->deadline))
+		return rq->clock;
+	vleft = curr->deadline - curr->vruntime;
+	return rq->clock + (uint64_t)(((unsigned __int128)vleft * curr->weight + 1023) >> 10);
+}
+
+const struct sched_class fair_sched_class = {
+	.name = "fair",
+	.enqueue = enqueue_fair,
+	.dequeue = dequeue_fair,
+	.pick = pick_fair,
+	.put_prev = put_prev_fair,
+	.set_next = set_next_fair,
+	.update_curr = update_curr_fair,
+	.tick = tick_fair,
+	.yield = yield_fair,
+	.wakeup_preempt = wakeup_preempt_fair,
+	.select_cpu = select_cpu_fair,
+	.next_event = next_event_fair,
+};

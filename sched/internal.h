@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Engine internals shared by the sched/ files. Not part of the API.
+ *
+ * Layout follows the kernel: one runqueue per pCPU (struct sched_rq) with a
+ * fair part (EEVDF tree) and a deadline part (EDF tree); classes behind
+ * struct sched_class; uclamp, PELT, balancing and performance selection in
+ * their own files.
+ */
+#ifndef CAPVISOR_SCHED_INTERNAL_H
+#define CAPVISOR_SCHED_INTERNAL_H
+
+#include "sched/sched.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define NSEC_PER_USEC	1000ull
+#define NSEC_PER_MSEC	1000000ull
+#define NSEC_PER_SEC	1000000000ull
+#define BW_SHIFT	20		/* bandwidth fixed point, like the kernel */
+#define BW_UNIT		(1ull << BW_SHIFT)
+#define UCLAMP_BUCKETS	5
+#define UCLAMP_BUCKET_DELTA	205	/* round(1024 / 5) */
+#define SCHED_DOMAINS	2		/* cluster level, then the whole host */
+
+/* -------------------------------------------------------------- treap */
+
+/*
+ * An ordered tree for the runqueues: a treap (random-priority BST with a
+ * deterministic priority derived from the entity id) ordered by (key, id)
+ * and augmented with the minimum `aux` of each subtree. Fair runqueues key
+ * by virtual deadline and aggregate vruntime (what pick_eevdf() needs);
+ * deadline runqueues key by absolute deadline. All operations O(log n)
+ * expected.
+ */
+struct tnode {
+	struct tnode *l, *r;
+	uint64_t key, aux, min_aux;
+	uint32_t prio, id;
+};
+
+struct treap {
+	struct tnode *root;
+	unsigned int nr;
+};
+
+void treap_insert(struct treap *t, struct tnode *n);
+void treap_erase(struct treap *t, struct tnode *n);
+struct tnode *treap_first(const struct treap *t);
+void tnode_init(struct tnode *n, uint32_t id);
+
+/* Wrap-safe ordering of u64 virtual times. */
+static inline bool time_before64(uint64_t a, uint64_t b)
+{
+	return (int64_t)(a - b) < 0;
+}
+
+/* --------------------------------------------------------------- lists */
+
+struct slist {
+	struct slist *prev, *next;
+};
+
+static inline void slist_init(struct slist *h)
+{
+	h->prev = h->next = h;
+}
+
+static inline bool slist_empty(const struct slist *h)
+{
+	return h->next == h;
+}
+
+static inline void slist_add_tail(struct slist *n, struct slist *h)
+{
+	n->prev = h->prev;
+	n->next = h;
+	h->prev->next = n;
+	h->prev = n;
+}
+
+static inline void slist_del(struct slist *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->prev = n->next = n;
+}
+
+#define slist_entry(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* --------------------------------------------------------------- PELT */
+
+struct sched_pelt {
+	uint64_t last_update;	/* ns, multiple of 1024 ns */
+	uint64_t load_sum;
+	uint64_t runnable_sum;
+	uint64_t util_sum;
+	uint32_t period_contrib;	/* 1024-ns units into the current period */
+	unsigned long load_avg;
+	unsigned long runnable_avg;
+	unsigned long util_avg;
+};
+
+#define LOAD_AVG_PERIOD	32
+#define LOAD_AVG_MAX	47742
+
+/*
+ * Bring *sa up to `now`: during [last_update, now) the thing was running
+ * (`running`), runnable with `runnable` entities, with load weight `load`,
+ * on a pCPU at performance `level` (contributions scaled by level/1024,
+ * rule 22).
+ */
+void pelt_update(struct sched_pelt *sa, uint64_t now, unsigned long load,
+		 unsigned long runnable, bool running, unsigned int level);
+uint64_t pelt_decay(uint64_t val, uint64_t periods);
+
+/* --------------------------------------------------------------- entity */
+
+enum uclamp_id { UCLAMP_MIN, UCLAMP_MAX, UCLAMP_CNT };
+
+struct sched_class;
+struct sched;
+
+struct sched_entity {
+	int id;
+	char name[SCHED_NAME_MAX];
+	const struct sched_class *class;
+	enum sched_state state;
+	int cpu;			/* rq it is on or was last on; -1 never placed */
+	bool on_rq;			/* counted on its rq's class (queued or curr) */
+	uint32_t weight;
+	struct sched_cpumask affinity;	/* as given */
+	struct sched_cpumask allowed;	/* affinity & existing pCPUs */
+	struct slist rq_link;		/* rq->queued (on_rq entities) */
+
+	/* fair (EEVDF) */
+	struct tnode run_node;		/* key = deadline, aux = vruntime */
+	uint64_t vruntime, deadline;
+	int64_t vlag;
+	uint64_t slice;
+	uint64_t prot_deadline;		/* RUN_TO_PARITY: deadline at set_next */
+	bool protect;
+	bool new_entity;		/* first enqueue gets half a slice */
+
+	/* deadline (CBS) */
+	struct sched_dl_params dl;
+	uint64_t dl_bw;			/* runtime/period << BW_SHIFT */
+	uint64_t dl_density;		/* runtime/deadline << BW_SHIFT */
+	int64_t dl_runtime;		/* remaining, full-capacity ns */
+	uint64_t dl_deadline;		/* absolute deadline */
+	uint64_t dl_timer;		/* replenishment time while throttled */
+	uint64_t dl_missed;		/* last absolute deadline counted as missed */
+	bool dl_throttled;
+	struct tnode dl_node;		/* key = absolute deadline */
+	struct slist dl_link;		/* rq->dl_assigned */
+
+	/* uclamp */
+	unsigned int uc_req[UCLAMP_CNT];
+	unsigned int uc_eff[UCLAMP_CNT];
+	unsigned int uc_bucket[UCLAMP_CNT];
+	bool uc_active;			/* counted in its rq's buckets */
+	unsigned int perf_request;
+
+	/* PELT and stats */
+	struct sched_pelt pelt;
+	struct sched_entity_stats st;
+	uint64_t wait_start;		/* became runnable-not-running */
+	uint64_t wake_time;		/* woken, not yet run (latency) */
+	uint64_t throttle_start;
+	bool wake_pending;
+};
+
+/* ---------------------------------------------------------------- rq */
+
+struct uclamp_bucket {
+	unsigned int tasks;
+	unsigned int value;
+};
+
+struct sched_domain_cost {
+	bool valid;
+	struct sched_cpumask span;
+	unsigned int nr_span;
+	uint64_t max_newidle_lb_cost;
+	uint64_t last_decay_max_lb_cost;
+};
+
+struct sched_rq {
+	unsigned int cpu, cluster, capacity;
+	struct sched_entity *curr;
+	uint64_t clock;			/* last accounting update */
+	uint64_t gen;
+	bool need_resched;
+	unsigned int nr_running;	/* on_rq entities, all classes */
+	struct slist queued;		/* on_rq entities */
+
+	/* fair */
+	struct treap cfs;
+	unsigned int nr_fair;		/* on_rq fair, including curr */
+	uint64_t fair_weight;		/* sum of weights of on_rq fair */
+	uint64_t zero_vruntime;		/* base of the keys below */
+	int64_t avg_vruntime;		/* sum over tree of (v - zero) * w */
+	uint64_t avg_load;		/* sum over tree of w */
+	struct sched_entity *next_buddy;
+
+	/* deadline */
+	struct treap dl;
+	unsigned int nr_dl;
+	uint64_t dl_bw;			/* bandwidth of entities assigned here */
+	struct slist dl_assigned;
+
+	/* uclamp */
+	struct uclamp_bucket bucket[UCLAMP_CNT][UCLAMP_BUCKETS];
+	unsigned int uc_value[UCLAMP_CNT];
+	unsigned int bucket_tasks;	/* entities counted in the buckets */
+
+	/* PELT */
+	struct sched_pelt pelt;
+
+	/* idle and balancing */
+	bool idle;
+	uint64_t idle_start;
+	uint64_t avg_idle;
+	uint64_t idle_in_window;	/* idle ns since the last perf evaluation */
+	bool misfit;
+	struct sched_domain_cost sd[SCHED_DOMAINS];
+
+	/* stats */
+	uint64_t busy_ns, idle_ns, nr_switches;
+	uint64_t nr_newidle, nr_newidle_skipped, nr_newidle_aborted, nr_newidle_pulled;
+	uint64_t nr_lb_migrations, nr_misfit_migrations;
+};
+
+struct sched_cluster {
+	struct sched_cluster_desc desc;
+	unsigned int first_cpu;
+	unsigned int level;
+	unsigned int requested;
+	bool overutilized;
+	uint64_t level_ns_sum, time_ns, last_level_update, nr_perf_changes;
+};
+
+struct sched {
+	struct sched_config cfg;
+	unsigned int nr_cpus, nr_clusters;
+	struct sched_cluster cluster[SCHED_MAX_CLUSTERS];
+	struct sched_rq *rq;
+	struct sched_cpumask all_cpus;
+	unsigned int max_capacity;
+	uint64_t total_capacity;	/* sum of pCPU capacities */
+
+	struct sched_entity **ent;
+	unsigned int nr_ent_slots;
+
+	uint64_t dl_total_bw;		/* admitted, << BW_SHIFT */
+	bool uclamp_enabled;		/* the static key (seed 001) */
+	unsigned int nr_overloaded;	/* rqs with nr_running >= 2 */
+
+	uint64_t last_balance, last_perf;
+	uint64_t now;			/* latest time seen */
+};
+
+/* ---------------------------------------------------------------- classes */
+
+enum {
+	ENQ_WAKEUP = 1,		/* from blocked */
+	ENQ_MIGRATED = 2,	/* moved from another rq */
+	ENQ_INITIAL = 4,	/* first enqueue of a new entity */
+	ENQ_REPLENISH = 8,	/* CBS replenishment */
+	DEQ_SLEEP = 1,
+	DEQ_MIGRATE = 2,
+	DEQ_THROTTLE = 4,
+};
+
+/* The kernel's struct sched_class, reduced to what a vCPU scheduler needs. */
+struct sched_class {
+	const char *name;
+	void (*enqueue)(struct sched *s, struct sched_rq *rq, struct sched_entity *se, int flags);
+	void (*dequeue)(struct sched *s, struct sched_rq *rq, struct sched_entity *se, int flags);
+	/* Best entity of this class on rq, considering rq->curr; NULL if none. */
+	struct sched_entity *(*pick)(struct sched *s, struct sched_rq *rq);
+	/* curr stops running but stays queued / next starts running. */
+	void (*put_prev)(struct sched *s, struct sched_rq *rq, struct sched_entity *se);
+	void (*set_next)(struct sched *s, struct sched_rq *rq, struct sched_entity *se);
+	/* Charge `delta` ns of wall time to rq->curr at `level`. */
+	void (*update_curr)(struct sched *s, struct sched_rq *rq, uint64_t delta, uint64_t now);
+	void (*tick)(struct sched *s, struct sched_rq *rq, uint64_t now);
+	void (*yield)(struct sched *s, struct sched_rq *rq, struct sched_entity *se);
+	/* Should the woken `se` preempt rq->curr (same class)? */
+	bool (*wakeup_preempt)(struct sched *s, struct sched_rq *rq, struct sched_entity *se);
+	/* pCPU to queue a waking entity on. */
+	unsigned int (*select_cpu)(struct sched *s, struct sched_entity *se);
+	/* Next time this class needs attention on rq (or UINT64_MAX). */
+	uint64_t (*next_event)(const struct sched *s, const struct sched_rq *rq);
+};
+
+extern const struct sched_class fair_sched_class;
+extern const struct sched_class dl_sched_class;
+
+static inline bool dl_entity(const struct sched_entity *se)
+{
+	return se->class == &dl_sched_class;
+}
+
+/* ---------------------------------------------------------------- core.c */
+
+struct sched_entity *sched_ent(const struct sched *s, int id);
+void sched_emit(struct sched *s, const struct sched_event *ev);
+void resched_rq(struct sched_rq *rq);
+void update_rq_clock(struct sched *s, struct sched_rq *rq, uint64_t now);
+void schedule_rq(struct sched *s, struct sched_rq *rq, uint64_t now);
+void enqueue_entity(struct sched *s, struct sched_rq *rq, struct sched_entity *se, int flags,
+		    uint64_t now);
+void dequeue_entity(struct sched *s, struct sched_rq *rq, struct sched_entity *se, int flags,
+		    uint64_t now);
+void wakeup_preempt(struct sched *s, struct sched_rq *rq, struct sched_entity *se);
+int sched_activate(struct sched *s, struct sched_entity *se, int flags, uint64_t now);
+void migrate_entity(struct sched *s, struct sched_entity *se, unsigned int to, int reason,
+		    uint64_t now);
+unsigned int rq_level(const struct sched *s, const struct sched_rq *rq);
+int sched_errf(char *err, size_t errlen, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* ---------------------------------------------------------------- fair.c */
+
+uint64_t avg_vruntime(const struct sched_rq *rq);
+bool entity_eligible(const struct sched_rq *rq, const struct sched_entity *se);
+struct sched_entity *pick_eevdf(struct sched_rq *rq);
+void reweight_fair(struct sched *s, struct sched_rq *rq, struct sched_entity *se, uint32_t w);
+bool yield_to_fair(struct sched *s, struct sched_entity *se, struct sched_entity *target,
+		   uint64_t now);
+uint64_t calc_delta_fair(uint64_t delta, uint32_t weight);
+
+/* ---------------------------------------------------------------- deadline.c */
+
+int dl_admit(const struct sched *s, const struct sched_entity *se,
+	     const struct sched_dl_params *dl, const struct sched_cpumask *allowed,
+	     char *err, size_t errlen);
+int dl_check_params(const struct sched_dl_params *dl, char *err, size_t errlen);
+void dl_set_params(struct sched *s, struct sched_entity *se, const struct sched_dl_params *dl);
+void dl_clear_params(struct sched *s, struct sched_entity *se);
+void dl_assign_rq(struct sched *s, struct sched_entity *se, int cpu);
+void dl_throttle(struct sched *s, struct sched_rq *rq, struct sched_entity *se, uint64_t now);
+void dl_replenish_due(struct sched *s, struct sched_rq *rq, uint64_t now);
+void dl_check_misses(struct sched *s, struct sched_rq *rq, uint64_t now);
+bool dl_fits_capacity(const struct sched_dl_params *dl, unsigned int capacity);
+
+/* ---------------------------------------------------------------- uclamp.c */
+
+void uclamp_rq_inc(struct sched *s, struct sched_rq *rq, struct sched_entity *se);
+void uclamp_rq_dec(struct sched *s, struct sched_rq *rq, struct sched_entity *se);
+void uclamp_update_eff(struct sched_entity *se);
+void uclamp_enable(struct sched *s);
+void uclamp_rq_init(struct sched_rq *rq);
+unsigned long uclamp_rq_util_with(const struct sched *s, const struct sched_rq *rq,
+				  unsigned long util, const struct sched_entity *se);
+unsigned int uclamp_bucket_id(unsigned int value);
+
+static inline bool uclamp_is_used(const struct sched *s)
+{
+#ifdef SCHED_NO_UCLAMP
+	(void)s;
+	return false;
+#else
+	return s->uclamp_enabled;
+#endif
+}
+
+/* ---------------------------------------------------------------- balance.c */
+
+bool util_fits_cpu(unsigned long util, unsigned int uclamp_min, unsigned int uclamp_max,
+		   unsigned int capacity);
+bool entity_fits_cpu(const struct sched *s, const struct sched_entity *se, unsigned int cpu);
+unsigned int select_cpu_fair(struct sched *s, struct sched_entity *se);
+void sched_balance(struct sched *s, uint64_t now);
+bool sched_balance_newidle(struct sched *s, struct sched_rq *rq, uint64_t now);
+void update_misfit(struct sched *s, struct sched_rq *rq);
+void update_idle_enter(struct sched_rq *rq, uint64_t now);
+void update_idle_exit(struct sched *s, struct sched_rq *rq, uint64_t now);
+void sched_domains_init(struct sched *s);
+bool update_newidle_cost(struct sched_domain_cost *sd, uint64_t cost, uint64_t now);
+
+/* ---------------------------------------------------------------- perf.c */
+
+void perf_update(struct sched *s, uint64_t now);
+void perf_account(struct sched *s, struct sched_cluster *c, uint64_t now);
+unsigned int perf_round_level(const struct sched_cluster_desc *d, unsigned int want,
+			      unsigned int cap);
+
+/* ---------------------------------------------------------------- stats.c */
+
+void stats_lat_record(struct sched_entity_stats *st, uint64_t ns);
+unsigned int lat_bucket(uint64_t ns);
+uint64_t lat_bucket_upper(unsigned int idx);
+void stats_switch_in(struct sched *s, struct sched_rq *rq, struct sched_entity *se,
+		     uint64_t now);
+void stats_switch_out(struct sched *s, struct sched_rq *rq, struct sched_entity *se,
+		      uint64_t now);
+
+/* ---------------------------------------------------------------- topology.c */
+
+int topology_build(struct sched *s, const struct sched_topology *topo, char *err,
+		   size_t errlen);
+
+#endif

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Per-entity load tracking (kernel/sched/pelt.c, rules 21-23).
+ *
+ * Time is cut in 1024-us periods (1024 ns units inside a period); a
+ * contribution made n periods ago weighs y^n with y^32 = 0.5, so the
+ * geometric series saturates at LOAD_AVG_MAX = 47742.
+ *
+ * Invariance (rule 22): running and runnable contributions are scaled by
+ * the pCPU's performance level / 1024 (which is capacity x frequency
+ * scale in the kernel's cap_scale(cap_scale(delta, cap), freq) terms), so
+ * a workload shows the same util on a big pCPU and on a slow one as long
+ * as it is not saturating it. load_avg is not scaled: it is weighted
+ * runnable time, and balancing normalizes it by capacity itself.
+ */
+#include "sched/internal.h"
+
+/* y^n x 2^32 for n = 0..31, y = 2^(-1/32). */
+static const uint32_t pelt_y_inv[LOAD_AVG_PERIOD] = {
+	0xffffffff, 0xfa83b2db, 0xf5257d15, 0xefe4b99b, 0xeac0c6e7, 0xe5b906e7, 0xe0ccdeec,
+	0xdbfbb797, 0xd744fcca, 0xd2a81d91, 0xce248c15, 0xc9b9bd86, 0xc5672a11, 0xc12c4cca,
+	0xbd08a39f, 0xb8fbaf47, 0xb504f333, 0xb123f581, 0xad583eea, 0xa9a15ab4, 0xa5fed6a9,
+	0xa2704303, 0x9ef53260, 0x9b8d39b9, 0x9837f051, 0x94f4efa8, 0x91c3d373, 0x8ea4398b,
+	0x8b95c1e3, 0x88980e80, 0x85aac367, 0x82cd8698,
+};
+
+/* val x y^periods. */
+uint64_t pelt_decay(uint64_t val, uint64_t periods)
+{
+	if (!periods)
+		return val;
+	if (periods > LOAD_AVG_PERIOD * 63)
+		return 0;
+	if (periods >= LOAD_AVG_PERIOD) {
+		val >>= periods / LOAD_AVG_PERIOD;
+		periods %= LOAD_AVG_PERIOD;
+	}
+	return (uint64_t)(((unsigned __int128)val * pelt_y_inv[periods]) >> 32);
+}
+
+/*
+ * Contribution of a segment that finishes the current period (d1), spans
+ * `periods - 1` full periods, and starts a new one (d3), all decayed to
+ * now: d1 y^p + 1024 (y + ... + y^(p-1)) + d3.
+ */
+static uint64_t accumulate_segments(uint64_t periods, uint32_t d1, uint32_t d3)
+{
+	uint64_t c1 = pelt_decay(d1, periods);
+	uint64_t c2 = LOAD_AVG_MAX - pelt_decay(LOAD_AVG_MAX, periods) - 1024;
+
+	return c1 + c2 + d3;
+}
+
+void pelt_update(struct sched_pelt *sa, uint64_t now, unsigned long load,
+		 unsigned long runnable, bool running, unsigned int level)
+{
+	uint64_t delta, periods, contrib, scaled, divider;
+
+	if ((int64_t)(now - sa->last_update) < 0) {
+		sa->last_update = now;
+		return;
+	}
+	delta = (now - sa->last_update) >> 10;
+	if (!delta)
+		return;
+	sa->last_update += delta << 10;
+
+	contrib = delta;
+	delta += sa->period_contrib;
+	periods = delta / 1024;
+	if (periods) {
+		sa->load_sum = pelt_decay(sa->load_sum, periods);
+		sa->runnable_sum = pelt_decay(sa->runnable_sum, periods);
+		sa->util_sum = pelt_decay(sa->util_sum, periods);
+		delta %= 1024;
+		if (load || runnable || running)
+			contrib = accumulate_segments(periods, 1024 - sa->period_contrib,
+						      (uint32_t)delta);
+	}
+	sa->period_contrib = (uint32_t)delta;
+
+	scaled = (contrib * level) >> 10;
+	if (load)
+		sa->load_sum += (uint64_t)load * contrib;
+	if (runnable)
+		sa->runnable_sum += ((uint64_t)runnable * scaled) << 10;
+	if (running)
+		sa->util_sum += scaled << 10;
+
+	divider = LOAD_AVG_MAX - 1024 + sa->period_contrib;
+	sa->load_avg = (unsigned long)(sa->load_sum / divider);
+	sa->runnable_avg = (unsigned long)(sa->runnable_sum / divider);
+	sa->util_avg = (unsigned long)(sa->util_sum / divider);
+}

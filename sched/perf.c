@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Performance selection per cluster (schedutil, rules 23-24).
+ *
+ * For each pCPU: util = max(util_avg, runnable_avg) (seed 004), invariant,
+ * so next = 1.25 x util with no feedback on the current level (seed 000).
+ * Under over-utilization (no idle time since the last evaluation while the
+ * signal saturates the current level) the invariant signal says nothing
+ * about the demand, so ask for the maximum (seed 002). The result is
+ * clamped by the pCPU's uclamp aggregate (which carries guest performance
+ * requests too), the reserved deadline bandwidth is added on top, and the
+ * cluster takes the maximum over its pCPUs rounded up to a level (down if
+ * rounding up would cross the clamp: uclamp_max is a promise to the host).
+ */
+#include "sched/internal.h"
+
+unsigned int perf_round_level(const struct sched_cluster_desc *d, unsigned int want,
+			      unsigned int cap)
+{
+	unsigned int lvl;
+
+	if (want < 1)
+		want = 1;
+	if (cap > d->capacity)
+		cap = d->capacity;
+	if (!d->nr_levels)
+		return want < cap ? want : (cap ? cap : 1);
+	lvl = d->levels[d->nr_levels - 1];
+	for (unsigned int i = 0; i < d->nr_levels; i++) {
+		if (d->levels[i] >= want) {
+			lvl = d->levels[i];
+			break;
+		}
+	}
+	if (lvl > cap) {
+		lvl = d->levels[0];
+		for (unsigned int i = 0; i < d->nr_levels; i++)
+			if (d->levels[i] <= cap)
+				lvl = d->levels[i];
+	}
+	return lvl;
+}
+
+void perf_account(struct sched *s, struct sched_cluster *c, uint64_t now)
+{
+	(void)s;
+	if (now > c->last_level_update) {
+		c->level_ns_sum += (now - c->last_level_update) * c->level;
+		c->time_ns += now - c->last_level_update;
+	}
+	c->last_level_update = now;
+}
+
+struct perf_req {
+	unsigned long want;	/* requested level */
+	unsigned long cap;	/* highest level the clamps allow */
+	bool over;
+};
+
+static void perf_cpu(struct sched *s, struct sched_rq *rq, struct perf_req *r)
+{
+	unsigned long util = rq->pelt.util_avg, level = rq_level(s, rq);
+	unsigned long req, dl_util, cap = rq->capacity;
+	bool over;
+
+	if (rq->pelt.runnable_avg > util)
+		util = rq->pelt.runnable_avg;
+	if (util > rq->capacity)
+		util = rq->capacity;
+	over = rq->idle_in_window == 0 && util * 1280 >= level * 1024;
+	rq->idle_in_window = 0;
+	req = over ? rq->capacity : util + (util >> 2);
+	if (uclamp_is_used(s) && rq->bucket_tasks) {
+		req = uclamp_rq_util_with(s, rq, req, NULL);
+		cap = rq->uc_value[UCLAMP_MAX] > rq->uc_value[UCLAMP_MIN] ?
+		      rq->uc_value[UCLAMP_MAX] : rq->uc_value[UCLAMP_MIN];
+	}
+	/* Reserved bandwidth must be served whatever the clamps say. */
+	dl_util = (unsigned long)((rq->dl_bw * SCHED_CAPACITY_SCALE) >> BW_SHIFT);
+	if (dl_util) {
+		req += dl_util;
+		cap = rq->capacity;
+	}
+	if (req > r->want)
+		r->want = req;
+	if (cap > r->cap)
+		r->cap = cap;
+	r->over |= over;
+}
+
+static void perf_set_level(struct sched *s, struct sched_cluster *c, unsigned int level,
+			   uint64_t now)
+{
+	struct sched_event ev;
+
+	if (level == c->level)
+		return;
+	perf_account(s, c, now);
+	for (unsigned int i = 0; i < c->desc.nr_cpus; i++) {
+		struct sched_rq *rq = &s->rq[c->first_cpu + i];
+
+		update_rq_clock(s, rq, now);	/* account at the old level */
+		rq->gen++;
+	}
+	c->level = level;
+	c->nr_perf_changes++;
+	if (s->cfg.event) {
+		memset(&ev, 0, sizeof(ev));
+		ev.type = SCHED_EV_PERF;
+		ev.now = now;
+		ev.cpu = (int)c->first_cpu;
+		ev.cluster = (int)(c - s->cluster);
+		ev.level = level;
+		ev.entity = SCHED_NONE;
+		sched_emit(s, &ev);
+	}
+}
+
+void perf_update(struct sched *s, uint64_t now)
+{
+	for (unsigned int ci = 0; ci < s->nr_clusters; ci++) {
+		struct sched_cluster *c = &s->cluster[ci];
+		struct perf_req r = { 0, 0, false };
+
+		for (unsigned int i = 0; i < c->desc.nr_cpus; i++)
+			perf_cpu(s, &s->rq[c->first_cpu + i], &r);
+		if (r.want > c->desc.capacity)
+			r.want = c->desc.capacity;
+		c->requested = (unsigned int)r.want;
+		c->overutilized = r.over;
+		perf_set_level(s, c, perf_round_level(&c->desc, (unsigned int)r.want,
+						      (unsigned int)r.cap), now);
+	}
+}
