@@ -31,7 +31,9 @@ struct qmp_client {
 	struct qmp_session *session;
 	char *out;			/* unsent output is out[head..len) */
 	size_t head, len, cap;
-	bool paused;			/* EPOLLIN off until the queue drains */
+	char in[4096];			/* read but not yet parsed: in[in_head..in_len) */
+	size_t in_head, in_len;
+	bool paused;			/* not parsing input until the queue drains */
 	bool eof;			/* peer closed its side: flush, then close */
 	bool dead;			/* to be freed by sweep() */
 	struct qmp_client *next;
@@ -49,6 +51,7 @@ struct qmp_server {
 	unsigned int nr_clients, next_id;
 	unsigned int busy;		/* nesting depth of session callbacks */
 	size_t outq_max;
+	size_t outq_pause;
 };
 
 static void set_events(struct qmp_client *c)
@@ -64,7 +67,11 @@ static void kill_client(struct qmp_client *c, const char *why)
 {
 	if (c->dead)
 		return;
-	pr_info("qmp: client %u: %s\n", c->id, why);
+	/* Dropping a client is the server's decision: worth a warning. */
+	if (strstr(why, "dropped"))
+		pr_warn("qmp: client %u: %s\n", c->id, why);
+	else
+		pr_info("qmp: client %u: %s\n", c->id, why);
 	c->dead = true;
 	evloop_del_fd(c->srv->loop, c->fd);
 	shutdown(c->fd, SHUT_RDWR);
@@ -133,7 +140,7 @@ static void client_write(void *opaque, const char *line, size_t len)
 	}
 	if (was_idle && flush_client(c) < 0)
 		return;
-	if (!c->paused && c->len - c->head > QMP_OUTQ_PAUSE)
+	if (!c->paused && c->len - c->head > c->srv->outq_pause)
 		c->paused = true;
 	set_events(c);
 }
@@ -165,15 +172,38 @@ static void sweep(struct qmp_server *srv)
 	}
 }
 
+/*
+ * Parses buffered input one line at a time, so that a client whose replies
+ * pile up stops being served at the next line boundary (back-pressure)
+ * instead of after everything it managed to send.
+ */
+static void parse_input(struct qmp_client *c)
+{
+	while (!c->dead && !c->paused && c->in_head < c->in_len) {
+		const char *start = c->in + c->in_head;
+		size_t avail = c->in_len - c->in_head;
+		const char *nl = memchr(start, '\n', avail);
+		size_t len = nl ? (size_t)(nl - start) + 1 : avail;
+
+		c->in_head += len;
+		qmp_session_feed(c->session, start, len);
+	}
+	if (c->in_head == c->in_len)
+		c->in_head = c->in_len = 0;
+}
+
 static void read_client(struct qmp_client *c)
 {
-	char buf[4096];
 	size_t total = 0;
 
 	/* Bounded per wakeup so one chatty client cannot starve the loop. */
-	while (!c->dead && !c->paused && total < 64 * 1024) {
-		ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+	for (;;) {
+		ssize_t n;
 
+		parse_input(c);
+		if (c->dead || c->paused || c->eof || c->in_len || total >= 64 * 1024)
+			return;
+		n = recv(c->fd, c->in, sizeof(c->in), MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -188,7 +218,7 @@ static void read_client(struct qmp_client *c)
 			return;
 		}
 		total += (size_t)n;
-		qmp_session_feed(c->session, buf, (size_t)n);
+		c->in_len = (size_t)n;
 	}
 }
 
@@ -202,13 +232,12 @@ static void on_client(struct evloop *loop, int fd, uint32_t events, void *opaque
 	srv->busy++;
 	if (events & EPOLLOUT)
 		flush_client(c);
-	if (!c->dead && c->paused && c->len - c->head <= QMP_OUTQ_PAUSE / 2) {
+	if (!c->dead && c->paused && c->len - c->head <= srv->outq_pause / 2)
 		c->paused = false;
-		set_events(c);
-	}
-	if (!c->dead && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+	if (!c->dead && !c->paused &&
+	    ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) || c->in_head < c->in_len))
 		read_client(c);
-	if (!c->dead && c->eof && c->head == c->len)
+	if (!c->dead && c->eof && c->in_head == c->in_len && c->head == c->len)
 		kill_client(c, "disconnected");
 	else if (!c->dead)
 		set_events(c);
@@ -400,7 +429,7 @@ struct qmp_server *qmp_server_new(struct evloop *loop, const char *path,
 	srv->loop = loop;
 	srv->ops = ops;
 	srv->opaque = opaque;
-	srv->outq_max = QMP_OUTQ_MAX;
+	qmp_server_set_outq_limit(srv, QMP_OUTQ_MAX);
 	srv->fd = -1;
 	if (listen_on(srv, path, err, errlen) < 0 ||
 	    evloop_add_fd(loop, srv->fd, EPOLLIN, on_listen, srv) < 0) {
@@ -444,6 +473,7 @@ void qmp_server_free(struct qmp_server *srv)
 void qmp_server_set_outq_limit(struct qmp_server *srv, size_t bytes)
 {
 	srv->outq_max = bytes;
+	srv->outq_pause = bytes / 2 < QMP_OUTQ_PAUSE ? bytes / 2 : QMP_OUTQ_PAUSE;
 }
 
 unsigned int qmp_server_nr_clients(const struct qmp_server *srv)
