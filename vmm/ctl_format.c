@@ -37,14 +37,13 @@ void ctl_print_vcpus(FILE *f, json_object *vcpus, const double *share)
 {
 	size_t n = json_object_array_length(vcpus);
 
-	fprintf(f, "%-4s %-7s %-9s %4s %-8s %-8s %6s %9s %-20s %5s %5s %9s %9s %9s %6s\n",
-		"VCPU", "TID", "STATE", "PCPU", "CLUSTER", "AFFINITY", share ? "SHARE" : "",
+	fprintf(f, "%-4s %-7s %-9s %4s %-8s %-8s %s%6s %-20s %5s %5s %9s %9s %9s %6s\n",
+		"VCPU", "TID", "STATE", "PCPU", "CLUSTER", "AFFINITY", share ? " SHARE " : "",
 		"WEIGHT", "RESERVATION(us)", "UTIL", "RUNBL", "CLAMP", "PERF", "CPU(s)", "MISSES");
 	for (size_t i = 0; i < n; i++) {
 		json_object *v = json_object_array_get_idx(vcpus, i);
-		char res[64], clamp[24], perf[24], sh[16] = "";
+		char res[64], clamp[24], perf[24], sh[16] = "", pc[24];
 		int64_t pcpu = num(v, "pcpu");
-		char pc[12];
 
 		format_reservation(v, res, sizeof(res));
 		snprintf(clamp, sizeof(clamp), "%" PRId64 "-%" PRId64, num(v, "uclamp_min"),
@@ -52,9 +51,11 @@ void ctl_print_vcpus(FILE *f, json_object *vcpus, const double *share)
 		snprintf(perf, sizeof(perf), "%" PRId64 "/%" PRId64, num(v, "perf_request"),
 			 num(v, "perf_delivered"));
 		snprintf(pc, sizeof(pc), pcpu < 0 ? "-" : "%" PRId64, pcpu);
-		if (share)
-			snprintf(sh, sizeof(sh), isnan(share[i]) ? "-" : "%5.1f%%", share[i]);
-		fprintf(f, "%-4" PRId64 " %-7" PRId64 " %-9s %4s %-8s %-8s %6s %9" PRId64
+		if (share && isnan(share[i]))
+			snprintf(sh, sizeof(sh), "%6s ", "-");
+		else if (share)
+			snprintf(sh, sizeof(sh), "%5.1f%% ", share[i]);
+		fprintf(f, "%-4" PRId64 " %-7" PRId64 " %-9s %4s %-8s %-8s %s%6" PRId64
 			" %-20s %5" PRId64 " %5" PRId64 " %9s %9s %9.2f %6" PRId64 "\n",
 			num(v, "vcpu"), num(v, "thread_id"), str(v, "state"), pc, str(v, "cluster"),
 			str(v, "cluster_affinity")[0] == '-' ? "any" : str(v, "cluster_affinity"),

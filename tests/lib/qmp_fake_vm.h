@@ -220,6 +220,18 @@ static int fake_set_cluster(void *opaque, unsigned int vcpu, const char *cluster
 	if (v->has_reservation && fake_admit(vm, vcpu, aff, &v->reservation, err))
 		return -1;
 	snprintf(v->cluster_affinity, sizeof(v->cluster_affinity), "%s", aff);
+	/* Migrate to the first pCPU of the cluster if it is elsewhere. */
+	for (unsigned int p = 0; aff[0] && p < vm->host.nr_pcpus; p++) {
+		uint32_t c = vm->host.pcpus[p].cluster;
+
+		if (strcmp(vm->host.clusters[v->cluster].name, aff) &&
+		    !strcmp(vm->host.clusters[c].name, aff)) {
+			v->pcpu = (int32_t)p;
+			v->cluster = (int32_t)c;
+			v->perf_delivered = vm->host.pcpus[p].perf_level;
+			break;
+		}
+	}
 	return 0;
 }
 
