@@ -42,7 +42,7 @@ static void read_capeff(char *out, size_t len)
 static void test_refuses_with_threads(void)
 {
 	struct privs_opts opts = { .keep_sys_nice = false };
-	char err[256] = "", before[128], after[128];
+	char err[256] = "", before[256], after[256];
 	pthread_t t;
 
 	CU_ASSERT_FATAL(pipe(pipefd) == 0);
