@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+/* `capvisor run` option parsing, sizes, and the CPUID feature-hiding helpers. */
+#include "tests/unit/harness.h"
+#include "vmm/cpuid.h"
+#include "vmm/options.h"
+
+#include <errno.h>
+#include <linux/kvm.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <string.h>
+#include <unistd.h>
+
+static void test_parse_size(void)
+{
+	uint64_t v;
+
+	CU_ASSERT_EQUAL(parse_size("256M", &v), 0);
+	CU_ASSERT_EQUAL(v, 256ULL << 20);
+	CU_ASSERT_EQUAL(parse_size("2G", &v), 0);
+	CU_ASSERT_EQUAL(v, 2ULL << 30);
+	CU_ASSERT_EQUAL(parse_size("2gib", &v), 0);
+	CU_ASSERT_EQUAL(v, 2ULL << 30);
+	CU_ASSERT_EQUAL(parse_size("4096K", &v), 0);
+	CU_ASSERT_EQUAL(v, 4ULL << 20);
+	CU_ASSERT_EQUAL(parse_size("1048576", &v), 0);
+	CU_ASSERT_EQUAL(v, 1ULL << 20);
+	CU_ASSERT_EQUAL(parse_size("", &v), -EINVAL);
+	CU_ASSERT_EQUAL(parse_size("-1G", &v), -EINVAL);
+	CU_ASSERT_EQUAL(parse_size("12Q", &v), -EINVAL);
+	CU_ASSERT_EQUAL(parse_size("1Gx", &v), -EINVAL);
+	CU_ASSERT_EQUAL(parse_size("99999999999999999999", &v), -EINVAL);
+	CU_ASSERT_EQUAL(parse_size("17179869184T", &v), -EINVAL);	/* 2^34 T overflows */
+}
+
+static int parse(struct vm_config *cfg, int argc, const char *const *argv)
+{
+	vm_config_init(cfg);
+	return vm_config_parse(cfg, argc, (char **)argv);
+}
+
+static void test_run_options_defaults_and_values(void)
+{
+	struct vm_config cfg;
+	const char *none[] = { "run" };
+	const char *all[] = { "run", "--kernel", "k.elf", "--vcpus=4", "--mem", "512M",
+			      "--cmdline", "a b", "--console", "file:/tmp/x", "--cpu-hide",
+			      "cx16,xsave", "--verbose", "--initrd", "i.img" };
+
+	CU_ASSERT_EQUAL(parse(&cfg, 1, none), 0);
+	CU_ASSERT_PTR_NULL(cfg.kernel);
+	CU_ASSERT_EQUAL(cfg.nr_vcpus, 1);
+	CU_ASSERT_EQUAL(cfg.mem_size, 256ULL << 20);
+	CU_ASSERT_EQUAL(cfg.console, CONSOLE_STDIO);
+	CU_ASSERT_FALSE(cfg.cpu_hide_set);
+	CU_ASSERT_EQUAL(parse(&cfg, sizeof(all) / sizeof(all[0]), all), 0);
+	CU_ASSERT_STRING_EQUAL(cfg.kernel, "k.elf");
+	CU_ASSERT_STRING_EQUAL(cfg.initrd, "i.img");
+	CU_ASSERT_STRING_EQUAL(cfg.cmdline, "a b");
+	CU_ASSERT_EQUAL(cfg.nr_vcpus, 4);
+	CU_ASSERT_EQUAL(cfg.mem_size, 512ULL << 20);
+	CU_ASSERT_EQUAL(cfg.console, CONSOLE_FILE);
+	CU_ASSERT_STRING_EQUAL(cfg.console_path, "/tmp/x");
+	CU_ASSERT(cfg.cpu_hide_set);
+	CU_ASSERT_EQUAL(__builtin_popcountll(cfg.cpu_hide), 2);
+	CU_ASSERT_EQUAL(cfg.verbose, 1);
+}
+
+static void test_run_options_rejected(void)
+{
+	struct vm_config cfg;
+	const char *const bad[][3] = {
+		{ "run", "--vcpus", "0" }, { "run", "--vcpus", "256" }, { "run", "--vcpus", "x" },
+		{ "run", "--vcpus", "-1" }, { "run", "--mem", "1M" }, { "run", "--mem", "2T" },
+		{ "run", "--mem", "16777217" }, { "run", "--console", "tty" },
+		{ "run", "--console", "file:" }, { "run", "--cpu-hide", "cx16,bogus" },
+		{ "run", "--nope", "1" }, { "run", "stray", "x" }, { "run", "--verbose=1", "" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CU_ASSERT_EQUAL(parse(&cfg, bad[i][2][0] ? 3 : 2, bad[i]), -EINVAL);
+	{
+		const char *missing[] = { "run", "--kernel" };
+
+		CU_ASSERT_EQUAL(parse(&cfg, 2, missing), -EINVAL);
+	}
+}
+
+static void test_cpu_hide_names_roundtrip(void)
+{
+	cpuid_feature_set set;
+	char buf[256];
+
+	CU_ASSERT_EQUAL(cpuid_parse_hide("xsave,cx16", &set), 0);
+	cpuid_format_set(set, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "cx16,xsave");
+	CU_ASSERT_EQUAL(cpuid_parse_hide("none", &set), 0);
+	CU_ASSERT_EQUAL(set, 0);
+	cpuid_format_set(set, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "none");
+	CU_ASSERT_EQUAL(cpuid_parse_hide("cx1", &set), -EINVAL);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	CU_ASSERT_FATAL(f != NULL);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_pvm_probe(void)
+{
+	char dir[] = "/tmp/capvisor-cpuid-XXXXXX", info[64], mod[64];
+
+	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+	snprintf(info, sizeof(info), "%s/cpuinfo", dir);
+	snprintf(mod, sizeof(mod), "%s/kvm_pvm", dir);
+	write_file(info, "processor\t: 0\nflags\t\t: fpu cx16 xsave hypervisor\n");
+	CU_ASSERT_FALSE(cpuid_host_is_pvm(info, mod));		/* no module */
+	CU_ASSERT_EQUAL(mkdir(mod, 0700), 0);
+	CU_ASSERT_TRUE(cpuid_host_is_pvm(info, mod));
+	write_file(info, "processor\t: 0\nflags\t\t: fpu svm cx16\n");
+	CU_ASSERT_FALSE(cpuid_host_is_pvm(info, mod));		/* hardware virtualization */
+	write_file(info, "processor\t: 0\nflags\t\t: fpu vmx\n");
+	CU_ASSERT_FALSE(cpuid_host_is_pvm(info, mod));
+	unlink(info);
+	CU_ASSERT_FALSE(cpuid_host_is_pvm(info, mod));		/* unreadable: assume not */
+	rmdir(mod);
+	rmdir(dir);
+}
+
+/* A fake supported-CPUID table to fix up. */
+static struct kvm_cpuid2 *fake_cpuid(void)
+{
+	static const struct kvm_cpuid_entry2 base[] = {
+		{ .function = 1, .ebx = 0x00020800, .ecx = (1u << 13) | (1u << 26) | (1u << 28) },
+		{ .function = 6 },
+		{ .function = 7, .flags = KVM_CPUID_FLAG_SIGNIFCANT_INDEX, .ebx = 1u << 5 },
+		{ .function = 0xb, .flags = KVM_CPUID_FLAG_SIGNIFCANT_INDEX },
+		{ .function = 0xd, .flags = KVM_CPUID_FLAG_SIGNIFCANT_INDEX, .eax = 7, .ebx = 0x988 },
+		{ .function = 0x80000008, .ebx = 1u << 27, .ecx = 0x7001 },
+		{ .function = 0x8000001e },
+		{ .function = 0x40000000, .eax = 0x40000001 },
+	};
+	size_t n = sizeof(base) / sizeof(base[0]);
+	struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + (n + CPUID_SPARE_ENTRIES) * sizeof(base[0]));
+
+	memcpy(c->entries, base, sizeof(base));
+	c->nent = (uint32_t)n;
+	return c;
+}
+
+static struct kvm_cpuid_entry2 *entry(struct kvm_cpuid2 *c, uint32_t f, uint32_t idx)
+{
+	for (uint32_t i = 0; i < c->nent; i++)
+		if (c->entries[i].function == f && c->entries[i].index == idx)
+			return &c->entries[i];
+	return NULL;
+}
+
+static void test_cpuid_fixup(void)
+{
+	struct kvm_cpuid2 *c = fake_cpuid();
+	size_t max = c->nent + CPUID_SPARE_ENTRIES;
+	cpuid_feature_set hide;
+	struct cpuid_config cfg = { .nr_vcpus = 6, .tsc_khz = 2400000, .aperfmperf = true };
+	struct kvm_cpuid_entry2 *e;
+
+	CU_ASSERT_EQUAL(cpuid_parse_hide("cx16,xsave", &hide), 0);
+	cfg.hide = hide;
+	CU_ASSERT_EQUAL_FATAL(cpuid_fixup(c, max, &cfg), 0);
+	cpuid_set_apic_id(c, 5);
+	e = entry(c, 1, 0);
+	CU_ASSERT_EQUAL(e->ecx & ((1u << 13) | (1u << 26) | (1u << 28)), 0);	/* cx16, xsave, avx */
+	CU_ASSERT_EQUAL((e->ebx >> 16) & 0xff, 6);
+	CU_ASSERT_EQUAL(e->ebx >> 24, 5);
+	CU_ASSERT_EQUAL(entry(c, 7, 0)->ebx & (1u << 5), 0);			/* avx2 follows */
+	CU_ASSERT_EQUAL(entry(c, 0xd, 0)->eax, 0);
+	CU_ASSERT_EQUAL(entry(c, 6, 0)->ecx & 1, 1);				/* APERFMPERF */
+	/* Leaf 0xb: SMT level, core level with 6 cores (shift 3), then the end. */
+	CU_ASSERT_EQUAL(entry(c, 0xb, 0)->ebx, 1);
+	CU_ASSERT_EQUAL(entry(c, 0xb, 1)->eax, 3);
+	CU_ASSERT_EQUAL(entry(c, 0xb, 1)->ebx, 6);
+	CU_ASSERT_EQUAL((entry(c, 0xb, 1)->ecx >> 8) & 0xff, 2);
+	CU_ASSERT_EQUAL((entry(c, 0xb, 2)->ecx >> 8) & 0xff, 0);
+	CU_ASSERT_EQUAL(entry(c, 0xb, 1)->edx, 5);
+	e = entry(c, 0x80000008, 0);
+	CU_ASSERT_EQUAL(e->ecx & 0xff, 5);
+	CU_ASSERT_EQUAL((e->ecx >> 12) & 0xf, 3);
+	CU_ASSERT_EQUAL(e->ebx & (1u << 27), 0);				/* no MSR CPPC */
+	CU_ASSERT_EQUAL(entry(c, 0x8000001e, 0)->eax, 5);
+	CU_ASSERT_EQUAL(entry(c, 0x40000000, 0)->eax, 0x40000010);
+	CU_ASSERT_EQUAL(entry(c, 0x40000010, 0)->eax, 2400000);
+	free(c);
+	/* Without hiding or APERFMPERF nothing of that is touched. */
+	c = fake_cpuid();
+	cfg = (struct cpuid_config){ .nr_vcpus = 1 };
+	CU_ASSERT_EQUAL(cpuid_fixup(c, c->nent + CPUID_SPARE_ENTRIES, &cfg), 0);
+	CU_ASSERT_NOT_EQUAL(entry(c, 1, 0)->ecx & (1u << 13), 0);
+	CU_ASSERT_EQUAL(entry(c, 6, 0)->ecx & 1, 0);
+	CU_ASSERT_PTR_NULL(entry(c, 0x40000010, 0));
+	free(c);
+}
+
+UNIT_SUITE(vmm_options, NULL, NULL,
+	   UNIT_TEST(test_parse_size),
+	   UNIT_TEST(test_run_options_defaults_and_values),
+	   UNIT_TEST(test_run_options_rejected),
+	   UNIT_TEST(test_cpu_hide_names_roundtrip),
+	   UNIT_TEST(test_pvm_probe),
+	   UNIT_TEST(test_cpuid_fixup))
