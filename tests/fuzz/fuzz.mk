@@ -1,0 +1,31 @@
+# libFuzzer targets (clang only), included by tests/tests.mk.
+#   make fuzz-smoke   about 25 s per target: part of `make check`
+#   make fuzz         10 minutes per target (FUZZ_TIME=seconds to change)
+# Each target is built from the sources it exercises, instrumented, with no
+# sockets; crashes are written to build/fuzz/ (artifact_prefix).
+
+FUZZ_CC      ?= clang
+FUZZ_BUILD   := build/fuzz
+FUZZ_TIME    ?= 600
+FUZZ_FLAGS   := -std=gnu11 -D_GNU_SOURCE -DCAPVISOR_VERSION='"$(VERSION)"' -I. \
+		$(WFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_QMP_SRCS := tests/fuzz/fuzz_qmp.c vmm/qmp.c vmm/qmp_commands.c
+
+$(FUZZ_BUILD)/fuzz_qmp: $(FUZZ_QMP_SRCS) vmm/qmp.h vmm/qmp_backend.h vmm/qmp_commands.h \
+			tests/lib/qmp_fake_vm.h tests/fuzz/fuzz.mk
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_QMP_SRCS) -o $@ -ljson-c
+
+# Runs a fuzzer over a scratch corpus seeded from tests/fuzz/corpus (never written to).
+define run_fuzzer
+	@mkdir -p $(FUZZ_BUILD)/corpus-$(1)
+	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/$(1) -max_total_time=$(2) -max_len=4096 \
+		-timeout=5 -rss_limit_mb=1024 -print_final_stats=1 \
+		-artifact_prefix=$(FUZZ_BUILD)/$(1)- $(FUZZ_BUILD)/corpus-$(1) tests/fuzz/corpus
+endef
+
+fuzz-smoke: $(FUZZ_BUILD)/fuzz_qmp
+	$(call run_fuzzer,fuzz_qmp,25)
+
+fuzz: $(FUZZ_BUILD)/fuzz_qmp
+	$(call run_fuzzer,fuzz_qmp,$(FUZZ_TIME))

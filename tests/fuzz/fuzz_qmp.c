@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target for the QMP input path: arbitrary bytes go through the
+ * session's framing, parser, envelope checks, argument schema and command
+ * handlers over the fake VM, in chunks whose sizes the input also picks (so
+ * split requests are explored), with no sockets. After every chunk it checks
+ * that each output line is one JSON object ending in '\n', and that the
+ * fake VM only ever holds values the schema allows.
+ *
+ * Input: byte 0 picks the chunk size (1..64) and whether the session starts
+ * negotiated; the rest is the client's byte stream.
+ */
+#include "tests/lib/qmp_fake_vm.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_line(void *opaque, const char *line, size_t len)
+{
+	struct json_tokener *tok = json_tokener_new();
+	json_object *obj;
+
+	(void)opaque;
+	if (!len || line[len - 1] != '\n' || memchr(line, '\n', len - 1) || memchr(line, '\0', len))
+		abort();
+	/* The line is not NUL-terminated: parse exactly len - 1 bytes. */
+	obj = json_tokener_parse_ex(tok, line, (int)len - 1);
+	if (!obj || !json_object_is_type(obj, json_type_object) ||
+	    json_tokener_get_parse_end(tok) != len - 1)
+		abort();
+	json_object_put(obj);
+	json_tokener_free(tok);
+}
+
+static void check_vm(const struct fake_vm *vm)
+{
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		const struct qmp_vcpu_info *v = &vm->vcpu[i];
+		const struct qmp_reservation *r = &v->reservation;
+
+		if (v->weight < QMP_WEIGHT_MIN || v->weight > QMP_WEIGHT_MAX ||
+		    v->uclamp_min > v->uclamp_max || v->uclamp_max > QMP_UCLAMP_MAX)
+			abort();
+		if (v->has_reservation && (r->runtime_us < 1 || r->runtime_us > r->deadline_us ||
+					   r->deadline_us > r->period_us ||
+					   r->period_us > QMP_RES_PERIOD_MAX_US))
+			abort();
+	}
+}
+
+static void emit(void *opaque, const char *name, json_object *data)
+{
+	qmp_session_event(opaque, name, data);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char caps[] = "{\"execute\":\"qmp_capabilities\"}\n";
+	struct fake_vm vm;
+	struct qmp_session *s;
+	size_t chunk;
+
+	if (!size)
+		return 0;
+	chunk = (size_t)(data[0] & 63) + 1;
+	fake_vm_init(&vm, 4);
+	s = qmp_session_new(&fake_vm_ops, &vm, check_line, NULL, NULL, NULL);
+	vm.emit = emit;
+	vm.emit_opaque = s;
+	qmp_session_greet(s);
+	if (data[0] & 64)
+		qmp_session_feed(s, caps, sizeof(caps) - 1);
+	for (size_t off = 1; off < size; off += chunk) {
+		size_t n = size - off < chunk ? size - off : chunk;
+
+		qmp_session_feed(s, (const char *)data + off, n);
+		check_vm(&vm);
+	}
+	qmp_session_free(s);
+	return 0;
+}
