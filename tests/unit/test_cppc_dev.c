@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The CPPC register page, driven through its bus ops exactly as the MMIO bus
+ * would: register semantics, clamps, counters, and hostile input.
+ */
+#include "tests/unit/harness.h"
+#include "devices/cppc.h"
+#include "vmm/layout.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* A little cluster: levels 256..512 of 1024 -> perf 64..128. */
+static const struct acpi_cppc_caps little = {
+	.highest_perf = 128, .nominal_perf = 128, .lowest_nonlinear_perf = 64,
+	.lowest_perf = 64, .guaranteed_perf = 32, .nominal_freq_mhz = 2400,
+	.lowest_freq_mhz = 1200,
+};
+/* A big one with boost, so nominal != highest is covered too. */
+static const struct acpi_cppc_caps big = {
+	.highest_perf = 255, .nominal_perf = 204, .lowest_nonlinear_perf = 100,
+	.lowest_perf = 51, .guaranteed_perf = 0, .nominal_freq_mhz = 2400,
+	.lowest_freq_mhz = 600,
+};
+
+static uint64_t rd(struct cppc_dev *d, uint64_t off, unsigned int len)
+{
+	uint64_t v = 0xdeadbeefdeadbeefull;
+
+	d->bus.ops->read(&d->bus, off, &v, len);
+	if (len < 8)
+		v &= (1ull << (8 * len)) - 1;
+	return v;
+}
+
+static void wr(struct cppc_dev *d, uint64_t off, uint64_t v, unsigned int len)
+{
+	d->bus.ops->write(&d->bus, off, &v, len);
+}
+
+static void test_init_and_defaults(void)
+{
+	struct acpi_cppc_caps bad = little;
+	struct cppc_dev d;
+
+	CU_ASSERT_EQUAL_FATAL(cppc_init(&d, 3, &little), 0);
+	CU_ASSERT_EQUAL(d.bus.base, LAYOUT_CPPC_BASE + 3 * LAYOUT_PER_VCPU_STRIDE);
+	CU_ASSERT_EQUAL(d.bus.len, LAYOUT_PER_VCPU_STRIDE);
+	CU_ASSERT_PTR_EQUAL(d.bus.priv, &d);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DESIRED_PERF, 4), 0);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_MIN_PERF, 4), 64);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_MAX_PERF, 4), 128);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_ENABLE, 4), 0);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_PERF_LIMITED, 4), 0);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_AUTO_SEL, 4), 0);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_GUARANTEED_PERF, 4), 32);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_REF_COUNTER, 8), 0);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 0);
+	cppc_destroy(&d);
+
+	bad.lowest_perf = 0;
+	CU_ASSERT_EQUAL(cppc_init(&d, 0, &bad), -EINVAL);
+	bad = little;
+	bad.nominal_perf = 200;		/* above highest */
+	CU_ASSERT_EQUAL(cppc_init(&d, 0, &bad), -EINVAL);
+	bad = little;
+	bad.guaranteed_perf = 129;
+	CU_ASSERT_EQUAL(cppc_init(&d, 0, &bad), -EINVAL);
+	CU_ASSERT_EQUAL(cppc_init(&d, LAYOUT_MAX_VCPUS, &little), -EINVAL);
+}
+
+static void test_request_follows_guest(void)
+{
+	struct cppc_dev d;
+
+	cppc_init(&d, 0, &little);
+	wr(&d, CPPC_REG_DESIRED_PERF, 100, 4);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DESIRED_PERF, 4), 100);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 0);	/* not enabled yet */
+	wr(&d, CPPC_REG_ENABLE, 1, 4);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 100);
+	CU_ASSERT_EQUAL(cppc_effective_request_capacity(&d), 402);	/* 100*1024/255 */
+	/* Guest min/max bound the request. */
+	wr(&d, CPPC_REG_MIN_PERF, 110, 4);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 110);
+	wr(&d, CPPC_REG_MIN_PERF, 64, 4);
+	wr(&d, CPPC_REG_MAX_PERF, 90, 4);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 90);
+	/* min above max: max wins. */
+	wr(&d, CPPC_REG_MIN_PERF, 120, 4);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 90);
+	wr(&d, CPPC_REG_MIN_PERF, 64, 4);
+	wr(&d, CPPC_REG_MAX_PERF, 128, 4);
+	/* desired 0 is "no request"; so is disabling. */
+	wr(&d, CPPC_REG_DESIRED_PERF, 0, 4);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DESIRED_PERF, 4), 0);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 0);
+	CU_ASSERT_EQUAL(cppc_effective_request_capacity(&d), 0);
+	wr(&d, CPPC_REG_DESIRED_PERF, 128, 4);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 128);
+	wr(&d, CPPC_REG_ENABLE, 0, 4);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 0);
+	cppc_destroy(&d);
+}
+
+static void test_host_limits_win(void)
+{
+	struct cppc_snapshot s;
+	struct cppc_dev d;
+
+	cppc_init(&d, 0, &big);
+	wr(&d, CPPC_REG_ENABLE, 1, 4);
+	wr(&d, CPPC_REG_DESIRED_PERF, 255, 4);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 255);
+	/* uclamp max 256 of 1024 -> perf 63 (rounded down, never up). */
+	CU_ASSERT_EQUAL(cppc_set_host_limits(&d, 0, 256), 0);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 63);
+	CU_ASSERT(cppc_effective_request_capacity(&d) <= 256);
+	/* uclamp min 768 -> perf 192 (rounded up): a low request is raised. */
+	CU_ASSERT_EQUAL(cppc_set_host_limits(&d, 768, 1024), 0);
+	wr(&d, CPPC_REG_DESIRED_PERF, 60, 4);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 192);
+	CU_ASSERT(cppc_effective_request_capacity(&d) >= 768);
+	/* The guest's own registers still read what it wrote. */
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DESIRED_PERF, 4), 60);
+	/* A bad range is refused and changes nothing. */
+	CU_ASSERT_EQUAL(cppc_set_host_limits(&d, 600, 500), -EINVAL);
+	CU_ASSERT_EQUAL(cppc_set_host_limits(&d, 0, 1025), -EINVAL);
+	cppc_snapshot(&d, &s);
+	CU_ASSERT_EQUAL(s.host_min, 192);
+	CU_ASSERT_EQUAL(s.host_max, 255);
+	CU_ASSERT_EQUAL(s.effective, 192);
+	/* Equal min and max that fall between two perf values: max wins. */
+	CU_ASSERT_EQUAL(cppc_set_host_limits(&d, 512, 512), 0);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 127);
+	CU_ASSERT_EQUAL(cppc_effective_request_capacity(&d), 512);
+	cppc_destroy(&d);
+}
+
+static void test_garbage_values_clamped(void)
+{
+	struct cppc_stats st;
+	struct cppc_dev d;
+
+	cppc_init(&d, 0, &little);
+	wr(&d, CPPC_REG_DESIRED_PERF, 0xffffffffu, 4);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DESIRED_PERF, 4), 128);
+	wr(&d, CPPC_REG_DESIRED_PERF, 1, 4);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DESIRED_PERF, 4), 64);
+	wr(&d, CPPC_REG_MIN_PERF, 3, 4);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_MIN_PERF, 4), 64);
+	wr(&d, CPPC_REG_MAX_PERF, 1000, 4);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_MAX_PERF, 4), 128);
+	wr(&d, CPPC_REG_ENABLE, 7, 4);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_ENABLE, 4), 0);
+	cppc_get_stats(&d, &st);
+	CU_ASSERT_EQUAL(st.clamped, 4);
+	CU_ASSERT_EQUAL(st.ignored, 1);
+	CU_ASSERT_EQUAL(st.writes, 5);
+	cppc_destroy(&d);
+}
+
+static void test_bad_widths_and_offsets(void)
+{
+	struct cppc_stats st;
+	struct cppc_dev d;
+
+	cppc_init(&d, 0, &little);
+	wr(&d, CPPC_REG_DESIRED_PERF, 100, 4);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DESIRED_PERF, 2), 0);		/* width */
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DESIRED_PERF, 8), 0);		/* width */
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DESIRED_PERF + 1, 4), 0);	/* alignment */
+	CU_ASSERT_EQUAL(rd(&d, 0x100, 4), 0);				/* offset */
+	CU_ASSERT_EQUAL(rd(&d, 0xff8, 8), 0);				/* offset */
+	wr(&d, CPPC_REG_DESIRED_PERF, 0x7f, 1);
+	wr(&d, CPPC_REG_DESIRED_PERF, 0x7f7f, 2);
+	wr(&d, CPPC_REG_DESIRED_PERF, 0x7f, 8);
+	wr(&d, CPPC_REG_MIN_PERF + 2, 0x7f, 4);
+	wr(&d, 0x800, 0x7f, 4);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DESIRED_PERF, 4), 100);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_MIN_PERF, 4), 64);
+	cppc_get_stats(&d, &st);
+	CU_ASSERT_EQUAL(st.bad_width, 7);
+	CU_ASSERT_EQUAL(st.bad_offset, 3);
+	/* Read-only registers keep their values. */
+	wr(&d, CPPC_REG_REF_COUNTER, 12345, 8);
+	wr(&d, CPPC_REG_DEL_COUNTER + 4, 12345, 4);
+	wr(&d, CPPC_REG_GUARANTEED_PERF, 100, 4);
+	wr(&d, CPPC_REG_AUTO_SEL, 1, 4);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_REF_COUNTER, 8), 0);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DEL_COUNTER, 8), 0);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_GUARANTEED_PERF, 4), 32);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_AUTO_SEL, 4), 0);
+	cppc_get_stats(&d, &st);
+	CU_ASSERT_EQUAL(st.ro_writes, 4);
+	cppc_destroy(&d);
+}
+
+static void test_counters(void)
+{
+	struct cppc_dev d;
+	uint64_t ref, del;
+	unsigned int i;
+
+	cppc_init(&d, 0, &big);		/* nominal 204 */
+	cppc_account(&d, 1000, 204);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_REF_COUNTER, 8), 1000);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DEL_COUNTER, 8), 1000);
+	/* Remainders carry: 1000 rounds of 7 ticks at 102 = exactly half. */
+	for (i = 0; i < 1000; i++)
+		cppc_account(&d, 7, 102);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_REF_COUNTER, 8), 8000);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DEL_COUNTER, 8), 1000 + 3500);
+	/* Boost: delivered above nominal counts faster; above highest is capped. */
+	cppc_account(&d, 204, 255);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DEL_COUNTER, 8), 4500 + 255);
+	cppc_account(&d, 204, 9999);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DEL_COUNTER, 8), 4755 + 255);
+	/* Halves of a counter beyond 32 bits. */
+	cppc_account(&d, 0x100000000ull, 204);
+	ref = rd(&d, CPPC_REG_REF_COUNTER, 8);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_REF_COUNTER, 4), ref & 0xffffffffu);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_REF_COUNTER + 4, 4), ref >> 32);
+	del = rd(&d, CPPC_REG_DEL_COUNTER, 8);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DEL_COUNTER + 4, 4), del >> 32);
+	CU_ASSERT_EQUAL(ref >> 32, 1);
+	/* No overflow in the multiplication for huge deltas. */
+	cppc_account(&d, UINT64_MAX / 2, 255);
+	CU_ASSERT(rd(&d, CPPC_REG_DEL_COUNTER, 8) > del);
+	cppc_destroy(&d);
+}
+
+static void test_perf_limited(void)
+{
+	struct cppc_dev d;
+
+	cppc_init(&d, 0, &big);
+	wr(&d, CPPC_REG_ENABLE, 1, 4);
+	wr(&d, CPPC_REG_MIN_PERF, 150, 4);
+	wr(&d, CPPC_REG_DESIRED_PERF, 200, 4);
+	cppc_account(&d, 100, 200);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_PERF_LIMITED, 4), 0);
+	cppc_set_host_limits(&d, 0, 512);	/* host caps it at 127 */
+	cppc_account(&d, 100, 127);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_PERF_LIMITED, 4),
+			CPPC_PERF_LIMITED_DESIRED | CPPC_PERF_LIMITED_MINIMUM);
+	/* Sticky until the guest writes 1 to clear, bit by bit. */
+	cppc_set_host_limits(&d, 0, 1024);
+	cppc_account(&d, 100, 200);
+	wr(&d, CPPC_REG_PERF_LIMITED, CPPC_PERF_LIMITED_MINIMUM, 4);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_PERF_LIMITED, 4), CPPC_PERF_LIMITED_DESIRED);
+	wr(&d, CPPC_REG_PERF_LIMITED, 0xffffffffu, 4);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_PERF_LIMITED, 4), 0);
+	cppc_destroy(&d);
+}
+
+struct notify_log {
+	unsigned int calls;
+	uint32_t last;
+};
+
+static void on_change(struct cppc_dev *dev, void *opaque)
+{
+	struct notify_log *log = opaque;
+
+	log->calls++;
+	log->last = cppc_effective_request(dev);	/* lock is not held here */
+}
+
+static void test_notify(void)
+{
+	struct notify_log log = { 0 };
+	struct cppc_dev d;
+
+	cppc_init(&d, 0, &little);
+	cppc_set_notify(&d, on_change, &log);
+	wr(&d, CPPC_REG_DESIRED_PERF, 100, 4);
+	CU_ASSERT_EQUAL(log.calls, 0);			/* not enabled: no change */
+	wr(&d, CPPC_REG_ENABLE, 1, 4);
+	CU_ASSERT_EQUAL(log.calls, 1);
+	CU_ASSERT_EQUAL(log.last, 100);
+	wr(&d, CPPC_REG_DESIRED_PERF, 100, 4);
+	CU_ASSERT_EQUAL(log.calls, 1);			/* same value */
+	cppc_set_host_limits(&d, 0, 256);
+	CU_ASSERT_EQUAL(log.calls, 2);
+	CU_ASSERT_EQUAL(log.last, 63);
+	cppc_set_guaranteed(&d, 1000);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_GUARANTEED_PERF, 4), 128);
+	cppc_destroy(&d);
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static uint64_t hostile_value(void)
+{
+	switch (rnd() % 4) {
+	case 0:
+		return rnd() % 300;
+	case 1:
+		return rnd() % 2;
+	case 2:
+		return UINT64_MAX - rnd() % 3;
+	default:
+		return rnd();
+	}
+}
+
+/*
+ * Random accesses of every width at register offsets, near them and far
+ * away, random values, random host limits and accounting: the effective
+ * request never leaves the host's limits and the registers stay sane.
+ */
+static void test_hostile_random(void)
+{
+	static const unsigned int widths[] = { 1, 2, 4, 8 };
+	unsigned int i, umin = 0, umax = 1024, cap;
+	struct cppc_snapshot s;
+	struct cppc_dev d;
+	uint32_t eff;
+
+	cppc_init(&d, 7, &big);
+	for (i = 0; i < 200000; i++) {
+		unsigned int len = widths[rnd() % 4];
+		uint64_t off = rnd() % 3 ? rnd() % 0x30 : rnd() % 0x1000, v = hostile_value();
+
+		switch (rnd() % 8) {
+		case 0:
+			rd(&d, off, len);
+			break;
+		case 1:
+			umin = rnd() % 1025;
+			umax = umin + rnd() % (1025 - umin);
+			if (rnd() % 16 == 0) {	/* now and then an invalid range */
+				umin = rnd() % 1100;
+				umax = rnd() % 1100;
+			}
+			if (cppc_set_host_limits(&d, umin, umax)) {
+				CU_ASSERT(umin > umax || umax > 1024);
+				cppc_snapshot(&d, &s);
+				umin = acpi_capacity_from_perf(s.host_min);
+			}
+			break;
+		case 2:
+			cppc_account(&d, rnd() % 100000, (uint32_t)hostile_value());
+			break;
+		default:
+			/* Mostly aim at the writable registers with 4 bytes. */
+			if (rnd() % 2) {
+				off = (rnd() % 5) * 4;
+				len = 4;
+			}
+			wr(&d, off, v, len);
+			break;
+		}
+		cppc_snapshot(&d, &s);
+		eff = s.effective;
+		if (eff) {
+			CU_ASSERT_FATAL(eff <= s.host_max);
+			CU_ASSERT_FATAL(eff >= (s.host_min < s.host_max ? s.host_min : s.host_max));
+		}
+		cap = cppc_effective_request_capacity(&d);
+		CU_ASSERT_FATAL(cap <= d.host_max_cap);
+		CU_ASSERT_FATAL(!cap || cap >= d.host_min_cap);
+		CU_ASSERT_FATAL(!s.desired || (s.desired >= big.lowest_perf &&
+					       s.desired <= big.highest_perf));
+		CU_ASSERT_FATAL(s.min >= big.lowest_perf && s.min <= big.highest_perf);
+		CU_ASSERT_FATAL(s.max >= big.lowest_perf && s.max <= big.highest_perf);
+		CU_ASSERT_FATAL(s.enable <= 1);
+		CU_ASSERT_FATAL(s.perf_limited <= 3);
+		CU_ASSERT_FATAL(s.del_counter <= s.ref_counter * 255 / 204 + 1);
+	}
+	cppc_destroy(&d);
+}
+
+UNIT_SUITE(cppc_dev, NULL, NULL,
+	   UNIT_TEST(test_init_and_defaults),
+	   UNIT_TEST(test_request_follows_guest),
+	   UNIT_TEST(test_host_limits_win),
+	   UNIT_TEST(test_garbage_values_clamped),
+	   UNIT_TEST(test_bad_widths_and_offsets),
+	   UNIT_TEST(test_counters),
+	   UNIT_TEST(test_perf_limited),
+	   UNIT_TEST(test_notify),
+	   UNIT_TEST(test_hostile_random))
