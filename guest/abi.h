@@ -47,7 +47,8 @@ typedef unsigned long uintptr_t;
  * result in rax; other registers preserved. */
 enum guest_syscall {
 	SYS_REPORT = 0,		/* (buf, len): write one line to the console */
-	SYS_SLEEP_UNTIL,	/* (ns): halt until the clock reads >= ns */
+	SYS_SLEEP_TSC,		/* (tsc): halt until the TSC reaches tsc (or any
+				 * interrupt arrives); callers loop on their clock */
 	SYS_YIELD,		/* (use_hint): write HINT_REG_YIELD when use_hint */
 	SYS_TIME,		/* (): clock in ns, read in ring 0 */
 	SYS_CPPC_READ,		/* (struct guest_cppc_regs *) */
@@ -90,8 +91,10 @@ struct pvclock {
 struct bootinfo {
 	u32 ncpus;
 	u32 clock;		/* enum guest_clock */
-	u64 tsc_khz;		/* for CLOCK_*_TSC */
+	u64 tsc_khz;		/* TSC rate (from kvmclock's scale with kvmclock) */
 	u64 tsc_mult;		/* ns = (tsc - tsc0) * tsc_mult >> 32 */
+	u64 ns_to_tsc_q32;	/* tsc ticks = ns * ns_to_tsc_q32 >> 32 */
+	u64 tsc_to_lapic_q32;	/* LAPIC timer counts = ticks * this >> 32 */
 	u64 tsc0;
 	u64 lapic_khz;		/* LAPIC timer input clock */
 	u32 uid[GUEST_MAX_CPUS];	/* ACPI processor UID = VMM vCPU index */
@@ -102,6 +105,7 @@ struct bootinfo {
 	u32 cppc_page;		/* this VM's CPPC page answers (counters non-zero) */
 	u32 nominal_perf;	/* from the first _CPC package, 0 if not found */
 	u32 highest_perf;
+	u32 lowest_perf;
 	u32 sleep_space;	/* FADT sleep control register: 0 mem, 1 io */
 	u64 sleep_addr;
 	u32 ram_mb;

@@ -152,8 +152,8 @@ static int aml_integer(const u8 *p, const u8 *end, u64 *v, u32 *used)
 }
 
 /*
- * Find the first `_CPC` package in the DSDT and read highest_perf and
- * nominal_perf (elements 2 and 3). Called on demand: scanning the DSDT in
+ * Find the first `_CPC` package in the DSDT and read highest_perf,
+ * nominal_perf, lowest_nonlinear_perf and lowest_perf (elements 2 to 5). Called on demand: scanning the DSDT in
  * emulated ring 0 costs milliseconds.
  */
 void acpi_read_cpc(void)
@@ -169,7 +169,7 @@ void acpi_read_cpc(void)
 	end = t + len;
 	for (const u8 *p = t + ACPI_HDR_LEN; p + 4 < end; p++) {
 		const u8 *q;
-		u64 v[4];
+		u64 v[6];
 
 		if (p[0] != '_' || memcmp(p, "_CPC", 4))
 			continue;
@@ -182,7 +182,7 @@ void acpi_read_cpc(void)
 		q++;
 		q += 1 + (*q >> 6);	/* PkgLength */
 		q++;			/* NumElements */
-		for (int i = 0; i < 4; i++) {
+		for (int i = 0; i < 6; i++) {
 			u32 used;
 
 			if (aml_integer(q, end, &v[i], &used))
@@ -191,6 +191,7 @@ void acpi_read_cpc(void)
 		}
 		bootinfo.highest_perf = (u32)v[2];
 		bootinfo.nominal_perf = (u32)v[3];
+		bootinfo.lowest_perf = (u32)v[5];
 		return;
 	}
 }

@@ -25,7 +25,6 @@ struct percpu {
 	u32 apic_id;
 	volatile u32 timer_fired;
 	volatile u32 never;		/* stays 0: idle_wait() on it parks */
-	struct tss64 tss;
 } __attribute__((aligned(64)));
 
 extern struct percpu percpu[GUEST_MAX_CPUS];
@@ -128,7 +127,8 @@ void lapic_send_ipi(u32 apic_id, u32 icr_low);
 void clock_init(void);
 void clock_init_cpu(struct percpu *cpu);
 u64 clock_ns(void);
-void sleep_until(u64 ns);
+void sleep_tsc(u64 deadline);
+void clock_init_rates(void);
 void park(void) __attribute__((noreturn));
 
 /* smp.c */

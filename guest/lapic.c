@@ -23,7 +23,7 @@
 #define TDCR_DIV1	0xb
 #define MSR_KVM_SYSTEM_TIME_NEW	0x4b564d01
 #define KVM_FEATURE_CLOCKSOURCE2	(1u << 3)
-#define CALIBRATE_NS	2000000ULL
+#define CALIBRATE_NS	1000000ULL
 
 static u32 lapic_rd(u32 reg)
 {
@@ -66,25 +66,16 @@ u64 clock_ns(void)
 	return clock_read(this_cpu()->index);
 }
 
-/* The LAPIC timer rate: CPUID 0x40000010 EBX (kHz) if offered, else measured. */
-void lapic_calibrate(void)
+/*
+ * One measurement of the LAPIC timer rate in kHz. Read the count, then the
+ * clock, the same way at both ends, so the (emulated, slow) reads shift both
+ * samples alike and cancel.
+ */
+static u64 lapic_measure_khz(void)
 {
-	u32 r[4];
 	u64 t0, t1;
 	u32 c0, c1;
 
-	cpuid(0x40000000, 0, r);
-	if (r[0] >= 0x40000010) {
-		cpuid(0x40000010, 0, r);
-		if (r[1]) {
-			bootinfo.lapic_khz = r[1];
-			return;
-		}
-	}
-	/*
-	 * Read the count, then the clock, the same way at both ends, so the
-	 * (emulated, slow) reads shift both samples alike and cancel.
-	 */
 	lapic_wr(LAPIC_TMICT, 0xffffffff);
 	c0 = lapic_rd(LAPIC_TMCCT);
 	t0 = clock_ns();
@@ -94,13 +85,58 @@ void lapic_calibrate(void)
 	c1 = lapic_rd(LAPIC_TMCCT);
 	t1 = clock_ns();
 	lapic_wr(LAPIC_TMICT, 0);
-	bootinfo.lapic_khz = (u64)(c0 - c1) * 1000000ULL / (t1 - t0);
+	return (u64)(c0 - c1) * 1000000ULL / (t1 - t0);
 }
 
-static void lapic_oneshot_ns(u64 ns)
+/*
+ * The LAPIC timer rate: CPUID 0x40000010 EBX (kHz) if offered, else the
+ * median of three measurements (a host preemption spoils one, not three).
+ */
+void lapic_calibrate(void)
 {
-	u64 count = ns * bootinfo.lapic_khz / 1000000ULL;
+	u64 m[3], t;
+	u32 r[4];
 
+	cpuid(0x40000000, 0, r);
+	if (r[0] >= 0x40000010) {
+		cpuid(0x40000010, 0, r);
+		if (r[1]) {
+			bootinfo.lapic_khz = r[1];
+			return;
+		}
+	}
+	for (int i = 0; i < 3; i++)
+		m[i] = lapic_measure_khz();
+	if (m[0] > m[1]) {
+		t = m[0]; m[0] = m[1]; m[1] = t;
+	}
+	if (m[1] > m[2])
+		m[1] = m[2];
+	bootinfo.lapic_khz = m[0] > m[1] ? m[0] : m[1];
+}
+
+/* The TSC rate, in kHz, that kvmclock's scale for this CPU implies. */
+static u64 pvclock_tsc_khz(const struct pvclock *p)
+{
+	u64 khz = (1000000ULL << 32) / p->tsc_to_system_mul;
+
+	return p->tsc_shift < 0 ? khz << -p->tsc_shift : khz >> p->tsc_shift;
+}
+
+/* Conversions ring 3 and the sleep path use; after clock_init_cpu(BSP). */
+void clock_init_rates(void)
+{
+	if (bootinfo.clock == CLOCK_KVMCLOCK)
+		bootinfo.tsc_khz = pvclock_tsc_khz(&pvclock[0]);
+	if (!bootinfo.tsc_khz)
+		bootinfo.tsc_khz = 1000000;
+	bootinfo.ns_to_tsc_q32 = (bootinfo.tsc_khz << 32) / 1000000ULL;
+	bootinfo.tsc_to_lapic_q32 = (bootinfo.lapic_khz << 32) / bootinfo.tsc_khz;
+}
+
+/* Arm the one-shot timer for count LAPIC timer counts. */
+static void lapic_oneshot(u64 count)
+{
 	if (count == 0)
 		count = 1;
 	if (count > 0xffffffffULL)
@@ -109,20 +145,22 @@ static void lapic_oneshot_ns(u64 ns)
 	lapic_wr(LAPIC_TMICT, (u32)count);
 }
 
-/* Halt until the clock reads at least ns; other interrupts just loop. */
-void sleep_until(u64 ns)
+/*
+ * Halt until the TSC reaches deadline (the timer fires) or another
+ * interrupt arrives. Ring 3 converted its deadline to TSC ticks, so the
+ * ~100 us an emulated syscall entry takes does not delay the wakeup, and
+ * ring 0 computes only one subtraction and one multiplication.
+ */
+void sleep_tsc(u64 deadline)
 {
 	struct percpu *cpu = this_cpu();
+	u64 now = rdtsc();
 
-	for (;;) {
-		u64 now = clock_ns();
-
-		if (now >= ns)
-			return;
-		cpu->timer_fired = 0;
-		lapic_oneshot_ns(ns - now);
-		idle_wait(&cpu->timer_fired);
-	}
+	if (now >= deadline)
+		return;
+	cpu->timer_fired = 0;
+	lapic_oneshot((u64)(((unsigned __int128)(deadline - now) * bootinfo.tsc_to_lapic_q32) >> 32));
+	idle_wait(&cpu->timer_fired);
 }
 
 void park(void)

@@ -100,6 +100,7 @@ void kmain(void)
 	clock_init_cpu(cpu);
 	lapic_init_cpu();
 	lapic_calibrate();
+	clock_init_rates();
 	if (acpi_init(si->rsdp_paddr))
 		kprint("{\"test\":\"error\",\"vcpu\":0,\"error\":\"no ACPI RSDP: one CPU, "
 		       "poweroff through port 0x%x\"}", PORT_ACPI_SLEEP_CTL);

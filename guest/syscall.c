@@ -99,8 +99,8 @@ long syscall_dispatch(long a0, long a1, long a2, long a3, long nr)
 			return GERR_FAULT;
 		serial_write_line((const char *)a0, (size_t)a1);
 		return 0;
-	case SYS_SLEEP_UNTIL:
-		sleep_until((u64)a0);
+	case SYS_SLEEP_TSC:
+		sleep_tsc((u64)a0);
 		return 0;
 	case SYS_YIELD:
 		if (a0 && bootinfo.uid[this_cpu()->index] < LAYOUT_MAX_VCPUS)

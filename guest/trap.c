@@ -66,19 +66,36 @@ static void idt_build(void)
 	set_gate(SPURIOUS_VECTOR, (u64)isr_spurious, IST_IRQ);
 }
 
+/*
+ * The TSSs of all CPUs, then one I/O permission bitmap they all point at
+ * (iomap_base is relative to each TSS). All zeroes: ring 3 may use every
+ * port. IOPL alone is not enough on PVM hosts, whose emulator of ring-3
+ * `out` checks the bitmap (and an IRETQ there does not load IOPL).
+ */
+struct tss_block {
+	struct tss64 tss[GUEST_MAX_CPUS];
+	u8 iobitmap[8192];
+	u8 terminator;		/* 0xff, as the architecture requires */
+} __attribute__((packed, aligned(16)));
+
+static struct tss_block tss_block;
+
 static void load_tss(struct percpu *cpu)
 {
-	u64 base = (u64)&cpu->tss, limit = sizeof(cpu->tss) - 1;
+	struct tss64 *tss = &tss_block.tss[cpu->index];
+	u64 base = (u64)tss;
+	u16 iomap = (u16)((u64)tss_block.iobitmap - base);
+	u64 limit = iomap + sizeof(tss_block.iobitmap);
 	unsigned int slot = GDT_TSS_FIRST + 2 * cpu->index;
 	u64 kstacks = GUEST_KSTACKS + cpu->index * GUEST_STACK_SIZE;
 	u16 sel = (u16)(slot * 8);
 
-	memset(&cpu->tss, 0, sizeof(cpu->tss));
-	cpu->tss.rsp[0] = kstacks + KSTACK_SYSCALL_TOP;
-	cpu->tss.ist[IST_IRQ - 1] = kstacks + KSTACK_IST1_TOP;
-	cpu->tss.ist[IST_EXC - 1] = kstacks + KSTACK_IST2_TOP;
-	cpu->tss.iomap_base = sizeof(cpu->tss);	/* no bitmap: IOPL decides */
-	gdt[slot] = (limit & 0xffff) | ((base & 0xffffff) << 16) | (0x89ULL << 40) |
+	tss_block.terminator = 0xff;
+	tss->rsp[0] = kstacks + KSTACK_SYSCALL_TOP;
+	tss->ist[IST_IRQ - 1] = kstacks + KSTACK_IST1_TOP;
+	tss->ist[IST_EXC - 1] = kstacks + KSTACK_IST2_TOP;
+	tss->iomap_base = iomap;
+	gdt[slot] = (limit & 0xffff) | ((base & 0xffffff) << 16) | (0x89UL << 40) |
 		    ((limit >> 16) << 48) | (((base >> 24) & 0xff) << 56);
 	gdt[slot + 1] = base >> 32;
 	asm volatile("ltr %0" : : "r"(sel));

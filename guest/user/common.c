@@ -23,8 +23,8 @@ void report(const char *f, ...)
 
 const char *fmt_secs(char *buf, u64 ns)
 {
-	fmt(buf, 24, "%lu.%06lu", (unsigned long)(ns / 1000000000ULL),
-	    (unsigned long)(ns % 1000000000ULL / 1000));
+	fmt(buf, 24, "%lu.%06lu", (unsigned long)(ns / 1000000000UL),
+	    (unsigned long)(ns % 1000000000UL / 1000));
 	return buf;
 }
 
@@ -47,9 +47,19 @@ const char *fmt_ratio(char *buf, u64 num, u64 den)
 	return buf;
 }
 
-void sleep_until_ns(u64 ns)
+void sleep_until_ns(unsigned int cpu, u64 deadline)
 {
-	sys1(SYS_SLEEP_UNTIL, (long)ns);
+	u64 now;
+
+	for (;;) {
+		u64 tsc = rdtsc();
+
+		now = now_ns(cpu);
+		if (now >= deadline)
+			return;
+		tsc += (u64)(((unsigned __int128)(deadline - now) * bootinfo.ns_to_tsc_q32) >> 32);
+		sys1(SYS_SLEEP_TSC, (long)tsc);
+	}
 }
 
 void finish(unsigned int cpu)
@@ -59,7 +69,7 @@ void finish(unsigned int cpu)
 		sys0(SYS_PARK);
 	/* CPU 0: wait (sleeping, not spinning) until every CPU reported. */
 	while (__atomic_load_n(&tests_done, __ATOMIC_ACQUIRE) < bootinfo.ncpus)
-		sleep_until_ns(now_ns(cpu) + 1000000);
+		sleep_until_ns(cpu, now_ns(cpu) + 1000000);
 	sys0(SYS_POWEROFF);
 	for (;;)
 		;

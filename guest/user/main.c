@@ -21,9 +21,9 @@ static const struct test_desc tests[] = {
 	{ "spin", test_spin, "secs interval_ms" },
 	{ "idle", test_idle, "secs" },
 	{ "periodic", test_periodic, "secs run_us period_us" },
-	{ "lock", test_lock, "secs cs_us hint yield_after_us interval_ms" },
+	{ "lock", test_lock, "secs cs_us hint yield_after_us" },
 	{ "cppc", test_cppc, "secs interval_ms desired switch_ms" },
-	{ "governor", test_governor, "secs tick_ms naive highest nominal interval_ms" },
+	{ "governor", test_governor, "secs tick_ms naive highest nominal duty interval_ms" },
 	{ "hostile", test_hostile, "secs seed" },
 	{ "ioexit", test_ioexit, "n port" },
 };
@@ -38,7 +38,8 @@ static const struct key_slot key_slots[] = {
 	{ "run_us", &cfg.run_us }, { "period_us", &cfg.period_us }, { "cs_us", &cfg.cs_us },
 	{ "hint", &cfg.hint }, { "yield_after_us", &cfg.yield_after_us },
 	{ "switch_ms", &cfg.switch_ms }, { "tick_ms", &cfg.tick_ms }, { "naive", &cfg.naive },
-	{ "highest", &cfg.highest }, { "nominal", &cfg.nominal }, { "n", &cfg.n },
+	{ "highest", &cfg.highest }, { "nominal", &cfg.nominal }, { "duty", &cfg.duty },
+	{ "n", &cfg.n },
 	{ "port", &cfg.port },
 };
 

@@ -18,8 +18,8 @@ static inline u64 spin_chunk(u64 iters)
 
 void test_spin(unsigned int cpu)
 {
-	u64 start = now_ns(cpu), end = start + cfg.secs * 1000000000ULL;
-	u64 interval = cfg.interval_ms * 1000000ULL, next = start + interval;
+	u64 start = now_ns(cpu), end = start + cfg.secs * 1000000000UL;
+	u64 interval = cfg.interval_ms * 1000000UL, next = start + interval;
 	u64 iters = 0, t;
 	char secs[24];
 
@@ -48,7 +48,7 @@ void test_idle(unsigned int cpu)
 
 	if (cpu != 0)
 		return;		/* finish() parks it: HLT, no timer */
-	sleep_until_ns(start + cfg.secs * 1000000000ULL);
+	sleep_until_ns(cpu, start + cfg.secs * 1000000000UL);
 	report("{\"test\":\"idle\",\"vcpu\":0,\"cpus\":%u,\"seconds\":%s}", bootinfo.ncpus,
 	       fmt_secs(secs, now_ns(cpu) - start));
 }

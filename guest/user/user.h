@@ -44,7 +44,7 @@ struct config {
 	unsigned int n_desired;
 	u64 switch_ms;
 	/* governor */
-	u64 tick_ms, naive, highest, nominal;
+	u64 tick_ms, naive, highest, nominal, duty;
 	/* ioexit */
 	u64 n, port;
 };
@@ -58,7 +58,8 @@ void report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *fmt_secs(char *buf, u64 ns);
 /* "I.FFF" for a ratio num/den with 3 decimals, in buf (>= 32 bytes). */
 const char *fmt_ratio(char *buf, u64 num, u64 den);
-void sleep_until_ns(u64 ns);
+/* Halt (tickless, one-shot timer) until this CPU's clock reads deadline. */
+void sleep_until_ns(unsigned int cpu, u64 deadline);
 /* Mark this CPU's test done; CPU 0 waits for all, then powers off. */
 void finish(unsigned int cpu) __attribute__((noreturn));
 

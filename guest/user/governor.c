@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `governor`: Linux's own frequency loop, in the guest, against capvisor's
+ * CPPC and APERF/MPERF. Every tick_ms:
+ *   freq_scale = dAPERF * 1024 * 1024 / (dMPERF * max_ratio), capped at 1024
+ *     (arch_scale_freq_tick), with the AMD max-ratio rule
+ *     max_ratio = (highest * 1024 / nominal_perf + 1024) / 2
+ *     where "highest" is the kernel's model constant (255 by default,
+ *     `highest=`), not the _CPC value (amd_set_max_freq_ratio);
+ *   util = PELT-like average of running * freq_scale (halves every 32 ms);
+ *   desired = 1.25 * max_perf * util / 1024 (schedutil), written to
+ *     desired_perf, clamped to [lowest_perf, highest_perf] from _CPC.
+ * max_perf is _CPC highest_perf (what schedutil uses once boost is counted,
+ * the seed-002 fix). naive=1 uses nominal_perf instead (the v5.11 bug): with
+ * a workload busy duty% of the time that is below 1.25 / (max_ratio / 1024)
+ * the requested performance feeds back on itself and collapses.
+ */
+#include "guest/user/user.h"
+#include "guest/user/perf.h"
+
+#define SCALE 1024UL
+#define MODEL_HIGHEST 255
+
+/* 2^(-n/32) in Q32 for n = 0..31: the PELT decay per millisecond, y^32 = 1/2. */
+static const u64 decay_q32[32] = {
+	4294967296, 4202935003, 4112874773, 4024744348, 3938502376, 3854108391, 3771522796,
+	3690706840, 3611622603, 3534232978, 3458501653, 3384393094, 3311872529, 3240905930,
+	3171459999, 3103502151, 3037000500, 2971923842, 2908241642, 2845924021, 2784941738,
+	2725266179, 2666869345, 2609723834, 2553802834, 2499080105, 2445529972, 2393127307,
+	2341847524, 2291666561, 2242560872, 2194507417,
+};
+
+struct governor {
+	u64 max_ratio;		/* Q10 */
+	u64 max_perf, lowest, highest, nominal;
+	u64 util;		/* 0..1024 */
+	u64 desired, min_seen, max_seen;
+	u64 freq_scale;
+};
+
+static u64 decay(u64 v, u64 ms)
+{
+	if (ms >= 32 * 20)
+		return 0;
+	v >>= ms / 32;
+	return (v * decay_q32[ms % 32]) >> 32;
+}
+
+/* One tick: running_pm is the busy share of the tick in 1/1024. */
+static void governor_tick(struct governor *g, const struct perf_sample *a,
+			  const struct perf_sample *b, u64 ms, u64 running)
+{
+	u64 da = b->aperf - a->aperf, dm = b->mperf - a->mperf, kept, next;
+
+	g->freq_scale = SCALE;
+	if (dm && da < (1UL << 43))
+		g->freq_scale = (da << 20) / (dm * g->max_ratio);
+	if (g->freq_scale > SCALE)
+		g->freq_scale = SCALE;
+	kept = decay(SCALE, ms);
+	g->util = (g->util * kept + running * g->freq_scale / SCALE * (SCALE - kept)) / SCALE;
+	next = 5 * g->max_perf * g->util / (4 * SCALE);
+	if (next < g->lowest)
+		next = g->lowest;
+	if (next > g->highest)
+		next = g->highest;
+	g->desired = next;
+	if (next < g->min_seen)
+		g->min_seen = next;
+	if (next > g->max_seen)
+		g->max_seen = next;
+	sys2(SYS_CPPC_WRITE, CPPC_REG_DESIRED_PERF, (long)next);
+}
+
+static int governor_init(unsigned int cpu, struct governor *g)
+{
+	u64 model = cfg.highest ? cfg.highest : MODEL_HIGHEST;
+
+	sys0(SYS_CPC_CAPS);
+	g->nominal = cfg.nominal ? cfg.nominal : bootinfo.nominal_perf;
+	g->highest = bootinfo.highest_perf ? bootinfo.highest_perf : model;
+	g->lowest = bootinfo.lowest_perf ? bootinfo.lowest_perf : 1;
+	if (!g->nominal || !bootinfo.aperfmperf) {
+		report("{\"test\":\"governor\",\"vcpu\":%u,\"error\":\"needs %s\"}", cpu,
+		       !bootinfo.aperfmperf ? "APERF/MPERF (CPUID 6 ECX bit 0)" :
+		       "nominal_perf: no _CPC in the DSDT and no nominal= key");
+		return -1;
+	}
+	g->max_ratio = (model * SCALE / g->nominal + SCALE) / 2;
+	g->max_perf = cfg.naive ? g->nominal : g->highest;
+	g->desired = g->nominal;
+	g->min_seen = g->max_seen = g->desired;
+	g->util = SCALE * g->desired / g->highest;
+	sys2(SYS_CPPC_WRITE, CPPC_REG_ENABLE, 1);
+	sys2(SYS_CPPC_WRITE, CPPC_REG_DESIRED_PERF, (long)g->desired);
+	return 0;
+}
+
+/* Busy for duty% of the tick (wall time), halted for the rest. */
+static u64 run_tick(unsigned int cpu, u64 t0, u64 tick, u64 duty)
+{
+	u64 busy_end = t0 + tick * duty / 100, t;
+
+	while ((t = now_ns(cpu)) < busy_end)
+		cpu_pause();
+	if (duty < 100)
+		sleep_until_ns(cpu, t0 + tick);
+	return t - t0;
+}
+
+void test_governor(unsigned int cpu)
+{
+	u64 tick = (cfg.tick_ms ? cfg.tick_ms : 4) * 1000000UL;
+	u64 duty = cfg.duty ? cfg.duty : 100;
+	u64 start = now_ns(cpu), end = start + cfg.secs * 1000000000UL;
+	u64 interval = cfg.interval_ms * 1000000UL, next_report = start + interval, t0;
+	struct perf_sample prev, cur;
+	struct governor g;
+	char secs[24];
+
+	if (governor_init(cpu, &g))
+		return;
+	if (duty > 100)
+		duty = 100;
+	perf_sample(&prev);
+	for (t0 = now_ns(cpu); t0 < end;) {
+		u64 busy = run_tick(cpu, t0, tick, duty), t1 = now_ns(cpu);
+
+		perf_sample(&cur);
+		governor_tick(&g, &prev, &cur, (t1 - t0) / 1000000,
+			      t1 > t0 ? busy * SCALE / (t1 - t0) : SCALE);
+		prev = cur;
+		if (t1 >= next_report) {
+			report("{\"test\":\"governor\",\"vcpu\":%u,\"t_ms\":%lu,\"desired\":%lu,"
+			       "\"util\":%lu,\"freq_scale\":%lu}", cpu, (t1 - start) / 1000000,
+			       g.desired, g.util, g.freq_scale);
+			next_report += interval;
+		}
+		t0 = t1;
+	}
+	report("{\"test\":\"governor\",\"vcpu\":%u,\"naive\":%lu,\"duty\":%lu,\"max_ratio\":%lu,"
+	       "\"nominal_perf\":%lu,\"highest_perf\":%lu,\"lowest_perf\":%lu,\"final_desired\":%lu,"
+	       "\"min_desired\":%lu,\"max_desired\":%lu,\"seconds\":%s}", cpu, cfg.naive, duty,
+	       g.max_ratio, g.nominal, g.highest, g.lowest, g.desired, g.min_seen, g.max_seen,
+	       fmt_secs(secs, now_ns(cpu) - start));
+}
