@@ -48,6 +48,7 @@ static struct acpi_vcpu_desc *vcpus(unsigned int n, unsigned int stride)
 
 static const uint8_t *table(const struct acpi_tables *t, const char *sig, size_t *len)
 {
+	*len = 0;
 	for (unsigned int i = 0; i < t->nr; i++) {
 		if (!strcmp(t->tables[i].sig, sig)) {
 			*len = t->tables[i].len;
