@@ -19,7 +19,8 @@ int perf_sample(struct perf_sample *s)
 	memset(&r, 0, sizeof(r));
 	s->aperf_ok = !sys2(SYS_MSR_READ, MSR_IA32_APERF, (long)&s->aperf) &&
 		      !sys2(SYS_MSR_READ, MSR_IA32_MPERF, (long)&s->mperf);
-	s->cppc_ok = !sys1(SYS_CPPC_READ, (long)&r) && (r.reference || r.delivered);
+	/* An absent page reads 0 (QEMU) or all ones (an unclaimed MMIO read). */
+	s->cppc_ok = !sys1(SYS_CPPC_READ, (long)&r) && r.reference && r.reference != ~0UL;
 	s->reference = r.reference;
 	s->delivered = r.delivered;
 	s->desired = r.desired;
