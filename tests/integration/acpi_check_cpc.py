@@ -4,11 +4,17 @@
 Linux 6.1 guest applies (drivers/acpi/cppc_acpi.c: acpi_cppc_processor_probe,
 cppc_get_perf_caps, cpc_read/cpc_write; drivers/acpi/bus.c: _OSC).
 
-    acpi_check_cpc.py DIR        (DIR from tests/progs/acpi_dump: DSDT.dat, config.json)
+    acpi_check_cpc.py DIR
+
+DIR holds DSDT.dat and APIC.dat (tests/progs/acpi_dump or `capvisor run
+--dump-acpi`). With DIR/config.json (written by acpi_dump) every value is
+compared with the configuration too; without it the vCPUs come from the MADT,
+the register layout from vmm/layout.h, and only the rules are applied.
 
 Exit 0 when every rule holds, 1 with one line per violation otherwise.
 """
 import json
+import os
 import re
 import subprocess
 import sys
@@ -214,10 +220,12 @@ def check_cpc(cfg, v, obj, flex, seen):
     for name in ("highest_perf", "nominal_perf", "lowest_nonlinear_perf", "lowest_perf",
                  "reference_perf", "lowest_freq", "nominal_freq"):
         e = el[IDX[name]]
-        want = v["nominal_perf" if name == "reference_perf" else name]
+        want = v.get("nominal_perf" if name == "reference_perf" else name)
+        if name == "reference_perf" and want is None and el[IDX["nominal_perf"]][0] == "int":
+            want = el[IDX["nominal_perf"]][1]
         if e[0] != "int" or e[1] == 0:
             err("C%03X _CPC %s: %r, expected a non-zero Integer" % (uid, name, e))
-        elif e[1] != want:
+        elif want is not None and e[1] != want:
             err("C%03X _CPC %s = %d, configured %d" % (uid, name, e[1], want))
     caps = [el[IDX[n]][1] for n in ("lowest_perf", "lowest_nonlinear_perf", "nominal_perf",
                                     "highest_perf") if el[IDX[n]][0] == "int"]
@@ -231,12 +239,63 @@ def check_cpc(cfg, v, obj, flex, seen):
         check_register(cfg, v, name, el[IDX[name]], seen)
 
 
+def layout_macros():
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    macros = {}
+    for line in open(os.path.join(root, "vmm", "layout.h")):
+        m = re.match(r"#define\s+(\w+)\s+(0x[0-9a-fA-F]+|\d+)", line)
+        if m:
+            macros[m.group(1)] = int(m.group(2), 0)
+    return macros
+
+
+def madt_uids(path):
+    """Processor UIDs and APIC ids of the enabled MADT entries, in order."""
+    t = open(path, "rb").read()
+    out, p = [], 44
+    while p + 2 <= len(t) and t[p + 1] >= 2:
+        typ, ln = t[p], t[p + 1]
+        if typ == 0 and t[p + 4] & 1:
+            out.append((t[p + 2], t[p + 3]))
+        elif typ == 9 and t[p + 8] & 1:
+            out.append((int.from_bytes(t[p + 12:p + 16], "little"),
+                        int.from_bytes(t[p + 4:p + 8], "little")))
+        p += ln
+    return out
+
+
+def config_from_tables(d):
+    """What can be known without acpi_dump's config: rules only, no values."""
+    L = layout_macros()
+    dsdt = open(d + "/DSDT.dat", "rb").read()
+    vcpus = []
+    for uid, apic in madt_uids(d + "/APIC.dat"):
+        vcpus.append({"uid": uid, "apic_id": apic,
+                      "cppc_page": L["LAYOUT_CPPC_BASE"] + uid * L["LAYOUT_PER_VCPU_STRIDE"],
+                      "hint_page": L["LAYOUT_HINT_BASE"] + uid * L["LAYOUT_PER_VCPU_STRIDE"]})
+    return {"cppc": b"_CPC" in dsdt, "hint": b"CAPV0001" in dsdt, "com1": b"COM1" in dsdt,
+            "mmio_hole": [L["LAYOUT_MMIO_HOLE_START"], L["LAYOUT_MMIO_HOLE_END"]],
+            "page_size": L["LAYOUT_PER_VCPU_STRIDE"], "s5_slp_typ": L["ACPI_S5_SLP_TYP"],
+            "cppc_regs": {"desired": L["CPPC_REG_DESIRED_PERF"], "min": L["CPPC_REG_MIN_PERF"],
+                          "max": L["CPPC_REG_MAX_PERF"], "enable": L["CPPC_REG_ENABLE"],
+                          "perf_limited": L["CPPC_REG_PERF_LIMITED"],
+                          "ref_counter": L["CPPC_REG_REF_COUNTER"],
+                          "del_counter": L["CPPC_REG_DEL_COUNTER"],
+                          "guaranteed": L["CPPC_REG_GUARANTEED_PERF"]},
+            "vcpus": vcpus}
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
     d = sys.argv[1]
-    cfg = json.load(open(d + "/config.json"))
+    if os.path.exists(d + "/config.json"):
+        cfg = json.load(open(d + "/config.json"))
+    else:
+        cfg = config_from_tables(d)
+    if not cfg["vcpus"]:
+        err("no enabled processor in the MADT")
     cmds = {"query": osc_cmd(CPPC_UUID, 1, OSC_QUERY, LINUX_OSC_BITS),
             "uuid": osc_cmd(OTHER_UUID, 1, OSC_QUERY, LINUX_OSC_BITS),
             "rev": osc_cmd(CPPC_UUID, 2, OSC_QUERY, LINUX_OSC_BITS)}
