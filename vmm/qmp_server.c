@@ -406,8 +406,13 @@ static int listen_on(struct qmp_server *srv, const char *path, char *err, size_t
 	old = umask(0177);
 	rc = bind(srv->fd, (struct sockaddr *)&addr, sizeof(addr));
 	umask(old);
-	if (rc < 0 || chmod(path, 0600) < 0 || listen(srv->fd, 64) < 0 || stat(path, &st) < 0) {
+	if (rc < 0) {
+		snprintf(err, errlen, "api socket %s: bind: %s", path, strerror(errno));
+		return -1;
+	}
+	if (chmod(path, 0600) < 0 || listen(srv->fd, 64) < 0 || stat(path, &st) < 0) {
 		snprintf(err, errlen, "api socket %s: %s", path, strerror(errno));
+		unlink(path);	/* ours: we just bound it */
 		return -1;
 	}
 	srv->dev = st.st_dev;
@@ -434,7 +439,7 @@ struct qmp_server *qmp_server_new(struct evloop *loop, const char *path,
 	if (listen_on(srv, path, err, errlen) < 0 ||
 	    evloop_add_fd(loop, srv->fd, EPOLLIN, on_listen, srv) < 0) {
 		if (srv->fd >= 0) {
-			if (srv->ino)
+			if (srv->ino)	/* listening, but the event loop refused it */
 				unlink(path);
 			close(srv->fd);
 		}
