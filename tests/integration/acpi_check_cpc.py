@@ -160,6 +160,9 @@ def check_osc(res, cmds):
     r = osc_dwords(res[cmds["rev"]])
     if r is None or not r[0] & OSC_BAD_REV:
         err("_OSC revision 2: expected DWORD1 bit 3, got %r" % (r,))
+    s = res[cmds["short"]]
+    if s[0] != "buf" or len(s[1]) != 4 or not s[1][0] & OSC_FAIL:
+        err("_OSC with a 1-DWORD buffer: expected it back with DWORD1 bit 1, got %r" % (s,))
     return q is not None and q[1] & OSC_CPC_FLEX
 
 
@@ -298,7 +301,8 @@ def main():
         err("no enabled processor in the MADT")
     cmds = {"query": osc_cmd(CPPC_UUID, 1, OSC_QUERY, LINUX_OSC_BITS),
             "uuid": osc_cmd(OTHER_UUID, 1, OSC_QUERY, LINUX_OSC_BITS),
-            "rev": osc_cmd(CPPC_UUID, 2, OSC_QUERY, LINUX_OSC_BITS)}
+            "rev": osc_cmd(CPPC_UUID, 2, OSC_QUERY, LINUX_OSC_BITS),
+            "short": "\\_SB._OSC (%s) 1 1 (01 00 00 00)" % CPPC_UUID}
     res, _ = run_acpiexec(d + "/DSDT.dat", list(cmds.values()))
     q = osc_dwords(res[cmds["query"]])
     cmds["commit"] = osc_cmd(CPPC_UUID, 1, 0, q[1] if q else 0)

@@ -8,8 +8,11 @@
 #include "vmm/layout.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define GPA 0xe0000ull
 
@@ -317,7 +320,45 @@ static void test_perf_scale(void)
 	CU_ASSERT(LAYOUT_CPPC_BASE >= LAYOUT_MMIO_HOLE_START);
 }
 
+/* DIR/SIG.dat for every table, byte for byte; errors come back as -errno. */
+static void test_dump_tables(void)
+{
+	struct acpi_vcpu_desc *v = vcpus(2, 1);
+	struct acpi_vm_desc d = { .nr_vcpus = 2, .vcpus = v, .cppc = true };
+	char dir[] = "/tmp/capvisor-acpi-XXXXXX", path[128];
+	static uint8_t back[LAYOUT_ACPI_SIZE];
+	struct acpi_tables t;
+	unsigned int i;
+	FILE *f;
+
+	CU_ASSERT_EQUAL_FATAL(acpi_build_tables(&d, buf, sizeof(buf), GPA, &t), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	CU_ASSERT_EQUAL(acpi_dump_tables(&t, buf, dir), 0);
+	for (i = 0; i < t.nr; i++) {
+		snprintf(path, sizeof(path), "%s/%s.dat", dir, t.tables[i].sig);
+		f = fopen(path, "rb");
+		CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+		CU_ASSERT_EQUAL(fread(back, 1, sizeof(back), f), t.tables[i].len);
+		CU_ASSERT(memcmp(back, buf + t.tables[i].offset, t.tables[i].len) == 0);
+		fclose(f);
+		unlink(path);
+	}
+	/* A file where the directory should be. */
+	snprintf(path, sizeof(path), "%s/file", dir);
+	f = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/file/sub", dir);
+	CU_ASSERT(acpi_dump_tables(&t, buf, path) < 0);
+	snprintf(path, sizeof(path), "%s/file", dir);
+	CU_ASSERT(acpi_dump_tables(&t, buf, path) < 0);
+	unlink(path);
+	rmdir(dir);
+	free(v);
+}
+
 UNIT_SUITE(acpi_tables, NULL, NULL,
+	   UNIT_TEST(test_dump_tables),
 	   UNIT_TEST(test_pointers_and_checksums),
 	   UNIT_TEST(test_cmos_rtc_flag),
 	   UNIT_TEST(test_madt),
