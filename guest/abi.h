@@ -87,6 +87,19 @@ struct pvclock {
 	u8 pad[2];
 } __attribute__((aligned(32)));
 
+/*
+ * KVM steal-time record, one per vCPU, user-readable: `preempted` is set
+ * while the host holds the vCPU out (vcpu_is_preempted() in Linux).
+ */
+struct steal_time {
+	u64 steal;
+	u32 version;
+	u32 flags;
+	u8 preempted;
+	u8 pad8[3];
+	u32 pad[11];
+} __attribute__((aligned(64)));
+
 /* What the kernel found at boot; read-only for ring 3 by convention. */
 struct bootinfo {
 	u32 ncpus;
@@ -110,10 +123,12 @@ struct bootinfo {
 	u64 sleep_addr;
 	u32 ram_mb;
 	u32 hypervisor_kvm;	/* CPUID 0x40000000 says KVMKVMKVM */
+	u32 steal_time;		/* KVM_FEATURE_STEAL_TIME: steal[] is live */
 	char cmdline[512];
 };
 
 extern struct bootinfo bootinfo;
 extern struct pvclock pvclock[GUEST_MAX_CPUS];
+extern struct steal_time steal[GUEST_MAX_CPUS];
 
 #endif

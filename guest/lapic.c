@@ -22,7 +22,9 @@
 #define LVT_MASKED	(1u << 16)
 #define TDCR_DIV1	0xb
 #define MSR_KVM_SYSTEM_TIME_NEW	0x4b564d01
+#define MSR_KVM_STEAL_TIME	0x4b564d03
 #define KVM_FEATURE_CLOCKSOURCE2	(1u << 3)
+#define KVM_FEATURE_STEAL_TIME	(1u << 5)
 #define CALIBRATE_NS	1000000ULL
 
 static u32 lapic_rd(u32 reg)
@@ -200,6 +202,7 @@ void clock_init(void)
 	bootinfo.hypervisor_kvm = r[1] == 0x4b4d564b && r[2] == 0x564b4d56 && r[3] == 0x4d;
 	if (bootinfo.hypervisor_kvm && max_leaf >= 0x40000001) {
 		cpuid(0x40000001, 0, r);
+		bootinfo.steal_time = !!(r[0] & KVM_FEATURE_STEAL_TIME);
 		if (r[0] & KVM_FEATURE_CLOCKSOURCE2) {
 			bootinfo.clock = CLOCK_KVMCLOCK;
 			return;
@@ -224,4 +227,6 @@ void clock_init_cpu(struct percpu *cpu)
 {
 	if (bootinfo.clock == CLOCK_KVMCLOCK)
 		wrmsr(MSR_KVM_SYSTEM_TIME_NEW, (u64)&pvclock[cpu->index] | 1);
+	if (bootinfo.steal_time)
+		wrmsr(MSR_KVM_STEAL_TIME, (u64)&steal[cpu->index] | 1);
 }

@@ -214,3 +214,4 @@ u64 clock_read(unsigned int cpu)
 /* Shared with ring 3, so they live in the user image. */
 struct bootinfo bootinfo;
 struct pvclock pvclock[GUEST_MAX_CPUS];
+struct steal_time steal[GUEST_MAX_CPUS];

@@ -211,10 +211,12 @@ static void report_boot(void)
 
 	json_escape(cmd, sizeof(cmd), bootinfo.cmdline, strlen(bootinfo.cmdline));
 	report("{\"test\":\"boot\",\"cpus\":%u,\"clock\":\"%s\",\"tsc_khz\":%lu,"
-	       "\"lapic_khz\":%lu,\"ram_mb\":%u,\"aperfmperf\":%s,\"cmdline\":\"%s\"}",
+	       "\"lapic_khz\":%lu,\"ram_mb\":%u,\"aperfmperf\":%s,\"steal_time\":%s,"
+	       "\"sleep_reg\":\"%s:0x%lx\",\"cmdline\":\"%s\"}",
 	       bootinfo.ncpus, clock_name(), (unsigned long)bootinfo.tsc_khz,
 	       (unsigned long)bootinfo.lapic_khz, bootinfo.ram_mb,
-	       bootinfo.aperfmperf ? "true" : "false", cmd);
+	       bootinfo.aperfmperf ? "true" : "false", bootinfo.steal_time ? "true" : "false",
+	       bootinfo.sleep_space == 1 ? "io" : "mem", bootinfo.sleep_addr, cmd);
 }
 
 void user_main(unsigned int cpu)
