@@ -99,15 +99,55 @@ static void consider(struct sched *s, struct sched_entity *se, unsigned int cpu,
 	}
 }
 
-/* select_task_rq_fair() for a waking or new entity. */
+/*
+ * First idle pCPU (in order from `start`) that se fits, and the biggest
+ * idle one, looking only at idle pCPUs (a bitmap walk, not a full scan).
+ */
+static void scan_idle(struct sched *s, struct sched_entity *se, unsigned int start,
+		      struct placement *p)
+{
+	unsigned int best_dist = UINT32_MAX;
+
+	for (unsigned int w = 0; w < SCHED_MAX_CPUS / 64; w++) {
+		uint64_t bits = s->idle_mask.bits[w] & se->allowed.bits[w];
+
+		while (bits) {
+			unsigned int cpu = w * 64 + (unsigned int)__builtin_ctzll(bits);
+			unsigned int dist = (cpu + s->nr_cpus - start) % s->nr_cpus;
+
+			bits &= bits - 1;
+			if (!rq_idle(&s->rq[cpu]))
+				continue;
+			if (dist < best_dist && entity_fits_cpu(s, se, cpu)) {
+				p->idle_fit = (int)cpu;
+				best_dist = dist;
+			}
+			if (p->idle_big < 0 || s->rq[cpu].capacity > s->rq[p->idle_big].capacity)
+				p->idle_big = (int)cpu;
+		}
+	}
+}
+
+/*
+ * select_task_rq_fair() for a waking or new entity: an idle pCPU it fits,
+ * else stay on prev when it fits there (the periodic balance evens loads
+ * out, like wake_affine keeping a task near its cache), else the least
+ * loaded fitting pCPU, else the biggest idle one, else the least loaded.
+ */
 unsigned int select_cpu_fair(struct sched *s, struct sched_entity *se)
 {
 	struct placement p = { -1, -1, -1, -1, 0, 0 };
 	int prev = se->cpu >= 0 && sched_cpumask_test(&se->allowed, (unsigned int)se->cpu) ?
 		   se->cpu : -1;
 	unsigned int start = prev >= 0 ? (unsigned int)prev : 0;
+	bool prev_fits = prev >= 0 && entity_fits_cpu(s, se, (unsigned int)prev);
 
-	if (prev >= 0 && rq_idle(&s->rq[prev]) && entity_fits_cpu(s, se, (unsigned int)prev))
+	if (prev_fits && rq_idle(&s->rq[prev]))
+		return (unsigned int)prev;
+	scan_idle(s, se, start, &p);
+	if (p.idle_fit >= 0)
+		return (unsigned int)p.idle_fit;
+	if (prev_fits)
 		return (unsigned int)prev;
 	for (unsigned int i = 0; i < s->nr_cpus; i++) {
 		unsigned int cpu = (start + i) % s->nr_cpus;
@@ -115,15 +155,8 @@ unsigned int select_cpu_fair(struct sched *s, struct sched_entity *se)
 		if (sched_cpumask_test(&se->allowed, cpu))
 			consider(s, se, cpu, &p);
 	}
-	if (p.idle_fit >= 0)
-		return (unsigned int)p.idle_fit;
-	if (p.least_fit >= 0) {
-		/* Stay on prev unless it is clearly busier (no needless migration). */
-		if (prev >= 0 && entity_fits_cpu(s, se, (unsigned int)prev) &&
-		    rq_load(&s->rq[prev], se->weight) * 100 <= p.load_fit * IMBALANCE_PCT)
-			return (unsigned int)prev;
+	if (p.least_fit >= 0)
 		return (unsigned int)p.least_fit;
-	}
 	if (p.idle_big >= 0)
 		return (unsigned int)p.idle_big;
 	if (prev >= 0 && rq_load(&s->rq[prev], se->weight) * 100 <= p.load_any * IMBALANCE_PCT)
@@ -151,8 +184,9 @@ void update_misfit(struct sched *s, struct sched_rq *rq)
 
 /* ---------------------------------------------------------------- idle */
 
-void update_idle_enter(struct sched_rq *rq, uint64_t now)
+void update_idle_enter(struct sched *s, struct sched_rq *rq, uint64_t now)
 {
+	sched_cpumask_set(&s->idle_mask, rq->cpu);
 	rq->idle = true;
 	rq->idle_start = now;
 }
@@ -173,9 +207,9 @@ void update_idle_exit(struct sched *s, struct sched_rq *rq, uint64_t now)
 	int64_t dur, diff;
 	uint64_t max;
 
-	(void)s;
 	if (!rq->idle)
 		return;
+	s->idle_mask.bits[rq->cpu / 64] &= ~(1ull << (rq->cpu % 64));
 	rq->idle = false;
 	dur = (int64_t)(now - rq->idle_start);
 	diff = dur - (int64_t)rq->avg_idle;

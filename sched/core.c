@@ -134,6 +134,7 @@ struct sched *sched_create(const struct sched_topology *topo, const struct sched
 		for (unsigned int i = 0; i < s->cluster[c].desc.nr_cpus; i++, cpu++)
 			rq_init(s, &s->rq[cpu], cpu, c);
 	sched_domains_init(s);
+	s->idle_mask = s->all_cpus;
 	return s;
 }
 
@@ -281,16 +282,17 @@ void schedule_rq(struct sched *s, struct sched_rq *rq, uint64_t now)
 			prev->st.nr_preemptions++;
 		}
 	}
+	if (next)
+		se_pelt_sync(s, next, now);	/* waited until now */
 	rq->curr = next;
 	if (next) {
-		se_pelt_sync(s, next, now);
 		next->class->set_next(s, rq, next);
 		next->state = SCHED_RUNNING;
 		stats_switch_in(s, rq, next, now);
 		if (!prev)
 			update_idle_exit(s, rq, now);
 	} else {
-		update_idle_enter(rq, now);
+		update_idle_enter(s, rq, now);
 	}
 	rq->gen++;
 	rq->nr_switches++;

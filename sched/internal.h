@@ -248,6 +248,7 @@ struct sched {
 	struct sched_cluster cluster[SCHED_MAX_CLUSTERS];
 	struct sched_rq *rq;
 	struct sched_cpumask all_cpus;
+	struct sched_cpumask idle_mask;	/* pCPUs with nothing running */
 	unsigned int max_capacity;
 	uint64_t total_capacity;	/* sum of pCPU capacities */
 
@@ -377,7 +378,7 @@ unsigned int select_cpu_fair(struct sched *s, struct sched_entity *se);
 void sched_balance(struct sched *s, uint64_t now);
 bool sched_balance_newidle(struct sched *s, struct sched_rq *rq, uint64_t now);
 void update_misfit(struct sched *s, struct sched_rq *rq);
-void update_idle_enter(struct sched_rq *rq, uint64_t now);
+void update_idle_enter(struct sched *s, struct sched_rq *rq, uint64_t now);
 void update_idle_exit(struct sched *s, struct sched_rq *rq, uint64_t now);
 void sched_domains_init(struct sched *s);
 bool update_newidle_cost(struct sched_domain_cost *sd, uint64_t cost, uint64_t now);

@@ -79,14 +79,18 @@ void pelt_update(struct sched_pelt *sa, uint64_t now, unsigned long load,
 	}
 	sa->period_contrib = (uint32_t)delta;
 
-	scaled = (contrib * level) >> 10;
+	/* (contrib << SCHED_CAPACITY_SHIFT) x level / 1024, without rounding loss. */
+	scaled = contrib * level;
 	if (load)
 		sa->load_sum += (uint64_t)load * contrib;
 	if (runnable)
-		sa->runnable_sum += ((uint64_t)runnable * scaled) << 10;
+		sa->runnable_sum += (uint64_t)runnable * scaled;
 	if (running)
-		sa->util_sum += scaled << 10;
+		sa->util_sum += scaled;
 
+	/* Averages move only when a period boundary was crossed (as in the kernel). */
+	if (!periods)
+		return;
 	divider = LOAD_AVG_MAX - 1024 + sa->period_contrib;
 	sa->load_avg = (unsigned long)(sa->load_sum / divider);
 	sa->runnable_avg = (unsigned long)(sa->runnable_sum / divider);

@@ -342,6 +342,9 @@ struct sched_entity_stats {
 };
 
 int sched_entity_stats(const struct sched *s, int id, struct sched_entity_stats *out);
+/* Cheap read of an entity's PELT util_avg and runnable_avg (no stats copy). */
+int sched_entity_util(const struct sched *s, int id, unsigned int *util_avg,
+		      unsigned int *runnable_avg);
 /* Percentile (0..100) of an entity's wakeup latency in ns (upper bucket edge). */
 uint64_t sched_lat_percentile(const struct sched_entity_stats *st, unsigned int pct);
 

@@ -79,26 +79,48 @@ void stats_switch_out(struct sched *s, struct sched_rq *rq, struct sched_entity 
 	(void)now;
 }
 
+/* An entity's PELT signals decayed to the latest time seen (a copy). */
+static void se_pelt_now(const struct sched *s, const struct sched_entity *se,
+			struct sched_pelt *p)
+{
+	const struct sched_rq *rq = se->cpu >= 0 ? &s->rq[se->cpu] : NULL;
+	bool running = rq && rq->curr == se;
+
+	*p = se->pelt;
+	pelt_update(p, s->now, se->on_rq ? se->weight : 0, se->on_rq, running,
+		    rq ? rq_level(s, rq) : SCHED_CAPACITY_SCALE);
+}
+
+int sched_entity_util(const struct sched *s, int id, unsigned int *util_avg,
+		      unsigned int *runnable_avg)
+{
+	const struct sched_entity *se = sched_ent(s, id);
+	struct sched_pelt p;
+
+	if (!se)
+		return -SCHED_E_NOENT;
+	se_pelt_now(s, se, &p);
+	if (util_avg)
+		*util_avg = (unsigned int)p.util_avg;
+	if (runnable_avg)
+		*runnable_avg = (unsigned int)p.runnable_avg;
+	return 0;
+}
+
 int sched_entity_stats(const struct sched *s, int id, struct sched_entity_stats *out)
 {
 	const struct sched_entity *se = sched_ent(s, id);
 	struct sched_pelt p;
-	const struct sched_rq *rq;
-	bool running;
 
 	if (!se || !out)
 		return -SCHED_E_NOENT;
 	*out = se->st;
-	/* Waiting time so far and PELT decayed to the latest time seen. */
+	/* Waiting and throttled time so far. */
 	if (se->on_rq && !(se->cpu >= 0 && s->rq[se->cpu].curr == se))
 		out->wait_ns += s->now - se->wait_start;
-	if (se->state == SCHED_THROTTLED)
+	if (se->state == SCHED_THROTTLED || se->dl_throttled)
 		out->throttled_ns += s->now - se->throttle_start;
-	p = se->pelt;
-	rq = se->cpu >= 0 ? &s->rq[se->cpu] : NULL;
-	running = rq && rq->curr == se;
-	pelt_update(&p, s->now, se->on_rq ? se->weight : 0, se->on_rq, running,
-		    rq ? rq_level(s, rq) : SCHED_CAPACITY_SCALE);
+	se_pelt_now(s, se, &p);
 	out->util_avg = (unsigned int)p.util_avg;
 	out->runnable_avg = (unsigned int)p.runnable_avg;
 	out->load_avg = p.load_avg;

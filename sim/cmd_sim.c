@@ -1,13 +1,116 @@
 // SPDX-License-Identifier: MIT
-/* Placeholder until the owning issue lands. */
+/*
+ * capvisor sim SCENARIO.json [--out RESULT.json] [--trace TRACE.json]
+ *
+ * Exit status: 0 done, 1 I/O error while writing, 2 usage or invalid
+ * scenario (the message names the field).
+ */
+#include "sim/sim.h"
 #include "vmm/commands.h"
 
 #include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: capvisor sim SCENARIO.json [--out RESULT.json] [--trace TRACE.json]\n"
+		   "  Runs the scheduling engine on a scenario in virtual time and prints the\n"
+		   "  result as JSON (to stdout without --out). --trace writes a Chrome/Perfetto\n"
+		   "  trace (one track per pCPU). Format: docs/sim-scenarios.md.\n");
+}
+
+static int parse_args(int argc, char **argv, const char **scenario, const char **out,
+		      const char **trace)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 1;
+		}
+		if (!strcmp(argv[i], "--out") || !strcmp(argv[i], "--trace")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "capvisor sim: %s needs a file name\n", argv[i]);
+				return -1;
+			}
+			*(!strcmp(argv[i], "--out") ? out : trace) = argv[i + 1];
+			i++;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "capvisor sim: unknown option '%s'\n", argv[i]);
+			return -1;
+		} else if (*scenario) {
+			fprintf(stderr, "capvisor sim: more than one scenario given ('%s')\n",
+				argv[i]);
+			return -1;
+		} else {
+			*scenario = argv[i];
+		}
+	}
+	if (!*scenario) {
+		usage(stderr);
+		return -1;
+	}
+	return 0;
+}
+
+static int write_result(const struct sim *sim, const char *out)
+{
+	FILE *f = out ? fopen(out, "w") : stdout;
+	int ret;
+
+	if (!f) {
+		fprintf(stderr, "capvisor sim: --out %s: cannot open for writing\n", out);
+		return 1;
+	}
+	ret = sim_write_result(sim, f);
+	if (out && fclose(f))
+		ret = -1;
+	if (ret) {
+		fprintf(stderr, "capvisor sim: writing the result failed\n");
+		return 1;
+	}
+	return 0;
+}
 
 int cmd_sim(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "capvisor sim: not built yet\n");
-	return 2;
+	const char *scenario = NULL, *out = NULL, *trace = NULL;
+	struct sim_scenario sc;
+	struct sim sim;
+	char err[SIM_ERR_LEN];
+	int ret;
+
+	ret = parse_args(argc, argv, &scenario, &out, &trace);
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	if (sim_scenario_load(scenario, &sc, err, sizeof(err))) {
+		fprintf(stderr, "capvisor sim: %s\n", err);
+		return 2;
+	}
+	if (sim_setup(&sim, &sc, err, sizeof(err))) {
+		fprintf(stderr, "capvisor sim: %s\n", err);
+		sim_teardown(&sim);
+		sim_scenario_free(&sc);
+		return 2;
+	}
+	if (trace) {
+		sim.trace = trace_open(trace, &sim, err, sizeof(err));
+		if (!sim.trace) {
+			fprintf(stderr, "capvisor sim: %s\n", err);
+			sim_teardown(&sim);
+			sim_scenario_free(&sc);
+			return 1;
+		}
+	}
+	sim_run(&sim);
+	ret = 0;
+	if (sim.trace && trace_close(sim.trace, sc.duration_ns)) {
+		fprintf(stderr, "capvisor sim: --trace %s: write failed\n", trace);
+		ret = 1;
+	}
+	sim.trace = NULL;
+	if (!ret)
+		ret = write_result(&sim, out);
+	sim_teardown(&sim);
+	sim_scenario_free(&sc);
+	return ret;
 }

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The simulator's event queue: an indexed binary min-heap of vCPUs keyed
+ * by (next_event, index), so the next workload event is found in O(1) and
+ * updated in O(log n) instead of scanning every vCPU at every step.
+ */
+#include "sim/sim.h"
+
+#include <stdlib.h>
+
+static bool before(const struct sim *sim, unsigned int a, unsigned int b)
+{
+	uint64_t ta = sim->vcpu[a].next_event, tb = sim->vcpu[b].next_event;
+
+	return ta != tb ? ta < tb : a < b;
+}
+
+static void place(struct sim *sim, unsigned int slot, unsigned int idx)
+{
+	sim->heap[slot] = idx;
+	sim->heap_pos[idx] = (int)slot;
+}
+
+static void sift_up(struct sim *sim, unsigned int slot)
+{
+	unsigned int idx = sim->heap[slot];
+
+	while (slot) {
+		unsigned int parent = (slot - 1) / 2;
+
+		if (!before(sim, idx, sim->heap[parent]))
+			break;
+		place(sim, slot, sim->heap[parent]);
+		slot = parent;
+	}
+	place(sim, slot, idx);
+}
+
+static void sift_down(struct sim *sim, unsigned int slot)
+{
+	unsigned int idx = sim->heap[slot], n = sim->heap_len;
+
+	for (;;) {
+		unsigned int l = 2 * slot + 1, r = l + 1, m = slot;
+		unsigned int best = idx;
+
+		if (l < n && before(sim, sim->heap[l], best)) {
+			m = l;
+			best = sim->heap[l];
+		}
+		if (r < n && before(sim, sim->heap[r], best)) {
+			m = r;
+			best = sim->heap[r];
+		}
+		if (m == slot)
+			break;
+		place(sim, slot, sim->heap[m]);
+		slot = m;
+	}
+	place(sim, slot, idx);
+}
+
+int evq_init(struct sim *sim, unsigned int n)
+{
+	sim->heap = calloc(n ? n : 1, sizeof(*sim->heap));
+	sim->heap_pos = calloc(n ? n : 1, sizeof(*sim->heap_pos));
+	if (!sim->heap || !sim->heap_pos)
+		return -1;
+	for (unsigned int i = 0; i < n; i++)
+		sim->heap_pos[i] = -1;
+	sim->heap_len = 0;
+	return 0;
+}
+
+void evq_free(struct sim *sim)
+{
+	free(sim->heap);
+	free(sim->heap_pos);
+	sim->heap = NULL;
+	sim->heap_pos = NULL;
+}
+
+/* vCPU idx changed its next_event: restore the heap order. */
+void evq_update(struct sim *sim, unsigned int idx)
+{
+	int pos = sim->heap_pos[idx];
+
+	if (pos < 0) {
+		pos = (int)sim->heap_len++;
+		place(sim, (unsigned int)pos, idx);
+	}
+	sift_up(sim, (unsigned int)pos);
+	sift_down(sim, (unsigned int)sim->heap_pos[idx]);
+}
+
+/* The vCPU with the earliest event, or -1. */
+int evq_first(const struct sim *sim)
+{
+	return sim->heap_len ? (int)sim->heap[0] : -1;
+}

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * capvisor sim: drives the scheduling engine with synthetic vCPU workloads
+ * in virtual time. Scenario format: docs/sim-scenarios.md.
+ */
+#ifndef CAPVISOR_SIM_H
+#define CAPVISOR_SIM_H
+
+#include "sched/sched.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SIM_MAX_VCPUS	4096
+#define SIM_ERR_LEN	512
+
+enum sim_work_type { WORK_BUSY, WORK_PERIODIC, WORK_RANDOM, WORK_LOCK, WORK_IDLE };
+
+struct sim_vcpu_spec {
+	char name[SCHED_NAME_MAX - 12];	/* instances add a number */
+	unsigned int count;
+	uint32_t weight;		/* 0: from nice */
+	int nice;
+	bool has_uclamp;
+	unsigned int uclamp_min, uclamp_max;
+	unsigned int perf_request;	/* guest performance request, 0 = none */
+	char cluster[SCHED_NAME_MAX];	/* "" = any */
+	struct sched_dl_params dl;	/* runtime 0 = none */
+	uint64_t start_ns;
+	enum sim_work_type type;
+	uint64_t run_ns, period_ns;		/* periodic */
+	uint64_t run_mean_ns, sleep_mean_ns;	/* random */
+	char group[SCHED_NAME_MAX];		/* lock */
+	uint64_t cs_ns, ncs_ns, ple_ns;
+	bool yield_to;
+};
+
+struct sim_scenario {
+	uint64_t duration_ns, tick_ns, seed;
+	uint64_t slice_ns;		/* 0 = engine default */
+	bool exact_cbs;			/* stop at sched_next_event() too */
+	struct sched_topology topo;
+	unsigned int nr_specs;
+	struct sim_vcpu_spec *specs;
+};
+
+/* scenario.c: parse a scenario file; errors name the JSON path. */
+int sim_scenario_load(const char *path, struct sim_scenario *sc, char *err, size_t errlen);
+void sim_scenario_free(struct sim_scenario *sc);
+
+/* Per-vCPU state of the simulated workload. */
+enum sim_phase { PH_RUN, PH_SLEEP, PH_SPIN, PH_CS, PH_NCS, PH_OFF };
+
+struct sim_lock_group {
+	char name[SCHED_NAME_MAX];
+	int holder;			/* vCPU index or -1 */
+	uint64_t completed;
+	bool yield_to;
+	uint64_t yield_to_calls, yield_to_boosted;
+};
+
+struct sim_vcpu {
+	char name[SCHED_NAME_MAX];
+	const struct sim_vcpu_spec *spec;
+	int id;				/* engine entity */
+	int cpu;			/* running on, or -1 */
+	unsigned int level;
+	enum sim_phase phase;
+	uint64_t rem;			/* work left in ns x 1024 (UINT64_MAX: forever) */
+	uint64_t wake_at;		/* PH_SLEEP */
+	uint64_t next_arrival;		/* periodic */
+	uint64_t spun;			/* running ns spent spinning since the last PLE exit */
+	uint64_t next_event;
+	uint64_t synced_at;		/* progress accounted up to here */
+	int group;			/* lock group index or -1 */
+	uint64_t jobs;			/* periodic jobs / random bursts completed */
+	uint64_t util_sum, util_samples;
+	bool rejected;
+	bool started;			/* first phase begun (start_us passed) */
+};
+
+struct sim_rejection {
+	char vcpu[SCHED_NAME_MAX];
+	int code;
+	char message[256];
+};
+
+struct sim_trace;
+
+struct sim {
+	const struct sim_scenario *sc;
+	struct sched *s;
+	uint64_t now, rng;
+	unsigned int nr_vcpus, nr_groups, nr_rejected;
+	struct sim_vcpu *vcpu;
+	struct sim_lock_group *groups;
+	struct sim_rejection *rejected;
+	uint64_t *gen;			/* last seen generation per pCPU */
+	int *curr;			/* vCPU index per pCPU, or -1 */
+	unsigned int *dirty, nr_dirty;	/* pCPUs switched since the last refresh */
+	bool *is_dirty;
+	struct sim_trace *trace;
+	uint64_t steps;
+	bool exact;			/* reservations present and exact_cbs */
+	unsigned int *heap, heap_len;	/* evq.c */
+	int *heap_pos;
+};
+
+/* run.c */
+int sim_setup(struct sim *sim, const struct sim_scenario *sc, char *err, size_t errlen);
+void sim_run(struct sim *sim);
+void sim_teardown(struct sim *sim);
+/* Re-read every pCPU whose generation changed; call after each engine call. */
+void sim_refresh(struct sim *sim);
+
+/* workload.c */
+void workload_init(struct sim *sim, struct sim_vcpu *v);
+void workload_event(struct sim *sim, unsigned int idx);
+void workload_on_cpu(struct sim *sim, unsigned int idx);
+void workload_next_event(struct sim *sim, struct sim_vcpu *v);
+void workload_sync(struct sim *sim, struct sim_vcpu *v);
+uint64_t sim_rand(struct sim *sim);
+uint64_t sim_exp(struct sim *sim, uint64_t mean_ns);
+
+/* evq.c */
+int evq_init(struct sim *sim, unsigned int n);
+void evq_free(struct sim *sim);
+void evq_update(struct sim *sim, unsigned int idx);
+int evq_first(const struct sim *sim);
+
+/* result.c */
+int sim_write_result(const struct sim *sim, FILE *f);
+
+/* trace.c */
+struct sim_trace *trace_open(const char *path, const struct sim *sim, char *err, size_t errlen);
+void trace_event(void *opaque, const struct sched_event *ev);
+int trace_close(struct sim_trace *t, uint64_t end_ns);
+
+#endif
