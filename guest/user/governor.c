@@ -14,12 +14,22 @@
  * the seed-002 fix). naive=1 uses nominal_perf instead (the v5.11 bug): with
  * a workload busy duty% of the time that is below 1.25 / (max_ratio / 1024)
  * the requested performance feeds back on itself and collapses.
+ *
+ * model=1 replaces the hardware and the clock by a model CPU (highest 255,
+ * lowest 64, nominal from nominal= or 204) that delivers exactly what was
+ * asked, busy exactly duty% of each simulated tick, with APERF/MPERF computed
+ * from that: the same loop then runs anywhere (QEMU too) in microseconds and
+ * deterministically, so a test can check convergence and the seed-002
+ * collapse without depending on how busy the host is.
  */
 #include "guest/user/user.h"
 #include "guest/user/perf.h"
 
 #define SCALE 1024UL
 #define MODEL_HIGHEST 255
+#define PLANT_HIGHEST 255
+#define PLANT_LOWEST 64
+#define PLANT_NOMINAL 204
 
 /* 2^(-n/32) in Q32 for n = 0..31: the PELT decay per millisecond, y^32 = 1/2. */
 static const u64 decay_q32[32] = {
@@ -69,18 +79,32 @@ static void governor_tick(struct governor *g, const struct perf_sample *a,
 		g->min_seen = next;
 	if (next > g->max_seen)
 		g->max_seen = next;
-	sys2(SYS_CPPC_WRITE, CPPC_REG_DESIRED_PERF, (long)next);
+	if (!cfg.model)
+		sys2(SYS_CPPC_WRITE, CPPC_REG_DESIRED_PERF, (long)next);
+}
+
+/* The model CPU: MPERF counts busy ns, APERF the same scaled by desired/nominal. */
+static void plant_sample(struct perf_sample *s, const struct governor *g, u64 busy_ns)
+{
+	s->mperf += busy_ns;
+	s->aperf += busy_ns * g->desired / g->nominal;
 }
 
 static int governor_init(unsigned int cpu, struct governor *g)
 {
 	u64 model = cfg.highest ? cfg.highest : MODEL_HIGHEST;
 
-	sys0(SYS_CPC_CAPS);
-	g->nominal = cfg.nominal ? cfg.nominal : bootinfo.nominal_perf;
-	g->highest = bootinfo.highest_perf ? bootinfo.highest_perf : model;
-	g->lowest = bootinfo.lowest_perf ? bootinfo.lowest_perf : 1;
-	if (!g->nominal || !bootinfo.aperfmperf) {
+	if (cfg.model) {
+		g->nominal = cfg.nominal ? cfg.nominal : PLANT_NOMINAL;
+		g->highest = PLANT_HIGHEST;
+		g->lowest = PLANT_LOWEST;
+	} else {
+		sys0(SYS_CPC_CAPS);
+		g->nominal = cfg.nominal ? cfg.nominal : bootinfo.nominal_perf;
+		g->highest = bootinfo.highest_perf ? bootinfo.highest_perf : model;
+		g->lowest = bootinfo.lowest_perf ? bootinfo.lowest_perf : 1;
+	}
+	if (!g->nominal || (!bootinfo.aperfmperf && !cfg.model)) {
 		report("{\"test\":\"governor\",\"vcpu\":%u,\"error\":\"needs %s\"}", cpu,
 		       !bootinfo.aperfmperf ? "APERF/MPERF (CPUID 6 ECX bit 0)" :
 		       "nominal_perf: no _CPC in the DSDT and no nominal= key");
@@ -91,8 +115,10 @@ static int governor_init(unsigned int cpu, struct governor *g)
 	g->desired = g->nominal;
 	g->min_seen = g->max_seen = g->desired;
 	g->util = SCALE * g->desired / g->highest;
-	sys2(SYS_CPPC_WRITE, CPPC_REG_ENABLE, 1);
-	sys2(SYS_CPPC_WRITE, CPPC_REG_DESIRED_PERF, (long)g->desired);
+	if (!cfg.model) {
+		sys2(SYS_CPPC_WRITE, CPPC_REG_ENABLE, 1);
+		sys2(SYS_CPPC_WRITE, CPPC_REG_DESIRED_PERF, (long)g->desired);
+	}
 	return 0;
 }
 
@@ -108,6 +134,44 @@ static u64 run_tick(unsigned int cpu, u64 t0, u64 tick, u64 duty)
 	return t - t0;
 }
 
+static void report_final(unsigned int cpu, const struct governor *g, u64 duty, u64 ns)
+{
+	char secs[24];
+
+	report("{\"test\":\"governor\",\"vcpu\":%u,\"model\":%lu,\"naive\":%lu,\"duty\":%lu,"
+	       "\"max_ratio\":%lu,\"nominal_perf\":%lu,\"highest_perf\":%lu,\"lowest_perf\":%lu,"
+	       "\"final_desired\":%lu,\"min_desired\":%lu,\"max_desired\":%lu,\"seconds\":%s}",
+	       cpu, cfg.model, cfg.naive, duty, g->max_ratio, g->nominal, g->highest, g->lowest,
+	       g->desired, g->min_seen, g->max_seen, fmt_secs(secs, ns));
+}
+
+static void report_progress(unsigned int cpu, u64 t_ms, const struct governor *g, u64 running,
+			    u64 tick_us)
+{
+	report("{\"test\":\"governor\",\"vcpu\":%u,\"t_ms\":%lu,\"desired\":%lu,\"util\":%lu,"
+	       "\"freq_scale\":%lu,\"running\":%lu,\"tick_us\":%lu}", cpu, t_ms, g->desired,
+	       g->util, g->freq_scale, running, tick_us);
+}
+
+/* model=1: simulated ticks on the model CPU; returns the simulated ns. */
+static u64 run_model(unsigned int cpu, struct governor *g, u64 tick, u64 duty)
+{
+	u64 ticks = cfg.secs * 1000000000UL / tick, every = cfg.interval_ms * 1000000UL / tick;
+	u64 running = duty * SCALE / 100;
+	struct perf_sample prev, cur;
+
+	memset(&prev, 0, sizeof(prev));
+	for (u64 i = 1; i <= ticks; i++) {
+		cur = prev;
+		plant_sample(&cur, g, tick * duty / 100);
+		governor_tick(g, &prev, &cur, tick / 1000000, running);
+		prev = cur;
+		if (every && i % every == 0)
+			report_progress(cpu, i * tick / 1000000, g, running, tick / 1000);
+	}
+	return ticks * tick;
+}
+
 void test_governor(unsigned int cpu)
 {
 	u64 tick = (cfg.tick_ms ? cfg.tick_ms : 4) * 1000000UL;
@@ -116,31 +180,28 @@ void test_governor(unsigned int cpu)
 	u64 interval = cfg.interval_ms * 1000000UL, next_report = start + interval, t0;
 	struct perf_sample prev, cur;
 	struct governor g;
-	char secs[24];
 
 	if (governor_init(cpu, &g))
 		return;
 	if (duty > 100)
 		duty = 100;
+	if (cfg.model) {
+		report_final(cpu, &g, duty, run_model(cpu, &g, tick, duty));
+		return;
+	}
 	perf_sample(&prev);
 	for (t0 = now_ns(cpu); t0 < end;) {
-		u64 busy = run_tick(cpu, t0, tick, duty), t1 = now_ns(cpu);
+		u64 busy = run_tick(cpu, t0, tick, duty), t1 = now_ns(cpu), running;
 
 		perf_sample(&cur);
-		governor_tick(&g, &prev, &cur, (t1 - t0) / 1000000,
-			      t1 > t0 ? busy * SCALE / (t1 - t0) : SCALE);
+		running = t1 > t0 ? busy * SCALE / (t1 - t0) : SCALE;
+		governor_tick(&g, &prev, &cur, (t1 - t0) / 1000000, running);
 		prev = cur;
 		if (t1 >= next_report) {
-			report("{\"test\":\"governor\",\"vcpu\":%u,\"t_ms\":%lu,\"desired\":%lu,"
-			       "\"util\":%lu,\"freq_scale\":%lu}", cpu, (t1 - start) / 1000000,
-			       g.desired, g.util, g.freq_scale);
+			report_progress(cpu, (t1 - start) / 1000000, &g, running, (t1 - t0) / 1000);
 			next_report += interval;
 		}
 		t0 = t1;
 	}
-	report("{\"test\":\"governor\",\"vcpu\":%u,\"naive\":%lu,\"duty\":%lu,\"max_ratio\":%lu,"
-	       "\"nominal_perf\":%lu,\"highest_perf\":%lu,\"lowest_perf\":%lu,\"final_desired\":%lu,"
-	       "\"min_desired\":%lu,\"max_desired\":%lu,\"seconds\":%s}", cpu, cfg.naive, duty,
-	       g.max_ratio, g.nominal, g.highest, g.lowest, g.desired, g.min_seen, g.max_seen,
-	       fmt_secs(secs, now_ns(cpu) - start));
+	report_final(cpu, &g, duty, now_ns(cpu) - start);
 }

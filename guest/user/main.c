@@ -23,7 +23,8 @@ static const struct test_desc tests[] = {
 	{ "periodic", test_periodic, "secs run_us period_us" },
 	{ "lock", test_lock, "secs cs_us hint yield_after_us" },
 	{ "cppc", test_cppc, "secs interval_ms desired switch_ms" },
-	{ "governor", test_governor, "secs tick_ms naive highest nominal duty interval_ms" },
+	{ "governor", test_governor,
+	  "secs tick_ms naive highest nominal duty model interval_ms" },
 	{ "hostile", test_hostile, "secs seed" },
 	{ "ioexit", test_ioexit, "n port" },
 };
@@ -39,6 +40,7 @@ static const struct key_slot key_slots[] = {
 	{ "hint", &cfg.hint }, { "yield_after_us", &cfg.yield_after_us },
 	{ "switch_ms", &cfg.switch_ms }, { "tick_ms", &cfg.tick_ms }, { "naive", &cfg.naive },
 	{ "highest", &cfg.highest }, { "nominal", &cfg.nominal }, { "duty", &cfg.duty },
+	{ "model", &cfg.model },
 	{ "n", &cfg.n },
 	{ "port", &cfg.port },
 };

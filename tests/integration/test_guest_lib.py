@@ -166,6 +166,15 @@ def check_modes(c, cmd_of, nr=2):
             tot = r.of("lock-total")
             c.expect(len(tot) == 1 and tot[0]["total_cs"] == sum(l["cs"] for l in finals) > 0,
                      f"lock: total line does not add up: {tot} vs {finals}")
+    # The governor loop on the model CPU: converges to the top when busy;
+    # the seed-002 configuration (naive max, 80% busy) collapses to lowest.
+    for cmdline, want in (("test=governor model=1 secs=2", 255),
+                          ("test=governor model=1 naive=1 duty=80 secs=2", 64)):
+        r = Run(cmd_of(nr, cmdline))
+        check_common(c, r, cmdline)
+        fin = [l for l in r.of("governor") if "final_desired" in l]
+        c.expect(len(fin) == nr and all(l["final_desired"] == want for l in fin),
+                 f"'{cmdline}': expected final_desired {want} on every vCPU: {fin}", r)
     r = Run(cmd_of(1, "test=ioexit n=1000"))
     io = r.of("ioexit")
     c.expect(len(io) == 1 and io[0]["ring3_ns_per_exit"] > 0 and io[0]["ring0_ns_per_exit"] > 0,
