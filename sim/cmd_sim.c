@@ -86,20 +86,13 @@ int cmd_sim(int argc, char **argv)
 		fprintf(stderr, "capvisor sim: %s\n", err);
 		return 2;
 	}
-	if (sim_setup(&sim, &sc, err, sizeof(err))) {
+	if (sim_setup(&sim, &sc, trace, err, sizeof(err))) {
 		fprintf(stderr, "capvisor sim: %s\n", err);
+		if (sim.trace)
+			trace_close(sim.trace, 0);
 		sim_teardown(&sim);
 		sim_scenario_free(&sc);
 		return 2;
-	}
-	if (trace) {
-		sim.trace = trace_open(trace, &sim, err, sizeof(err));
-		if (!sim.trace) {
-			fprintf(stderr, "capvisor sim: %s\n", err);
-			sim_teardown(&sim);
-			sim_scenario_free(&sc);
-			return 1;
-		}
 	}
 	sim_run(&sim);
 	ret = 0;

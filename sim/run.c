@@ -109,8 +109,11 @@ static int add_vcpu(struct sim *sim, unsigned int si, const struct sim_vcpu_spec
 	return 0;
 }
 
-int sim_setup(struct sim *sim, const struct sim_scenario *sc, char *err, size_t errlen)
+int sim_setup(struct sim *sim, const struct sim_scenario *sc, const char *trace, char *err,
+	      size_t errlen)
 {
+	char msg[SIM_ERR_LEN - 8];
+
 	struct sched_config cfg = { 0 };
 	unsigned int total = 0, ncpu;
 
@@ -121,9 +124,11 @@ int sim_setup(struct sim *sim, const struct sim_scenario *sc, char *err, size_t 
 	cfg.tick_ns = sc->tick_ns;
 	cfg.event = sim_event;
 	cfg.event_opaque = sim;
-	sim->s = sched_create(&sc->topo, &cfg, err, errlen);
-	if (!sim->s)
+	sim->s = sched_create(&sc->topo, &cfg, msg, sizeof(msg));
+	if (!sim->s) {
+		snprintf(err, errlen, "host.%s", msg);	/* the engine names clusters[i] */
 		return -1;
+	}
 	for (unsigned int i = 0; i < sc->nr_specs; i++)
 		total += sc->specs[i].count;
 	ncpu = sched_nr_cpus(sim->s);
@@ -143,6 +148,12 @@ int sim_setup(struct sim *sim, const struct sim_scenario *sc, char *err, size_t 
 		sim->curr[c] = -1;
 		sim->gen[c] = UINT64_MAX;
 		mark_dirty(sim, c);
+	}
+	/* Before the first entity, so that its first switch is traced. */
+	if (trace) {
+		sim->trace = trace_open(trace, sim, total, err, errlen);
+		if (!sim->trace)
+			return -1;
 	}
 	for (unsigned int i = 0; i < sc->nr_specs; i++)
 		for (unsigned int k = 0; k < sc->specs[i].count; k++)

@@ -423,9 +423,12 @@ int sim_scenario_load(const char *path, struct sim_scenario *sc, char *err, size
 
 	memset(sc, 0, sizeof(*sc));
 	root = json_object_from_file(path);
-	if (!root)
-		return fail(&c, "%s: cannot read or parse JSON (%s)", path,
-			    json_util_get_last_err() ? json_util_get_last_err() : "unknown error");
+	if (!root) {
+		const char *why = json_util_get_last_err();
+
+		return fail(&c, "%s: cannot read or parse JSON (%.*s)", path,
+			    why ? (int)strcspn(why, "\n") : 13, why ? why : "unknown error");
+	}
 	ret = parse(&c, root, sc);
 	json_object_put(root);
 	if (ret)

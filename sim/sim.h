@@ -108,7 +108,9 @@ struct sim {
 };
 
 /* run.c */
-int sim_setup(struct sim *sim, const struct sim_scenario *sc, char *err, size_t errlen);
+/* trace: --trace file or NULL. Errors name the scenario field. */
+int sim_setup(struct sim *sim, const struct sim_scenario *sc, const char *trace, char *err,
+	      size_t errlen);
 void sim_run(struct sim *sim);
 void sim_teardown(struct sim *sim);
 /* Re-read every pCPU whose generation changed; call after each engine call. */
@@ -133,7 +135,8 @@ int evq_first(const struct sim *sim);
 int sim_write_result(const struct sim *sim, FILE *f);
 
 /* trace.c */
-struct sim_trace *trace_open(const char *path, const struct sim *sim, char *err, size_t errlen);
+struct sim_trace *trace_open(const char *path, const struct sim *sim, unsigned int nr_vcpus,
+			     char *err, size_t errlen);
 void trace_event(void *opaque, const struct sched_event *ev);
 int trace_close(struct sim_trace *t, uint64_t end_ns);
 

@@ -12,6 +12,7 @@
 struct sim_trace {
 	FILE *f;
 	const struct sim *sim;
+	unsigned int nr_vcpus;	/* names are valid up to here (set before each add) */
 	bool first;
 	int *open_entity;	/* per pCPU: running vCPU or -1 */
 	uint64_t *open_since;
@@ -29,12 +30,13 @@ static void ts(FILE *f, const char *key, uint64_t ns)
 		(unsigned long long)(ns % 1000));
 }
 
-static const char *vname(const struct sim *sim, int id)
+static const char *vname(const struct sim_trace *t, int id)
 {
-	return id >= 0 && (unsigned int)id < sim->nr_vcpus ? sim->vcpu[id].name : "?";
+	return id >= 0 && (unsigned int)id < t->nr_vcpus ? t->sim->vcpu[id].name : "?";
 }
 
-struct sim_trace *trace_open(const char *path, const struct sim *sim, char *err, size_t errlen)
+struct sim_trace *trace_open(const char *path, const struct sim *sim, unsigned int nr_vcpus,
+			     char *err, size_t errlen)
 {
 	unsigned int ncpu = sched_nr_cpus(sim->s);
 	struct sim_trace *t = calloc(1, sizeof(*t));
@@ -56,6 +58,7 @@ struct sim_trace *trace_open(const char *path, const struct sim *sim, char *err,
 		return NULL;
 	}
 	t->sim = sim;
+	t->nr_vcpus = nr_vcpus;
 	t->first = true;
 	fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", t->f);
 	sep(t);
@@ -81,7 +84,7 @@ static void close_slice(struct sim_trace *t, unsigned int cpu, uint64_t now)
 		return;
 	sep(t);
 	fprintf(t->f, "{\"name\":\"%s\",\"cat\":\"run\",\"ph\":\"X\",\"pid\":1,\"tid\":%u,",
-		vname(t->sim, e), cpu);
+		vname(t, e), cpu);
 	ts(t->f, "ts", t->open_since[cpu]);
 	fputc(',', t->f);
 	ts(t->f, "dur", now - t->open_since[cpu]);
@@ -93,7 +96,7 @@ static void instant(struct sim_trace *t, const char *what, const struct sched_ev
 {
 	sep(t);
 	fprintf(t->f, "{\"name\":\"%s %s\",\"cat\":\"%s\",\"ph\":\"i\",\"s\":\"t\",\"pid\":1,"
-		"\"tid\":%d,", what, vname(t->sim, ev->entity), what, ev->cpu < 0 ? 0 : ev->cpu);
+		"\"tid\":%d,", what, vname(t, ev->entity), what, ev->cpu < 0 ? 0 : ev->cpu);
 	ts(t->f, "ts", ev->now);
 	fputc('}', t->f);
 }
