@@ -20,7 +20,7 @@ $(FUZZ_BUILD)/fuzz_qmp: $(FUZZ_QMP_SRCS) vmm/qmp.h vmm/qmp_backend.h vmm/qmp_com
 define run_fuzzer
 	@mkdir -p $(FUZZ_BUILD)/corpus-$(1)
 	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/$(1) -max_total_time=$(2) -max_len=4096 \
-		-timeout=5 -rss_limit_mb=1024 -print_final_stats=1 \
+		-timeout=5 -rss_limit_mb=1024 -print_final_stats=1 -dict=tests/fuzz/qmp.dict \
 		-artifact_prefix=$(FUZZ_BUILD)/$(1)- $(FUZZ_BUILD)/corpus-$(1) tests/fuzz/corpus
 endef
 
