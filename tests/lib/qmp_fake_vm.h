@@ -94,6 +94,14 @@ __attribute__((unused)) static void fake_vm_tick(struct fake_vm *vm)
 		v->util_avg = (v->util_avg + (util > 1024 ? 1024 : util)) / 2;
 		v->runnable_avg = 1024;
 	}
+	for (unsigned int p = 0; p < vm->host.nr_pcpus; p++)
+		vm->host.pcpus[p].util = 0;
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		struct qmp_pcpu_info *pc = &vm->host.pcpus[vm->vcpu[i].pcpu];
+
+		pc->util = pc->util + vm->vcpu[i].util_avg > 1024 ? 1024
+								   : pc->util + vm->vcpu[i].util_avg;
+	}
 }
 
 static unsigned int fake_nr_vcpus(void *opaque)
