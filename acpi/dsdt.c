@@ -46,16 +46,18 @@ static void aml_fail_osc_end(struct aml_buf *b, size_t if_mark, uint32_t bit)
  *     If (LNot (LEqual (Arg1, 1))) { Or (CDW1, 0x08, CDW1) Return (Arg3) }
  *     If (LLess (SizeOf (Arg3), 8)) { Or (CDW1, 0x02, CDW1) Return (Arg3) }
  *     CreateDWordField (Arg3, 4, CDW2)
- *     If (And (CDW2, ~SUPPORTED)) { Or (CDW1, 0x10, CDW1) }
+ *     If (LAnd (And (CDW1, 1), And (CDW2, ~SUPPORTED))) { Or (CDW1, 0x10, CDW1) }
  *     And (CDW2, SUPPORTED, CDW2)
  *     Return (Arg3)
  *   }
  *   Or (CDW1, 0x04, CDW1)
  *   Return (Arg3)
  * }
- * Stateless, so query and commit get the same answer; Linux commits exactly
- * the bits it was given back, so "capabilities masked" only shows on queries,
- * where Linux expects it.
+ * Stateless: query and commit ack the same bits. "Capabilities masked" is
+ * only reported on a query: Linux 6.1 commits exactly what the query gave
+ * back, but Linux 5.13-5.17 committed its full set again and treats a masked
+ * commit as a failed _OSC (no CPPC at all); answering the commit with the
+ * unsupported bits cleared tells either kernel exactly what is acked.
  */
 static void emit_osc(struct aml_buf *b)
 {
@@ -92,6 +94,11 @@ static void emit_osc(struct aml_buf *b)
 	aml_namestring(b, "CDW2");
 
 	i = aml_if_begin(b);
+	aml_op(b, AML_LAND);
+	aml_op(b, AML_AND);
+	aml_namestring(b, "CDW1");
+	aml_integer(b, ACPI_OSC_QUERY);
+	aml_byte(b, AML_NULL_NAME);
 	aml_op(b, AML_AND);
 	aml_namestring(b, "CDW2");
 	aml_integer(b, ~(uint32_t)OSC_SB_SUPPORTED);

@@ -144,6 +144,8 @@ def check_osc(res, cmds):
         return False
     if q[0] & (OSC_FAIL | OSC_BAD_UUID | OSC_BAD_REV):
         err("_OSC query: DWORD1 0x%x has error bits" % q[0])
+    if q[1] != LINUX_OSC_BITS and not q[0] & OSC_MASKED:
+        err("_OSC query: bits were masked but DWORD1 0x%x lacks 'capabilities masked'" % q[0])
     for bit, what in ((OSC_CPC_V2, "CPPC v2 _OSC not acked"),
                       (OSC_CPC_FLEX, "Flexible address space capability not supported")):
         if not q[1] & bit:
@@ -154,6 +156,10 @@ def check_osc(res, cmds):
     if c is None or c[0] & ~OSC_QUERY or c[1] != q[1]:
         err("_OSC commit of 0x%x: expected DWORD1 0 and the same DWORD2, got %s" %
             (q[1], "none" if c is None else "0x%x 0x%x" % c))
+    a = osc_dwords(res[cmds["commit_all"]])
+    if a is None or a[0] != 0 or a[1] != q[1]:
+        err("_OSC commit of more than was acked: expected DWORD1 0 and DWORD2 0x%x, got %r" %
+            (q[1], a))
     u = osc_dwords(res[cmds["uuid"]])
     if u is None or not u[0] & OSC_BAD_UUID:
         err("_OSC with an unknown UUID: expected DWORD1 bit 2, got %r" % (u,))
@@ -302,7 +308,8 @@ def main():
     cmds = {"query": osc_cmd(CPPC_UUID, 1, OSC_QUERY, LINUX_OSC_BITS),
             "uuid": osc_cmd(OTHER_UUID, 1, OSC_QUERY, LINUX_OSC_BITS),
             "rev": osc_cmd(CPPC_UUID, 2, OSC_QUERY, LINUX_OSC_BITS),
-            "short": "\\_SB._OSC (%s) 1 1 (01 00 00 00)" % CPPC_UUID}
+            "short": "\\_SB._OSC (%s) 1 1 (01 00 00 00)" % CPPC_UUID,
+            "commit_all": osc_cmd(CPPC_UUID, 1, 0, LINUX_OSC_BITS)}
     res, _ = run_acpiexec(d + "/DSDT.dat", list(cmds.values()))
     q = osc_dwords(res[cmds["query"]])
     cmds["commit"] = osc_cmd(CPPC_UUID, 1, 0, q[1] if q else 0)
