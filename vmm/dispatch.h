@@ -78,6 +78,9 @@ int dispatch_set_reservation(struct dispatch *d, unsigned int vcpu, uint64_t run
 /* cluster NULL or "" = any pCPU. */
 int dispatch_set_cluster(struct dispatch *d, unsigned int vcpu, const char *cluster, char *err,
 			 size_t errlen);
+/* Guest hints (the scheduler hint device): yield, and yield_to -> 1 if boosted. */
+void dispatch_yield(struct dispatch *d, unsigned int vcpu);
+int dispatch_yield_to(struct dispatch *d, unsigned int vcpu, unsigned int target);
 /* A guest performance request (CPPC desired_perf on the 0..1024 scale), 0 = none. */
 int dispatch_set_perf_request(struct dispatch *d, unsigned int vcpu, unsigned int level);
 

@@ -167,3 +167,18 @@ int dispatch_pcpu_host_cpu(const struct dispatch *d, unsigned int pcpu)
 {
 	return pcpu < d->nr_pcpus ? (int)d->p[pcpu].host_cpu : -1;
 }
+
+/* Scheduler hints from the guest (devices/hint.c), on the vCPU's own thread. */
+void dispatch_yield(struct dispatch *d, unsigned int vcpu)
+{
+	if (vcpu < d->nr_vcpus)
+		DISPATCH_LOCKED(d, sched_entity_yield(d->sched, d->v[vcpu].id, dispatch_now_ns()));
+}
+
+int dispatch_yield_to(struct dispatch *d, unsigned int vcpu, unsigned int target)
+{
+	if (vcpu >= d->nr_vcpus || target >= d->nr_vcpus)
+		return 0;
+	return DISPATCH_LOCKED(d, sched_yield_to(d->sched, d->v[vcpu].id, d->v[target].id,
+						 dispatch_now_ns()));
+}
