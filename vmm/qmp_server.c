@@ -230,7 +230,8 @@ static void on_client(struct evloop *loop, int fd, uint32_t events, void *opaque
 	(void)loop;
 	(void)fd;
 	srv->busy++;
-	if (events & EPOLLOUT)
+	/* On a hang-up too: a dead peer makes the write fail, which drops the client. */
+	if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR))
 		flush_client(c);
 	if (!c->dead && c->paused && c->len - c->head <= srv->outq_pause / 2)
 		c->paused = false;
