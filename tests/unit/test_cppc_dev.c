@@ -8,6 +8,7 @@
 #include "vmm/layout.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 
 /* A little cluster: levels 256..512 of 1024 -> perf 64..128. */
@@ -380,7 +381,80 @@ static void test_hostile_random(void)
 	cppc_destroy(&d);
 }
 
+/*
+ * The dispatcher calls cppc_account() holding the engine's lock while a vCPU
+ * thread's write notifies a callback that takes the same lock: this must
+ * not deadlock, and the request the "engine" sees stays inside the clamps.
+ */
+struct race {
+	struct cppc_dev dev;
+	pthread_mutex_t engine;
+	uint32_t seen_max;
+	unsigned int notified;
+};
+
+static void engine_notify(struct cppc_dev *dev, void *opaque)
+{
+	struct race *r = opaque;
+	uint32_t eff;
+
+	pthread_mutex_lock(&r->engine);
+	eff = cppc_effective_request(dev);
+	if (eff > r->seen_max)
+		r->seen_max = eff;
+	r->notified++;
+	pthread_mutex_unlock(&r->engine);
+}
+
+static void *guest_thread(void *arg)
+{
+	struct race *r = arg;
+	uint64_t x = 88172645463325252ull;
+
+	wr(&r->dev, CPPC_REG_ENABLE, 1, 4);
+	for (unsigned int i = 0; i < 50000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		wr(&r->dev, (x % 4) * 4, x >> 8, 4);
+	}
+	return NULL;
+}
+
+static void *dispatcher_thread(void *arg)
+{
+	struct race *r = arg;
+
+	for (unsigned int i = 0; i < 50000; i++) {
+		pthread_mutex_lock(&r->engine);
+		cppc_account(&r->dev, 100, i % 256);
+		pthread_mutex_unlock(&r->engine);
+	}
+	return NULL;
+}
+
+static void test_no_deadlock_with_engine_lock(void)
+{
+	static struct race r;
+	pthread_t g, d;
+
+	cppc_init(&r.dev, 0, &big);
+	pthread_mutex_init(&r.engine, NULL);
+	CU_ASSERT_EQUAL(cppc_set_host_limits(&r.dev, 0, 512), 0);
+	cppc_set_notify(&r.dev, engine_notify, &r);
+	pthread_create(&g, NULL, guest_thread, &r);
+	pthread_create(&d, NULL, dispatcher_thread, &r);
+	pthread_join(g, NULL);
+	pthread_join(d, NULL);
+	CU_ASSERT(r.notified > 0);
+	CU_ASSERT(r.seen_max <= 127);		/* uclamp max 512 -> perf 127 */
+	CU_ASSERT_EQUAL(rd(&r.dev, CPPC_REG_REF_COUNTER, 8), 5000000);
+	pthread_mutex_destroy(&r.engine);
+	cppc_destroy(&r.dev);
+}
+
 UNIT_SUITE(cppc_dev, NULL, NULL,
+	   UNIT_TEST(test_no_deadlock_with_engine_lock),
 	   UNIT_TEST(test_init_and_defaults),
 	   UNIT_TEST(test_request_follows_guest),
 	   UNIT_TEST(test_host_limits_win),
