@@ -124,6 +124,7 @@ struct bootinfo {
 	u32 ram_mb;
 	u32 hypervisor_kvm;	/* CPUID 0x40000000 says KVMKVMKVM */
 	u32 steal_time;		/* KVM_FEATURE_STEAL_TIME: steal[] is live */
+	u64 boot_tsc;		/* TSC at the PVH entry */
 	char cmdline[512];
 };
 

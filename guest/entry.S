@@ -17,6 +17,8 @@
 #define EFER_LME_SCE	0x101
 #define TRAMP		0x8000
 #define KSTACK_TOP0	0x604000	/* GUEST_KSTACKS + KSTACK_SYSCALL_TOP */
+#define STACK_SHIFT	15		/* GUEST_STACK_SIZE = 32 KiB */
+#define LAPIC_ID_REG	0xfee00020
 
 /* ---- PVH ELF note: XEN_ELFNOTE_PHYS32_ENTRY ---- */
 	.section .note.pvh, "a", @note
@@ -38,9 +40,9 @@ pdpt:
 	.quad 0, 0
 	.quad pd_hole + 0x7		/* 3-4 GiB: the MMIO hole */
 	.fill 508, 8, 0
-pd_low:					/* 0-1 GiB of RAM, write-back */
+pd_low:			/* first 16 MiB here; kmain() maps the rest of RAM below 1 GiB */
 	.set i, 0
-	.rept 512
+	.rept 8
 	.if i == 1 || i == 2		/* 0x200000-0x5fffff: user image, stacks */
 	.quad (i << 21) | 0x87
 	.else
@@ -48,6 +50,7 @@ pd_low:					/* 0-1 GiB of RAM, write-back */
 	.endif
 	.set i, i + 1
 	.endr
+	.fill 504, 8, 0
 pd_hole:				/* uncached (PCD|PWT) */
 	.set i, 0
 	.rept 512
@@ -76,8 +79,10 @@ gdt_desc:
 	.word gdt_end - gdt - 1
 	.quad gdt
 
-	.globl boot_start_info
+	.globl boot_start_info, boot_tsc
 boot_start_info:
+	.quad 0
+boot_tsc:
 	.quad 0
 
 /* ---- BSP entry ---- */
@@ -87,6 +92,9 @@ boot_start_info:
 pvh_start:
 	cli
 	mov %ebx, boot_start_info
+	rdtsc				/* for the boot line's boot_us */
+	mov %eax, boot_tsc
+	mov %edx, boot_tsc + 4
 	lgdt gdt_desc
 	mov %cr4, %eax
 	or $0x20, %eax			/* PAE */
@@ -116,8 +124,12 @@ long_entry:
 1:	hlt
 	jmp 1b
 
-/* ---- AP entry in long mode, reached from the trampoline ---- */
-	.globl ap_entry64, ap_boot_stack
+/*
+ * ---- AP entry in long mode, reached from the trampoline ----
+ * APs start together, so each finds its CPU index (and so its stack) from
+ * its own LAPIC id through apic_to_cpu[], which the BSP filled.
+ */
+	.globl ap_entry64
 ap_entry64:
 	lgdt gdt_desc
 	mov $KERNEL_DS, %eax
@@ -127,12 +139,19 @@ ap_entry64:
 	mov %eax, %es
 	mov %eax, %fs
 	mov %eax, %gs
-	mov ap_boot_stack(%rip), %rsp
+	mov $LAPIC_ID_REG, %ebx
+	mov (%rbx), %eax
+	shr $24, %eax
+	movzbl apic_to_cpu(%rax), %edi
+	mov %edi, %eax
+	shl $STACK_SHIFT, %rax
+	add $KSTACK_TOP0, %rax
+	mov %rax, %rsp
 	pushq $KERNEL_CS
 	lea 1f(%rip), %rax
 	push %rax
 	lretq
-1:	call ap_main
+1:	call ap_main			/* ap_main(cpu index in edi) */
 2:	hlt
 	jmp 2b
 
@@ -183,10 +202,6 @@ tramp_gdt_desc:
 	.long tramp_gdt - tramp_start + TRAMP
 tramp_end:
 
-	.data
-	.balign 8
-ap_boot_stack:
-	.quad 0
 
 /* ---- Entering ring 3: enter_user(rip, rsp, arg) ---- */
 	.text

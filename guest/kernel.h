@@ -94,11 +94,12 @@ void enter_user(u64 rip, u64 rsp, u64 arg) __attribute__((noreturn));
 void idle_wait(const volatile u32 *flag);
 void isr_spurious(void);
 void kmain(void);
-void ap_main(void);
+void ap_main(unsigned int idx);
 extern const u64 isr_table[34];
 extern const char tramp_start[], tramp_end[];
 extern const char idle_window_start[], idle_window_end[];
-extern u64 boot_start_info, ap_boot_stack;
+extern u64 boot_start_info, boot_tsc;
+extern u8 apic_to_cpu[256];
 extern u64 gdt[];
 extern u64 pd_low[512];
 
@@ -141,6 +142,7 @@ void start_user(struct percpu *cpu) __attribute__((noreturn));
 long syscall_dispatch(long a0, long a1, long a2, long a3, long nr);
 
 #define LAPIC_TIMER_VECTOR	0x20
+#define WAKE_VECTOR		0x21	/* IPI that only ends a HLT */
 #define SPURIOUS_VECTOR		0xff
 
 #endif

@@ -8,6 +8,8 @@
 
 #define HVM_START_MAGIC	0x336ec578
 #define E820_RAM	1
+#define STATIC_PDES	8	/* 2 MiB pages entry.S maps */
+#define PDE_RW_2M	0x83	/* present, writable, 2 MiB */
 
 struct hvm_start_info {
 	u32 magic, version, flags, nr_modules;
@@ -48,8 +50,9 @@ static void copy_cmdline(const struct hvm_start_info *si)
 }
 
 /*
- * Sum the RAM, check that the fixed regions the guest uses are RAM, and
- * unmap the 2 MiB pages of the first GiB that lie above the end of RAM.
+ * Sum the RAM, check that the fixed regions the guest uses are RAM, and map
+ * (2 MiB pages, supervisor) the RAM of the first GiB beyond the 16 MiB that
+ * entry.S mapped. Few entries: every ring-0 instruction is emulated here.
  */
 static int check_memmap(const struct hvm_start_info *si)
 {
@@ -70,9 +73,8 @@ static int check_memmap(const struct hvm_start_info *si)
 	bootinfo.ram_mb = (u32)(total >> 20);
 	if (top > 0x40000000ULL)
 		top = 0x40000000ULL;
-	for (u64 i = (top + (1 << 21) - 1) >> 21; i < 512; i++)
-		pd_low[i] = 0;
-	asm volatile("mov %%cr3, %%rax; mov %%rax, %%cr3" ::: "rax", "memory");
+	for (u64 i = STATIC_PDES; i < (top + (1 << 21) - 1) >> 21; i++)
+		pd_low[i] = (i << 21) | PDE_RW_2M;
 	return low_ok ? 0 : -1;
 }
 
@@ -110,6 +112,7 @@ void kmain(void)
 		bootinfo.aperfmperf = r[2] & 1;
 	}
 	smp_boot();
+	bootinfo.boot_tsc = boot_tsc;
 	smp_release();
 	start_user(cpu);
 }

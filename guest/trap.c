@@ -62,7 +62,7 @@ static void idt_build(void)
 	/* #UD is the syscall: trap gate, no IST (it may sleep and take #GP). */
 	set_gate_type(6, isr_table[6], 0, 0x8f);
 	set_gate(LAPIC_TIMER_VECTOR, isr_table[32], IST_IRQ);
-	set_gate(LAPIC_TIMER_VECTOR + 1, isr_table[33], IST_IRQ);
+	set_gate(WAKE_VECTOR, isr_table[33], IST_IRQ);
 	set_gate(SPURIOUS_VECTOR, (u64)isr_spurious, IST_IRQ);
 }
 
@@ -165,7 +165,7 @@ void isr_dispatch(struct trap_frame *f)
 {
 	struct percpu *cpu = this_cpu();
 
-	if (f->vector == LAPIC_TIMER_VECTOR || f->vector == LAPIC_TIMER_VECTOR + 1) {
+	if (f->vector == LAPIC_TIMER_VECTOR || f->vector == WAKE_VECTOR) {
 		if (f->vector == LAPIC_TIMER_VECTOR)
 			cpu->timer_fired = 1;
 		lapic_eoi();

@@ -214,11 +214,12 @@ static void report_boot(void)
 	json_escape(cmd, sizeof(cmd), bootinfo.cmdline, strlen(bootinfo.cmdline));
 	report("{\"test\":\"boot\",\"cpus\":%u,\"clock\":\"%s\",\"tsc_khz\":%lu,"
 	       "\"lapic_khz\":%lu,\"ram_mb\":%u,\"aperfmperf\":%s,\"steal_time\":%s,"
-	       "\"sleep_reg\":\"%s:0x%lx\",\"cmdline\":\"%s\"}",
+	       "\"sleep_reg\":\"%s:0x%lx\",\"boot_us\":%lu,\"cmdline\":\"%s\"}",
 	       bootinfo.ncpus, clock_name(), (unsigned long)bootinfo.tsc_khz,
 	       (unsigned long)bootinfo.lapic_khz, bootinfo.ram_mb,
 	       bootinfo.aperfmperf ? "true" : "false", bootinfo.steal_time ? "true" : "false",
-	       bootinfo.sleep_space == 1 ? "io" : "mem", bootinfo.sleep_addr, cmd);
+	       bootinfo.sleep_space == 1 ? "io" : "mem", bootinfo.sleep_addr,
+	       (rdtsc() - bootinfo.boot_tsc) * 1000 / bootinfo.tsc_khz, cmd);
 }
 
 void user_main(unsigned int cpu)
