@@ -209,6 +209,28 @@ static void test_device_name(void)
 	aml_free(&b);
 }
 
+/* Scope (\_SB) {} and Name (\_S5, Package (4) { 5, 5, 0, 0 }) */
+static void test_scope_and_root_name(void)
+{
+	struct aml_buf b;
+	size_t m;
+
+	aml_init(&b);
+	m = aml_scope_begin(&b, "\\_SB");
+	aml_end(&b, m);
+	aml_name(&b, "\\_S5");
+	m = aml_package_begin(&b, 4);
+	aml_integer(&b, 5);
+	aml_integer(&b, 5);
+	aml_integer(&b, 0);
+	aml_integer(&b, 0);
+	aml_end(&b, m);
+	ASSERT_BYTES(&b, 0x10, 6, 0x5c, '_', 'S', 'B', '_',
+		     0x08, 0x5c, '_', 'S', '5', '_',
+		     0x12, 8, 4, 0x0a, 5, 0x0a, 5, 0x00, 0x00);
+	aml_free(&b);
+}
+
 /*
  * Method (_OSC, 4, Serialized) { If (LEqual (Arg1, One)) { Return (Arg3) }
  * Else { Store (Local0, Local1) } }
@@ -325,6 +347,7 @@ UNIT_SUITE(acpi_aml, NULL, NULL,
 	   UNIT_TEST(test_string_buffer_eisaid),
 	   UNIT_TEST(test_uuid),
 	   UNIT_TEST(test_device_name),
+	   UNIT_TEST(test_scope_and_root_name),
 	   UNIT_TEST(test_method_if_else),
 	   UNIT_TEST(test_packages),
 	   UNIT_TEST(test_resource_template))
