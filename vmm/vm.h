@@ -77,6 +77,7 @@ struct vm {
 	struct serial *serial;
 	struct acpi_pm *acpi_pm;
 	struct i8042 *i8042;
+	struct bus_device post_port;	/* 0x80: claimed, ignored */
 	/* How the VM ended; the first request wins. */
 	pthread_mutex_t exit_lock;
 	enum vm_exit_kind exit_kind;

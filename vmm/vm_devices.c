@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* The VM's devices: COM1 on IRQ 4, the ACPI sleep registers, the i8042. */
+/* The VM's devices: COM1 on IRQ 4, the ACPI sleep registers, the i8042, port 0x80. */
 #include "devices/power.h"
 #include "devices/serial.h"
+#include "devices/sink.h"
 #include "vmm/layout.h"
 #include "vmm/log.h"
 #include "vmm/vm.h"
@@ -40,10 +41,12 @@ int vm_setup_devices(struct vm *vm, int console_fd)
 	vm->i8042 = i8042_new(&ctl);
 	if (!vm->serial || !vm->acpi_pm || !vm->i8042)
 		return -ENOMEM;
+	sink_init(&vm->post_port, PORT_POST, 1);
 	if (bus_register(vm->pio, serial_bus_device(vm->serial, PORT_COM1)) ||
 	    bus_register(vm->pio, acpi_pm_bus_device(vm->acpi_pm)) ||
 	    bus_register(vm->pio, i8042_data_device(vm->i8042)) ||
-	    bus_register(vm->pio, i8042_cmd_device(vm->i8042))) {
+	    bus_register(vm->pio, i8042_cmd_device(vm->i8042)) ||
+	    bus_register(vm->pio, &vm->post_port)) {
 		pr_err("device ports overlap");
 		return -EEXIST;
 	}
