@@ -55,9 +55,9 @@ static void aml_fail_osc_end(struct aml_buf *b, size_t if_mark, uint32_t bit)
  * }
  * Stateless: query and commit ack the same bits. "Capabilities masked" is
  * only reported on a query: Linux 6.1 commits exactly what the query gave
- * back, but Linux 5.13-5.17 committed its full set again and treats a masked
- * commit as a failed _OSC (no CPPC at all); answering the commit with the
- * unsupported bits cleared tells either kernel exactly what is acked.
+ * back, but kernels of about 5.13-5.17 committed their full set again and
+ * treat a masked commit as a failed _OSC (no CPPC at all); answering the
+ * commit with the unsupported bits cleared tells either kind what is acked.
  */
 static void emit_osc(struct aml_buf *b)
 {
