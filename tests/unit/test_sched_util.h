@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers shared by the tests/unit/test_sched_*.c suites (white-box: internals). */
+#ifndef CAPVISOR_TEST_SCHED_UTIL_H
+#define CAPVISOR_TEST_SCHED_UTIL_H
+
+#include "sched/internal.h"
+#include "tests/unit/harness.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define MS	1000000ull
+#define US	1000ull
+
+/* Host of up to two clusters ("big", "little"); nlittle may be 0. */
+static inline struct sched *mk_sched(unsigned int nbig, unsigned int cap_big,
+				     unsigned int nlittle, unsigned int cap_little,
+				     const struct sched_config *cfg)
+{
+	struct sched_topology t;
+	char err[256];
+	struct sched *s;
+
+	memset(&t, 0, sizeof(t));
+	t.nr_clusters = nlittle ? 2 : 1;
+	snprintf(t.clusters[0].name, SCHED_NAME_MAX, "big");
+	t.clusters[0].nr_cpus = nbig;
+	t.clusters[0].capacity = cap_big;
+	if (nlittle) {
+		snprintf(t.clusters[1].name, SCHED_NAME_MAX, "little");
+		t.clusters[1].nr_cpus = nlittle;
+		t.clusters[1].capacity = cap_little;
+	}
+	s = sched_create(&t, cfg, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	return s;
+}
+
+static inline int add_ent(struct sched *s, const char *name, uint32_t weight, bool runnable,
+			  uint64_t now)
+{
+	struct sched_entity_params p;
+	int id;
+
+	sched_entity_params_init(&p, name);
+	p.weight = weight;
+	p.runnable = runnable;
+	id = sched_entity_add(s, &p, now, NULL, 0);
+	CU_ASSERT_FATAL(id >= 0);
+	return id;
+}
+
+static inline int add_dl(struct sched *s, const char *name, uint64_t runtime, uint64_t deadline,
+			 uint64_t period, bool runnable, uint64_t now)
+{
+	struct sched_entity_params p;
+
+	sched_entity_params_init(&p, name);
+	p.dl.runtime_ns = runtime;
+	p.dl.deadline_ns = deadline;
+	p.dl.period_ns = period;
+	p.runnable = runnable;
+	return sched_entity_add(s, &p, now, NULL, 0);
+}
+
+/* Tick every `tick` ns from *now (exclusive) to `until` (inclusive). */
+static inline void run_until(struct sched *s, uint64_t *now, uint64_t until, uint64_t tick)
+{
+	while (*now + tick <= until) {
+		*now += tick;
+		sched_tick(s, *now);
+	}
+}
+
+static inline int curr_of(struct sched *s, unsigned int cpu)
+{
+	struct sched_cpu_state st;
+
+	CU_ASSERT_FATAL(sched_cpu_curr(s, cpu, &st) == 0);
+	return st.curr;
+}
+
+static inline uint64_t cpu_time(struct sched *s, int id)
+{
+	struct sched_entity_stats st;
+
+	CU_ASSERT_FATAL(sched_entity_stats(s, id, &st) == 0);
+	return st.cpu_time_ns;
+}
+
+#endif
