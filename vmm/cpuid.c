@@ -212,8 +212,20 @@ static uint32_t *reg_of(struct kvm_cpuid_entry2 *e, enum cpuid_reg r)
 static void hide_features(struct kvm_cpuid2 *c, cpuid_feature_set hide)
 {
 	for (unsigned int i = 0; i < NR_FEATURES; i++) {
+		const struct cpuid_bit *main_bit = &features[i].bits[0];
+		struct kvm_cpuid_entry2 *m;
+
 		if (!(hide & (1ULL << i)))
 			continue;
+		/*
+		 * KVM under PVM lets host bits it does not list as supported show
+		 * through to the guest whatever the table says (XSAVE on AMD hosts):
+		 * say so instead of pretending the feature is hidden.
+		 */
+		m = find(c, main_bit->leaf, main_bit->subleaf);
+		if (!m || !(*reg_of(m, main_bit->reg) & (1u << main_bit->bit)))
+			pr_info("--cpu-hide %s: KVM does not offer it, nothing to clear; under PVM the host's bit may still reach the guest (boot Linux with noxsave/clearcpuid=)",
+				features[i].name);
 		for (unsigned int b = 0; b < features[i].nr_bits; b++) {
 			const struct cpuid_bit *cb = &features[i].bits[b];
 			struct kvm_cpuid_entry2 *e = find(c, cb->leaf, cb->subleaf);

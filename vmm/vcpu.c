@@ -234,17 +234,20 @@ int vcpu_halted(const struct vcpu *v)
 
 int vcpu_set_preempted(struct vcpu *v, bool preempted)
 {
-	struct {
+	/* struct kvm_msrs with one entry, without a flexible member mid-struct. */
+	union {
 		struct kvm_msrs hdr;
-		struct kvm_msr_entry e;
-	} msrs = { .hdr.nmsrs = 1, .e.index = MSR_KVM_STEAL_TIME };
+		uint8_t bytes[sizeof(struct kvm_msrs) + sizeof(struct kvm_msr_entry)];
+	} buf = { .hdr.nmsrs = 1 };
+	struct kvm_msr_entry *e = &buf.hdr.entries[0];
 	uint8_t *flag;
 
-	if (ioctl(v->fd, KVM_GET_MSRS, &msrs) != 1)
+	e->index = MSR_KVM_STEAL_TIME;
+	if (ioctl(v->fd, KVM_GET_MSRS, &buf) != 1)
 		return -EIO;
-	if (!(msrs.e.data & KVM_STEAL_TIME_ENABLED))
+	if (!(e->data & KVM_STEAL_TIME_ENABLED))
 		return -ENOENT;
-	flag = guest_mem_ptr(&v->vm->mem, (msrs.e.data & KVM_STEAL_TIME_ADDR_MASK) +
+	flag = guest_mem_ptr(&v->vm->mem, (e->data & KVM_STEAL_TIME_ADDR_MASK) +
 				 STEAL_TIME_PREEMPTED_OFFSET, 1);
 	if (!flag)
 		return -ENOENT;

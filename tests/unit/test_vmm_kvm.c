@@ -10,6 +10,7 @@
 #include "vmm/layout.h"
 #include "vmm/vm.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -248,7 +249,41 @@ static void test_kvm_guest_failure_is_reported(void)
 	vm_destroy(vm);
 }
 
+static void test_kvm_steal_time_preempted_flag(void)
+{
+	static const uint8_t code[] = {
+		0x66, 0xb9, 0x03, 0x4d, 0x56, 0x4b,	/* mov ecx, MSR_KVM_STEAL_TIME */
+		0x66, 0xb8, 0x01, 0x20, 0x00, 0x00,	/* mov eax, 0x2000 | enable */
+		0x66, 0x31, 0xd2,			/* xor edx, edx */
+		0x0f, 0x30,				/* wrmsr */
+		0xe6, 0x14,				/* out 0x14, al: done */
+		0xeb, 0xfe,				/* jmp $ */
+	};
+	struct port_rec rec = { 0 };
+	struct bus_device dev = { &port_ops, 0x10, 5, &rec };
+	volatile uint8_t *flag;
+	struct vm *vm;
+
+	if (!have_kvm())
+		return;
+	vm = tiny_vm(code, sizeof(code));
+	rec.vm = vm;
+	flag = guest_mem_ptr(&vm->mem, 0x2000 + 16, 1);
+	CU_ASSERT_EQUAL(bus_register(vm->pio, &dev), 0);
+	CU_ASSERT_EQUAL(vcpu_set_preempted(vm->vcpus[0], true), -ENOENT);	/* not enabled yet */
+	start_real(vm);
+	run_main_loop(vm);
+	CU_ASSERT_EQUAL_FATAL(vm_exit_kind(vm), VM_EXIT_POWEROFF);
+	/* The vCPU is out of KVM_RUN now, as the dispatcher's gate would hold it. */
+	CU_ASSERT_EQUAL(vcpu_set_preempted(vm->vcpus[0], true), 0);
+	CU_ASSERT_EQUAL(*flag, 1);
+	CU_ASSERT_EQUAL(vcpu_set_preempted(vm->vcpus[0], false), 0);
+	CU_ASSERT_EQUAL(*flag, 0);
+	vm_destroy(vm);
+}
+
 UNIT_SUITE(vmm_kvm, NULL, NULL,
+	   UNIT_TEST(test_kvm_steal_time_preempted_flag),
 	   UNIT_TEST(test_kvm_msr_exits_and_pio),
 	   UNIT_TEST(test_kvm_kick_and_stop_spinning_vcpu),
 	   UNIT_TEST(test_kvm_halted_vcpu_is_blocking),
