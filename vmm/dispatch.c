@@ -146,6 +146,7 @@ struct dispatch *dispatch_create(const struct dispatch_config *cfg, char *err, s
 	monotonic_cond_init(&d->tick_cond);
 	d->ops = cfg->ops;
 	d->opaque = cfg->opaque;
+	d->tick_hook = cfg->tick_hook;
 	d->nr_vcpus = cfg->nr_vcpus;
 	d->tick_ns = cfg->tick_ns ? cfg->tick_ns : 1000000;
 	d->window_ns = cfg->window_ns ? cfg->window_ns : 4000000;
@@ -188,8 +189,9 @@ int dispatch_vcpu_pcpu(struct dispatch *d, unsigned int vcpu, struct sched_entit
 }
 
 /*
- * Charge the time since the last accounting point: active (MPERF base) while
- * current and not halted, stolen while runnable but held out.
+ * Charge the time since the last accounting point: run time while inside
+ * KVM_RUN as the engine's choice, active (MPERF base) while current and not
+ * halted, stolen while runnable but held out.
  */
 void dispatch_account(struct dispatch *d, unsigned int vcpu, uint64_t now)
 {
@@ -199,6 +201,9 @@ void dispatch_account(struct dispatch *d, unsigned int vcpu, uint64_t now)
 
 	v->acct_ns = now;
 	sched_entity_info(d->sched, v->id, &info);
+	/* Time inside KVM_RUN counts as it passes, so counters never stall. */
+	if (v->in_run && v->sanctioned && !v->halted)
+		v->run_ns += dt;
 	if (info.state == SCHED_RUNNING && !v->halted)
 		v->active_ns += dt;
 	else if (info.state == SCHED_RUNNABLE || info.state == SCHED_THROTTLED)
@@ -324,13 +329,21 @@ static void *dispatch_thread(void *arg)
 		uint64_t now = dispatch_now_ns();
 
 		if (!d->paused) {
+			bool ticked = now >= d->next_tick;
+
 			observe_vcpus(d, now);
-			if (now >= d->next_tick) {
+			if (ticked) {
 				sched_tick(d->sched, now);
 				while (d->next_tick <= now)
 					d->next_tick += d->tick_ns;
 			}
 			dispatch_apply(d, now);
+			if (ticked && d->tick_hook) {
+				pthread_mutex_unlock(&d->lock);
+				d->tick_hook(d->opaque);
+				pthread_mutex_lock(&d->lock);
+				continue;
+			}
 		}
 		timed_wait(d, next_wake(d, now));
 	}

@@ -49,6 +49,8 @@ struct dispatch_config {
 	bool no_pin;			/* leave host CPU placement to the host */
 	const struct dispatch_vcpu_ops *ops;
 	void *opaque;
+	/* Called by the dispatcher thread after each engine tick, unlocked. */
+	void (*tick_hook)(void *opaque);
 };
 
 /* Builds the engine and admits every vCPU; NULL with err on a bad QoS. */
@@ -104,6 +106,9 @@ struct dispatch_vcpu_report {
 };
 
 int dispatch_vcpu_report(struct dispatch *d, unsigned int vcpu, struct dispatch_vcpu_report *r);
+/* Just run_ns and active_ns of dispatch_vcpu_report(), brought up to now. */
+void dispatch_vcpu_times(struct dispatch *d, unsigned int vcpu, uint64_t *active_ns,
+			 uint64_t *run_ns);
 /* The engine, for read-only queries under dispatch_lock()/dispatch_unlock(). */
 struct sched *dispatch_engine(struct dispatch *d);
 void dispatch_lock(struct dispatch *d);

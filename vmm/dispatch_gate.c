@@ -145,11 +145,8 @@ void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
 	now = dispatch_now_ns();
 	dispatch_account(d, vcpu, now);
 	ran = now - v->enter_ns;
-	if (v->sanctioned) {
-		v->run_ns += ran;
-		if (v->leave_at != UINT64_MAX)
-			v->debt_ns -= (int64_t)ran;
-	}
+	if (v->sanctioned && v->leave_at != UINT64_MAX)
+		v->debt_ns -= (int64_t)ran;
 	v->in_run = false;
 	pthread_mutex_unlock(&d->lock);
 }

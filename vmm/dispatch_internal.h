@@ -43,6 +43,7 @@ struct dispatch {
 	struct sched *sched;
 	const struct dispatch_vcpu_ops *ops;
 	void *opaque;
+	void (*tick_hook)(void *opaque);
 	uint64_t tick_ns, window_ns, epoch_ns, next_tick;
 	bool no_pin;
 	clockid_t thread_clock;

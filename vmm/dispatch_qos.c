@@ -143,6 +143,16 @@ int dispatch_vcpu_report(struct dispatch *d, unsigned int vcpu, struct dispatch_
 	return 0;
 }
 
+void dispatch_vcpu_times(struct dispatch *d, unsigned int vcpu, uint64_t *active_ns,
+			 uint64_t *run_ns)
+{
+	pthread_mutex_lock(&d->lock);
+	dispatch_account(d, vcpu, dispatch_now_ns());
+	*active_ns = d->v[vcpu].active_ns;
+	*run_ns = d->v[vcpu].run_ns;
+	pthread_mutex_unlock(&d->lock);
+}
+
 struct sched *dispatch_engine(struct dispatch *d)
 {
 	return d->sched;

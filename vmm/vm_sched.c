@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: MIT
+/* Scheduling for one VM: host placement, the dispatcher, the guest-visible devices. */
+#include "vmm/vm_sched.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vmm/hostsched.h"
+#include "vmm/log.h"
+#include "vmm/vm.h"
+
+static void vs_kick(void *opaque, unsigned int vcpu)
+{
+	struct vm_sched *vs = opaque;
+
+	vcpu_kick(vs->vm->vcpus[vcpu]);
+}
+
+static int vs_halted(void *opaque, unsigned int vcpu)
+{
+	struct vm_sched *vs = opaque;
+
+	return vcpu_halted(vs->vm->vcpus[vcpu]);
+}
+
+static const struct dispatch_vcpu_ops vs_vcpu_ops = {
+	.kick = vs_kick,
+	.halted = vs_halted,
+};
+
+void vm_sched_feed_cppc(void *opaque);	/* vm_sched_guest.c: the dispatcher's tick hook */
+
+/* The cluster whose levels vCPU i is told about: its own, else the biggest. */
+static int caps_cluster_of(const struct vm_sched *vs, unsigned int i)
+{
+	const struct host_spec *hs = &vs->cfg.host;
+	int best = 0;
+
+	if (vs->qos[i].cluster[0])
+		return host_spec_find_cluster(hs, vs->qos[i].cluster);
+	for (unsigned int c = 1; c < hs->nr_clusters; c++)
+		if (hs->clusters[c].capacity > hs->clusters[best].capacity)
+			best = (int)c;
+	return best;
+}
+
+/* What capvisor promises vCPU i whatever else runs: its reservation or uclamp min. */
+static unsigned int guaranteed_capacity(const struct vcpu_qos *q)
+{
+	if (q->has_reservation && q->period_ns)
+		return (unsigned int)((q->runtime_ns * 1024 + q->period_ns - 1) / q->period_ns);
+	return q->uclamp_min;
+}
+
+static int fill_caps(struct vm_sched *vs, unsigned int i, char *err, size_t errlen)
+{
+	int c = caps_cluster_of(vs, i);
+	const struct host_cluster_spec *cl;
+
+	if (c < 0) {
+		snprintf(err, errlen, "vCPU %u: cluster '%s' is not in --host", i, vs->qos[i].cluster);
+		return -EINVAL;
+	}
+	cl = &vs->cfg.host.clusters[c];
+	vs->caps_cluster[i] = c;
+	vs->acpi_vcpus[i].apic_id = i;
+	if (acpi_cppc_caps_from_levels(cl->levels, cl->mhz, cl->nr_levels,
+				       guaranteed_capacity(&vs->qos[i]), &vs->acpi_vcpus[i].cppc)) {
+		snprintf(err, errlen, "vCPU %u: cluster '%s' levels cannot be told to the guest", i,
+			 cl->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int alloc_arrays(struct vm_sched *vs, unsigned int n)
+{
+	vs->qos = calloc(n, sizeof(*vs->qos));
+	vs->acpi_vcpus = calloc(n, sizeof(*vs->acpi_vcpus));
+	vs->caps_cluster = calloc(n, sizeof(*vs->caps_cluster));
+	vs->acct_active = calloc(n, sizeof(uint64_t));
+	vs->acct_run = calloc(n, sizeof(uint64_t));
+	vs->host_applied = calloc(n, sizeof(bool));
+	return vs->qos && vs->acpi_vcpus && vs->caps_cluster && vs->acct_active && vs->acct_run &&
+	       vs->host_applied ? 0 : -ENOMEM;
+}
+
+static int create_dispatcher(struct vm_sched *vs, char *err, size_t errlen)
+{
+	struct dispatch_config dc = {
+		.host = &vs->cfg.host,
+		.host_cpu = vs->host_cpu,
+		.nr_vcpus = vs->nr_vcpus,
+		.qos = vs->qos,
+		.tick_ns = vs->cfg.tick_ns,
+		.window_ns = vs->cfg.window_ns,
+		.ops = &vs_vcpu_ops,
+		.opaque = vs,
+		.tick_hook = vs->cfg.no_cppc ? NULL : vm_sched_feed_cppc,
+	};
+
+	vs->d = dispatch_create(&dc, err, errlen);
+	return vs->d ? 0 : -EINVAL;
+}
+
+int vm_sched_prepare(struct vm_sched *vs, const struct vm_sched_config *cfg,
+		     const struct vcpu_qos *qos, unsigned int nr_vcpus, char *err, size_t errlen)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int rc;
+
+	memset(vs, 0, sizeof(*vs));
+	vs->cfg = *cfg;
+	vs->nr_vcpus = nr_vcpus;
+	vs->nr_host_cpus = ncpu > 0 ? (unsigned int)ncpu : 1;
+	if (!cfg->host_set)
+		host_spec_default(&vs->cfg.host, vs->nr_host_cpus);
+	vs->nr_pcpus = host_spec_nr_pcpus(&vs->cfg.host);
+	if (alloc_arrays(vs, nr_vcpus)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	memcpy(vs->qos, qos, nr_vcpus * sizeof(*qos));
+	rc = host_spec_place(&vs->cfg.host, vs->nr_host_cpus, vs->host_cpu, err, errlen);
+	for (unsigned int i = 0; !rc && i < nr_vcpus; i++)
+		rc = fill_caps(vs, i, err, errlen);
+	if (!rc && cfg->mode == VM_SCHED_CAPVISOR)
+		rc = create_dispatcher(vs, err, errlen);
+	return rc;
+}
+
+void vm_sched_acpi_desc(const struct vm_sched *vs, struct acpi_vm_desc *desc)
+{
+	memset(desc, 0, sizeof(*desc));
+	desc->nr_vcpus = vs->nr_vcpus;
+	desc->vcpus = vs->acpi_vcpus;
+	desc->com1 = true;
+	desc->cppc = !vs->cfg.no_cppc;
+	desc->hint_device = vs->d != NULL;
+}
+
+static void cppc_changed(struct cppc_dev *dev, void *opaque)
+{
+	struct vm_sched *vs = opaque;
+
+	if (vs->d)
+		dispatch_set_perf_request(vs->d, dev->vcpu, cppc_effective_request_capacity(dev));
+}
+
+static void hint_yield(void *opaque, unsigned int vcpu)
+{
+	dispatch_yield(((struct vm_sched *)opaque)->d, vcpu);
+}
+
+static int hint_yield_to(void *opaque, unsigned int vcpu, unsigned int target)
+{
+	return dispatch_yield_to(((struct vm_sched *)opaque)->d, vcpu, target);
+}
+
+static const struct hint_ops vs_hint_ops = { hint_yield, hint_yield_to };
+
+static int attach_cppc(struct vm_sched *vs, char *err, size_t errlen)
+{
+	vs->cppc = calloc(vs->nr_vcpus, sizeof(*vs->cppc));
+	if (!vs->cppc)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < vs->nr_vcpus; i++) {
+		struct cppc_dev *dev = &vs->cppc[i];
+		int rc = cppc_init(dev, i, &vs->acpi_vcpus[i].cppc);
+
+		if (!rc)
+			rc = cppc_set_host_limits(dev, vs->qos[i].uclamp_min, vs->qos[i].uclamp_max);
+		if (!rc)
+			rc = bus_register(vs->vm->mmio, &dev->bus);
+		if (rc) {
+			snprintf(err, errlen, "CPPC page of vCPU %u: %s", i, strerror(-rc));
+			return rc;
+		}
+		cppc_set_notify(dev, cppc_changed, vs);
+	}
+	return 0;
+}
+
+static int attach_hints(struct vm_sched *vs, char *err, size_t errlen)
+{
+	vs->hint = calloc(vs->nr_vcpus, sizeof(*vs->hint));
+	if (!vs->hint)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < vs->nr_vcpus; i++) {
+		int rc;
+
+		hint_init(&vs->hint[i], i, vs->nr_vcpus, &vs_hint_ops, vs);
+		rc = bus_register(vs->vm->mmio, &vs->hint[i].bus);
+		if (rc) {
+			snprintf(err, errlen, "hint page of vCPU %u: %s", i, strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* The first pCPU of vCPU i's cluster, spread over the cluster, for --sched host. */
+static int host_mode_cpu(struct vm_sched *vs, unsigned int i)
+{
+	const struct host_spec *hs = &vs->cfg.host;
+	unsigned int first = 0, k = 0;
+	int c;
+
+	if (!vs->qos[i].cluster[0])
+		return -1;
+	c = host_spec_find_cluster(hs, vs->qos[i].cluster);
+	for (int j = 0; j < c; j++)
+		first += hs->clusters[j].count;
+	for (unsigned int j = 0; j < i; j++)
+		k += !strcmp(vs->qos[j].cluster, vs->qos[i].cluster);
+	return (int)vs->host_cpu[first + k % hs->clusters[c].count];
+}
+
+static bool gate_enter(void *opaque, unsigned int vcpu)
+{
+	struct vm_sched *vs = opaque;
+	char err[256];
+
+	if (vs->d)
+		return dispatch_vcpu_enter(vs->d, vcpu) == DISPATCH_RUN;
+	if (!vs->host_applied[vcpu]) {
+		vs->host_applied[vcpu] = true;
+		if (hostsched_apply_self(&vs->qos[vcpu], host_mode_cpu(vs, vcpu), err, sizeof(err)))
+			pr_warn("--sched host, vCPU %u: %s", vcpu, err);
+	}
+	return true;
+}
+
+static void gate_leave(void *opaque, unsigned int vcpu, int exit_reason)
+{
+	struct vm_sched *vs = opaque;
+
+	if (!vs->d)
+		return;
+	dispatch_vcpu_leave(vs->d, vcpu);
+	/* Kicked out: tell the guest's spinners this vCPU is not running. */
+	if (exit_reason == -EINTR)
+		vcpu_set_preempted(vs->vm->vcpus[vcpu], true);
+}
+
+static const struct vcpu_gate_ops vs_gate_ops = { gate_enter, gate_leave };
+
+int vm_sched_register_msrs(struct vm_sched *vs, char *err, size_t errlen); /* vm_sched_guest.c */
+
+int vm_sched_attach(struct vm_sched *vs, struct vm *vm, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	vs->vm = vm;
+	vm_set_gate(vm, &vs_gate_ops, vs);
+	if (!vs->cfg.no_cppc) {
+		rc = attach_cppc(vs, err, errlen);
+		if (!rc)
+			rc = vm_sched_register_msrs(vs, err, errlen);
+	}
+	if (!rc && vs->d)
+		rc = attach_hints(vs, err, errlen);
+	return rc;
+}
+
+int vm_sched_start(struct vm_sched *vs)
+{
+	vs->start_ns = dispatch_now_ns();
+	return vs->d ? dispatch_start(vs->d) : 0;
+}
+
+void vm_sched_stop(struct vm_sched *vs)
+{
+	if (vs->d)
+		dispatch_stop(vs->d);
+}
+
+void vm_sched_free(struct vm_sched *vs)
+{
+	dispatch_destroy(vs->d);
+	for (unsigned int i = 0; vs->cppc && i < vs->nr_vcpus; i++)
+		cppc_destroy(&vs->cppc[i]);
+	free(vs->cppc);
+	free(vs->hint);
+	free(vs->qos);
+	free(vs->acpi_vcpus);
+	free(vs->caps_cluster);
+	free(vs->acct_active);
+	free(vs->acct_run);
+	free(vs->host_applied);
+	memset(vs, 0, sizeof(*vs));
+}
+
+void vm_sched_qos_changed(struct vm_sched *vs, unsigned int vcpu)
+{
+	struct dispatch_vcpu_report r;
+	struct vcpu_qos q;
+
+	if (!vs->d || !vs->cppc || vcpu >= vs->nr_vcpus)
+		return;
+	dispatch_vcpu_report(vs->d, vcpu, &r);
+	vcpu_qos_default(&q);
+	q.uclamp_min = (uint16_t)r.info.uclamp_min;
+	q.uclamp_max = (uint16_t)r.info.uclamp_max;
+	q.has_reservation = r.info.deadline;
+	q.runtime_ns = r.info.dl.runtime_ns;
+	q.period_ns = r.info.dl.period_ns;
+	cppc_set_host_limits(&vs->cppc[vcpu], q.uclamp_min, q.uclamp_max);
+	cppc_set_guaranteed(&vs->cppc[vcpu], acpi_perf_from_capacity_floor(guaranteed_capacity(&q)));
+	/* The guest's standing request is re-bounded by the new limits. */
+	cppc_changed(&vs->cppc[vcpu], vs);
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Scheduling for one VM: the emulated host (--host), per-vCPU QoS (--vcpu),
+ * the dispatcher that runs the vCPU threads under the engine (or the host
+ * scheduler with --sched host), and what the guest sees of it: the CPPC
+ * register pages, APERF/MPERF, the scheduler hint pages.
+ *
+ * Order of use: vm_sched_prepare() (before the VM exists: every QoS error is
+ * reported before anything is built), vm_sched_acpi_desc() for the tables,
+ * vm_sched_attach() once the VM and its buses exist, vm_sched_start() just
+ * before the vCPUs start, vm_sched_stop() and vm_sched_free() at the end.
+ */
+#ifndef CAPVISOR_VM_SCHED_H
+#define CAPVISOR_VM_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "acpi/acpi.h"
+#include "devices/cppc.h"
+#include "devices/hint.h"
+#include "vmm/dispatch.h"
+#include "vmm/hostspec.h"
+#include "vmm/qosspec.h"
+
+struct vm;
+
+enum vm_sched_mode { VM_SCHED_CAPVISOR, VM_SCHED_HOST };
+
+struct vm_sched_config {
+	enum vm_sched_mode mode;
+	struct host_spec host;		/* filled with the default when !host_set */
+	bool host_set;
+	uint64_t tick_ns;		/* [1 ms] */
+	uint64_t window_ns;		/* duty-cycle window [4 ms] */
+	bool no_cppc;			/* no _CPC, CPPC pages or APERF/MPERF */
+};
+
+struct vm_sched {
+	struct vm *vm;
+	struct vm_sched_config cfg;
+	unsigned int nr_vcpus, nr_pcpus, nr_host_cpus;
+	unsigned int host_cpu[HOST_MAX_PCPUS];
+	struct vcpu_qos *qos;
+	struct dispatch *d;			/* NULL with --sched host */
+	struct acpi_vcpu_desc *acpi_vcpus;
+	int *caps_cluster;			/* cluster whose levels the guest sees */
+	struct cppc_dev *cppc;			/* per vCPU, NULL when disabled */
+	struct hint_dev *hint;			/* per vCPU, NULL with --sched host */
+	uint64_t *acct_active, *acct_run;	/* CPPC counters fed up to here */
+	bool *host_applied;
+	uint64_t start_ns;
+};
+
+int vm_sched_prepare(struct vm_sched *vs, const struct vm_sched_config *cfg,
+		     const struct vcpu_qos *qos, unsigned int nr_vcpus, char *err, size_t errlen);
+/* The ACPI description: processors, and _OSC/_CPC/hint pages as configured. */
+void vm_sched_acpi_desc(const struct vm_sched *vs, struct acpi_vm_desc *desc);
+int vm_sched_attach(struct vm_sched *vs, struct vm *vm, char *err, size_t errlen);
+int vm_sched_start(struct vm_sched *vs);
+void vm_sched_stop(struct vm_sched *vs);
+void vm_sched_free(struct vm_sched *vs);
+
+/* After a live QoS change: re-derive the CPPC host limits and guaranteed_perf. */
+void vm_sched_qos_changed(struct vm_sched *vs, unsigned int vcpu);
+
+/* APERF/MPERF as the guest would read them now (reference ticks at TSC rate). */
+void vm_sched_aperfmperf(struct vm_sched *vs, unsigned int vcpu, uint64_t *aperf,
+			 uint64_t *mperf);
+
+/* Per-vCPU summary at exit (text), and the same as JSON for tests. */
+void vm_sched_print_summary(struct vm_sched *vs, FILE *f);
+int vm_sched_write_stats_json(struct vm_sched *vs, const char *path);
+
+#endif

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What the guest sees of its scheduling: APERF/MPERF served through KVM's
+ * userspace MSR exits, the CPPC feedback counters, and the per-vCPU report
+ * printed at exit.
+ *
+ * One reference for every vCPU: MPERF counts at the TSC rate while the vCPU
+ * is current and not halted (running or in its duty cycle's off-part: a slow
+ * CPU, not a stopped one); APERF counts at the same rate only while it really
+ * runs. So dAPERF/dMPERF = delivered level / 1024: 1.0 on a big pCPU at its
+ * top level, 0.5 on a 512 pCPU. Time the engine gave to another vCPU
+ * (contention) advances neither: that is steal, not slowness.
+ */
+#include "vmm/vm_sched.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "vmm/layout.h"
+#include "vmm/vm.h"
+
+static uint64_t ns_to_ticks(const struct vm_sched *vs, uint64_t ns)
+{
+	uint64_t khz = vs->vm && vs->vm->tsc_khz ? vs->vm->tsc_khz : 1000000;
+
+	return (uint64_t)((unsigned __int128)ns * khz / 1000000);
+}
+
+void vm_sched_aperfmperf(struct vm_sched *vs, unsigned int vcpu, uint64_t *aperf,
+			 uint64_t *mperf)
+{
+	uint64_t active = 0, run = 0;
+
+	if (vs->d)
+		dispatch_vcpu_times(vs->d, vcpu, &active, &run);
+	/* Measured run time may lead the active time by a kick latency. */
+	if (run > active)
+		run = active;
+	*mperf = ns_to_ticks(vs, active);
+	*aperf = ns_to_ticks(vs, run);
+}
+
+static int msr_read(struct vcpu *v, uint32_t msr, uint64_t *val, void *opaque)
+{
+	struct vm_sched *vs = opaque;
+	uint64_t aperf, mperf;
+
+	if (msr == MSR_AMD_PSTATE_CTL) {
+		*val = 0;
+		return 0;
+	}
+	vm_sched_aperfmperf(vs, v->index, &aperf, &mperf);
+	*val = msr == MSR_IA32_APERF ? aperf : mperf;
+	return 0;
+}
+
+/* Writes are ignored: the counters are the host's account, not the guest's. */
+static int msr_write(struct vcpu *v, uint32_t msr, uint64_t val, void *opaque)
+{
+	(void)v, (void)msr, (void)val, (void)opaque;
+	return 0;
+}
+
+int vm_sched_register_msrs(struct vm_sched *vs, char *err, size_t errlen);
+
+int vm_sched_register_msrs(struct vm_sched *vs, char *err, size_t errlen)
+{
+	static const uint32_t msrs[] = { MSR_IA32_MPERF, MSR_IA32_APERF, MSR_AMD_PSTATE_CTL };
+
+	if (!vs->d)
+		return 0;	/* --sched host: no counters to serve */
+	for (size_t i = 0; i < sizeof(msrs) / sizeof(msrs[0]); i++) {
+		struct vm_msr_handler h = { msrs[i], msr_read, msr_write, vs };
+		int rc = vm_register_msr(vs->vm, &h);
+
+		if (rc) {
+			snprintf(err, errlen, "userspace MSR %#x: %s", msrs[i], strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+void vm_sched_feed_cppc(void *opaque);
+
+/* The dispatcher's tick hook: advance every vCPU's CPPC feedback counters. */
+void vm_sched_feed_cppc(void *opaque)
+{
+	struct vm_sched *vs = opaque;
+
+	for (unsigned int i = 0; vs->cppc && i < vs->nr_vcpus; i++) {
+		uint64_t active, run, da, dr;
+
+		dispatch_vcpu_times(vs->d, i, &active, &run);
+		da = active - vs->acct_active[i];
+		dr = run > vs->acct_run[i] ? run - vs->acct_run[i] : 0;
+		if (!da)
+			continue;
+		if (dr > da)
+			dr = da;
+		vs->acct_active[i] = active;
+		vs->acct_run[i] += dr;
+		cppc_account(&vs->cppc[i], ns_to_ticks(vs, da),
+			     acpi_perf_from_capacity((unsigned int)(dr * 1024 / da)));
+	}
+}
+
+static const char *cluster_name(struct vm_sched *vs, int pcpu)
+{
+	int c = pcpu >= 0 ? host_spec_cluster_of(&vs->cfg.host, (unsigned int)pcpu) : -1;
+
+	return c >= 0 ? vs->cfg.host.clusters[c].name : "-";
+}
+
+void vm_sched_print_summary(struct vm_sched *vs, FILE *f)
+{
+	uint64_t wall = dispatch_now_ns() - vs->start_ns;
+
+	if (!vs->d || !wall)
+		return;
+	fprintf(f, "\ncapvisor: per-vCPU summary over %.2f s\n", (double)wall / 1e9);
+	fprintf(f, "%-5s %-8s %9s %6s %7s %5s %5s %9s %9s %6s %5s\n", "vcpu", "cluster", "cpu_ms",
+		"share", "perf", "level", "req", "wait_ms", "steal_ms", "misses", "migr");
+	for (unsigned int i = 0; i < vs->nr_vcpus; i++) {
+		struct dispatch_vcpu_report r;
+
+		dispatch_vcpu_report(vs->d, i, &r);
+		fprintf(f, "%-5u %-8s %9.1f %5.1f%% %7u %5u %5u %9.1f %9.1f %6llu %5llu\n", i,
+			cluster_name(vs, r.info.cpu), (double)r.run_ns / 1e6,
+			100.0 * (double)r.run_ns / (double)wall,
+			r.active_ns ? (unsigned int)(r.run_ns * 1024 / r.active_ns) : 0, r.level,
+			r.info.perf_request, (double)r.stats.wait_ns / 1e6,
+			(double)r.stolen_ns / 1e6,
+			(unsigned long long)r.stats.nr_deadline_misses,
+			(unsigned long long)r.stats.nr_migrations);
+	}
+	fprintf(f, "(share: of one host CPU; perf: delivered level while active, 0..1024; "
+		   "level: its pCPU's level now; req: guest CPPC request)\n");
+}
+
+static json_object *vcpu_json(struct vm_sched *vs, unsigned int i, uint64_t wall)
+{
+	struct dispatch_vcpu_report r;
+	json_object *o = json_object_new_object();
+	uint64_t aperf, mperf;
+
+	dispatch_vcpu_report(vs->d, i, &r);
+	vm_sched_aperfmperf(vs, i, &aperf, &mperf);
+	json_object_object_add(o, "vcpu", json_object_new_int((int)i));
+	json_object_object_add(o, "cluster", json_object_new_string(cluster_name(vs, r.info.cpu)));
+	json_object_object_add(o, "tid", json_object_new_int(r.tid));
+	json_object_object_add(o, "cpu_time_ns", json_object_new_int64((int64_t)r.run_ns));
+	json_object_object_add(o, "active_ns", json_object_new_int64((int64_t)r.active_ns));
+	json_object_object_add(o, "stolen_ns", json_object_new_int64((int64_t)r.stolen_ns));
+	json_object_object_add(o, "wait_ns", json_object_new_int64((int64_t)r.stats.wait_ns));
+	json_object_object_add(o, "share", json_object_new_double((double)r.run_ns / (double)wall));
+	json_object_object_add(o, "level", json_object_new_int((int)r.level));
+	json_object_object_add(o, "perf_request", json_object_new_int((int)r.info.perf_request));
+	json_object_object_add(o, "deadline_misses",
+			       json_object_new_int64((int64_t)r.stats.nr_deadline_misses));
+	json_object_object_add(o, "periods", json_object_new_int64((int64_t)r.stats.nr_periods));
+	json_object_object_add(o, "throttled_ns",
+			       json_object_new_int64((int64_t)r.stats.throttled_ns));
+	json_object_object_add(o, "migrations",
+			       json_object_new_int64((int64_t)r.stats.nr_migrations));
+	json_object_object_add(o, "aperf", json_object_new_int64((int64_t)aperf));
+	json_object_object_add(o, "mperf", json_object_new_int64((int64_t)mperf));
+	return o;
+}
+
+int vm_sched_write_stats_json(struct vm_sched *vs, const char *path)
+{
+	uint64_t wall = dispatch_now_ns() - vs->start_ns;
+	json_object *root = json_object_new_object(), *arr = json_object_new_array();
+	int rc = 0;
+
+	json_object_object_add(root, "wall_ns", json_object_new_int64((int64_t)wall));
+	json_object_object_add(root, "sched", json_object_new_string(vs->d ? "capvisor" : "host"));
+	for (unsigned int i = 0; vs->d && wall && i < vs->nr_vcpus; i++)
+		json_object_array_add(arr, vcpu_json(vs, i, wall));
+	json_object_object_add(root, "vcpus", arr);
+	if (json_object_to_file_ext(path, root, JSON_C_TO_STRING_PRETTY) < 0)
+		rc = -EIO;
+	json_object_put(root);
+	return rc;
+}
