@@ -19,6 +19,8 @@
 #define KSTACK_TOP0	0x604000	/* GUEST_KSTACKS + KSTACK_SYSCALL_TOP */
 #define STACK_SHIFT	15		/* GUEST_STACK_SIZE = 32 KiB */
 #define LAPIC_ID_REG	0xfee00020
+#define LAPIC_EOI_REG	0xfee000b0
+#define PERCPU_TIMER_FIRED 24		/* offsetof(struct percpu, timer_fired) */
 
 /* ---- PVH ELF note: XEN_ELFNOTE_PHYS32_ENTRY ---- */
 	.section .note.pvh, "a", @note
@@ -232,7 +234,7 @@ isr_\vec:
 	jmp isr_common
 	.endm
 
-	.irp v, 0,1,2,3,4,5,6,7,9,15,16,18,19,20,22,23,24,25,26,27,28,31,32,33
+	.irp v, 0,1,2,3,4,5,6,7,9,15,16,18,19,20,22,23,24,25,26,27,28,31
 	ISR_NOERR \v
 	.endr
 	.irp v, 8,10,11,12,13,14,17,21,29,30
@@ -266,6 +268,28 @@ isr_common:
 	.globl isr_spurious
 	.balign 16
 isr_spurious:
+	iretq
+
+/*
+ * The timer (0x20) and wake (0x21) interrupts, in assembly because they sit
+ * on every wakeup path and each emulated instruction costs about 1 us: mark
+ * the timer fired (timer only), EOI, and if the interrupt hit idle_wait()
+ * between its test and its HLT, return past the HLT.
+ */
+	.balign 16
+isr_32:
+	movl $1, %gs:PERCPU_TIMER_FIRED
+isr_33:
+	push %rax
+	mov $LAPIC_EOI_REG, %eax
+	movl $0, (%rax)
+	mov 8(%rsp), %rax		/* interrupted RIP */
+	cmp $idle_window_start, %rax
+	jb 1f
+	cmp $idle_window_end, %rax
+	jae 1f
+	movq $idle_window_end, 8(%rsp)
+1:	pop %rax
 	iretq
 
 	.section .rodata

@@ -47,12 +47,17 @@ void lapic_eoi(void)
 	lapic_wr(LAPIC_EOI, 0);
 }
 
-/* Software-enable the LAPIC (reset state is disabled); timer masked. */
+/*
+ * Software-enable the LAPIC (reset state is disabled). The timer stays in
+ * one-shot mode, unmasked, and idle (initial count 0) until a sleep writes
+ * the count: one MMIO write per sleep.
+ */
 void lapic_init_cpu(void)
 {
 	lapic_wr(LAPIC_SVR, 0x100 | SPURIOUS_VECTOR);
 	lapic_wr(LAPIC_TDCR, TDCR_DIV1);
-	lapic_wr(LAPIC_LVT_TIMER, LVT_MASKED | LAPIC_TIMER_VECTOR);
+	lapic_wr(LAPIC_TMICT, 0);
+	lapic_wr(LAPIC_LVT_TIMER, LAPIC_TIMER_VECTOR);
 }
 
 void lapic_send_ipi(u32 apic_id, u32 icr_low)
@@ -107,8 +112,10 @@ void lapic_calibrate(void)
 			return;
 		}
 	}
+	lapic_wr(LAPIC_LVT_TIMER, LVT_MASKED | LAPIC_TIMER_VECTOR);
 	for (int i = 0; i < 3; i++)
 		m[i] = lapic_measure_khz();
+	lapic_wr(LAPIC_LVT_TIMER, LAPIC_TIMER_VECTOR);
 	if (m[0] > m[1]) {
 		t = m[0]; m[0] = m[1]; m[1] = t;
 	}
@@ -143,7 +150,6 @@ static void lapic_oneshot(u64 count)
 		count = 1;
 	if (count > 0xffffffffULL)
 		count = 0xffffffffULL;
-	lapic_wr(LAPIC_LVT_TIMER, LAPIC_TIMER_VECTOR);	/* one-shot, unmasked */
 	lapic_wr(LAPIC_TMICT, (u32)count);
 }
 

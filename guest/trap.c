@@ -31,6 +31,9 @@ struct idt_gate {
 } __attribute__((packed));
 
 static struct idt_gate idt[256] __attribute__((aligned(16)));
+
+/* entry.S's timer interrupt stub writes percpu->timer_fired at this offset. */
+_Static_assert(__builtin_offsetof(struct percpu, timer_fired) == 24, "see entry.S");
 static volatile u32 msr_faulted[GUEST_MAX_CPUS];
 
 void isr_dispatch(struct trap_frame *f);
@@ -165,15 +168,6 @@ void isr_dispatch(struct trap_frame *f)
 {
 	struct percpu *cpu = this_cpu();
 
-	if (f->vector == LAPIC_TIMER_VECTOR || f->vector == WAKE_VECTOR) {
-		if (f->vector == LAPIC_TIMER_VECTOR)
-			cpu->timer_fired = 1;
-		lapic_eoi();
-		/* Interrupted between idle_wait's test and its HLT: skip the HLT. */
-		if (f->rip >= (u64)idle_window_start && f->rip < (u64)idle_window_end)
-			f->rip = (u64)idle_window_end;
-		return;
-	}
 	if (f->vector == 6 && (f->cs & 3) == 3 && f->rip >= GUEST_USER_BASE &&
 	    f->rip + 2 <= GUEST_USER_END && *(const u16 *)f->rip == 0x0b0f) {
 		f->rip += 2;

@@ -45,13 +45,18 @@ class Run:
     def __init__(self, cmd):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.monotonic()
-        p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                           timeout=TIMEOUT)
+        try:
+            p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                               timeout=TIMEOUT)
+            self.rc, self.stdout, self.stderr = p.returncode, p.stdout, p.stderr
+        except subprocess.TimeoutExpired as e:
+            out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+            self.rc, self.stdout, self.stderr = -1, out, f"HUNG: killed after {TIMEOUT}s"
+        except OSError as e:
+            self.rc, self.stdout, self.stderr = -1, "", f"cannot run {cmd[0]}: {e}"
         self.wall = time.monotonic() - t0
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         self.cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        self.rc = p.returncode
-        self.stdout, self.stderr = p.stdout, p.stderr
         self.lines, self.bad = [], []
         for l in p.stdout.splitlines():
             l = l.strip()
