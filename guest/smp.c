@@ -116,7 +116,7 @@ void smp_boot(void)
 	send_all(n, ICR_SIPI | (GUEST_TRAMPOLINE >> 12));
 	if (wait_alive(n, AP_WAIT_NS) < n) {
 		send_all(n, ICR_SIPI | (GUEST_TRAMPOLINE >> 12));
-		wait_alive(n, 4 * AP_WAIT_NS);
+		wait_alive(n, 20 * AP_WAIT_NS);	/* halted: waiting costs nothing */
 	}
 	/* CPU indices must stay dense: stop at the first AP that did not come up. */
 	for (up = 1; up < n && alive[up]; up++)

@@ -166,8 +166,6 @@ static void fatal_exception(struct trap_frame *f)
 
 void isr_dispatch(struct trap_frame *f)
 {
-	struct percpu *cpu = this_cpu();
-
 	if (f->vector == 6 && (f->cs & 3) == 3 && f->rip >= GUEST_USER_BASE &&
 	    f->rip + 2 <= GUEST_USER_END && *(const u16 *)f->rip == 0x0b0f) {
 		f->rip += 2;
@@ -176,7 +174,7 @@ void isr_dispatch(struct trap_frame *f)
 	}
 	if (f->vector == 13 && (f->cs & 3) == 0 &&
 	    (f->rip == (u64)rdmsr_insn || f->rip == (u64)wrmsr_insn)) {
-		msr_faulted[cpu->index] = 1;
+		msr_faulted[this_cpu()->index] = 1;
 		f->rip += 2;
 		return;
 	}
