@@ -83,7 +83,8 @@ unsigned int acpi_capacity_from_perf(uint32_t perf);	/* rounded to nearest */
  * highest = nominal = top level (no boost is emulated: every level is
  * sustained), lowest = lowest_nonlinear = first level (emulated performance
  * is linear all the way down), guaranteed from guaranteed_capacity (capped at
- * highest). Returns 0 or -EINVAL naming nothing (the caller validated levels).
+ * highest). Returns 0, or -EINVAL when there is no level or the first level
+ * or its MHz is 0 (the order of the levels is the host spec parser's job).
  */
 int acpi_cppc_caps_from_levels(const unsigned int *levels, const unsigned int *mhz,
 			       unsigned int nr, unsigned int guaranteed_capacity,
