@@ -183,8 +183,6 @@ void test_governor(unsigned int cpu)
 
 	if (governor_init(cpu, &g))
 		return;
-	if (duty > 100)
-		duty = 100;
 	if (cfg.model) {
 		report_final(cpu, &g, duty, run_model(cpu, &g, tick, duty));
 		return;

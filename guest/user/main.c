@@ -29,20 +29,34 @@ static const struct test_desc tests[] = {
 	{ "ioexit", test_ioexit, "n port" },
 };
 
+/* Every numeric key, with the range it accepts (so no arithmetic overflows). */
 struct key_slot {
 	const char *name;
 	u64 *val;
+	u64 min, max;
 };
 
+#define MAX_SECS 1000000UL
+#define MAX_US 10000000UL
+
 static const struct key_slot key_slots[] = {
-	{ "secs", &cfg.secs }, { "interval_ms", &cfg.interval_ms }, { "seed", &cfg.seed },
-	{ "run_us", &cfg.run_us }, { "period_us", &cfg.period_us }, { "cs_us", &cfg.cs_us },
-	{ "hint", &cfg.hint }, { "yield_after_us", &cfg.yield_after_us },
-	{ "switch_ms", &cfg.switch_ms }, { "tick_ms", &cfg.tick_ms }, { "naive", &cfg.naive },
-	{ "highest", &cfg.highest }, { "nominal", &cfg.nominal }, { "duty", &cfg.duty },
-	{ "model", &cfg.model },
-	{ "n", &cfg.n },
-	{ "port", &cfg.port },
+	{ "secs", &cfg.secs, 0, MAX_SECS },
+	{ "interval_ms", &cfg.interval_ms, 1, MAX_SECS * 1000 },
+	{ "seed", &cfg.seed, 0, ~0UL },
+	{ "run_us", &cfg.run_us, 1, MAX_US },
+	{ "period_us", &cfg.period_us, 2, MAX_US },
+	{ "cs_us", &cfg.cs_us, 1, MAX_US },
+	{ "hint", &cfg.hint, 0, 1 },
+	{ "yield_after_us", &cfg.yield_after_us, 1, MAX_US },
+	{ "switch_ms", &cfg.switch_ms, 1, MAX_SECS * 1000 },
+	{ "tick_ms", &cfg.tick_ms, 1, 1000 },
+	{ "naive", &cfg.naive, 0, 1 },
+	{ "highest", &cfg.highest, 1, 0xffffffffUL },
+	{ "nominal", &cfg.nominal, 1, 0xffffffffUL },
+	{ "duty", &cfg.duty, 1, 100 },
+	{ "model", &cfg.model, 0, 1 },
+	{ "n", &cfg.n, 1, 1000000 },
+	{ "port", &cfg.port, 1, 0xffff },
 };
 
 static char errbuf[256];
@@ -87,7 +101,8 @@ static int parse_list(const char *v, size_t len)
 		if (i < len && v[i] != ',')
 			continue;
 		if (cfg.n_desired == MAX_LIST || parse_u64(v + start, i - start,
-							   &cfg.desired[cfg.n_desired]))
+							   &cfg.desired[cfg.n_desired]) ||
+		    cfg.desired[cfg.n_desired] > 0xffffffffUL)
 			return -1;
 		cfg.n_desired++;
 		start = i + 1;
@@ -110,16 +125,19 @@ static int set_key(const struct test_desc *t, const char *k, size_t klen, const 
 	if (klen == 7 && !strncmp(k, "desired", 7)) {
 		if (!parse_list(v, vlen))
 			return 0;
-		fmt(errbuf, sizeof(errbuf), "desired='%s': expected up to %u numbers "
+		fmt(errbuf, sizeof(errbuf), "desired='%s': expected up to %u numbers below 2^32 "
 		    "separated by commas", val, MAX_LIST);
 		return -1;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(key_slots); i++) {
-		if (strlen(key_slots[i].name) != klen || strncmp(key_slots[i].name, k, klen))
+		const struct key_slot *ks = &key_slots[i];
+
+		if (strlen(ks->name) != klen || strncmp(ks->name, k, klen))
 			continue;
-		if (!parse_u64(v, vlen, key_slots[i].val))
+		if (!parse_u64(v, vlen, ks->val) && *ks->val >= ks->min && *ks->val <= ks->max)
 			return 0;
-		fmt(errbuf, sizeof(errbuf), "%s='%s': expected a non-negative integer", key, val);
+		fmt(errbuf, sizeof(errbuf), "%s='%s': expected an integer from %lu to %lu", key, val,
+		    ks->min, ks->max);
 		return -1;
 	}
 	fmt(errbuf, sizeof(errbuf), "key '%s' has no value slot", key);
@@ -188,8 +206,9 @@ static int parse_cmdline(const char *cmd, const struct test_desc **out)
 		}
 		p += n;
 	}
-	if (!cfg.interval_ms) {
-		fmt(errbuf, sizeof(errbuf), "interval_ms=0: expected at least 1");
+	if (cfg.run_us && cfg.period_us && cfg.run_us >= cfg.period_us) {
+		fmt(errbuf, sizeof(errbuf), "run_us=%lu must be below period_us=%lu", cfg.run_us,
+		    cfg.period_us);
 		return -1;
 	}
 	return 0;

@@ -137,6 +137,8 @@ def check_idle(c, cmd_of, nr, max_cpu):
 def check_bad_cmdline(c, cmd_of):
     for cmdline, want in (("test=spin bogus=1", "unknown key 'bogus'"),
                           ("test=spin secs=x", "secs='x'"),
+                          ("test=lock hint=2", "hint='2': expected an integer from 0 to 1"),
+                          ("test=periodic run_us=500 period_us=500", "must be below"),
                           ("test=nosuch", "unknown test 'nosuch'"),
                           ("secs=1", "no test=NAME")):
         r = Run(cmd_of(1, cmdline))
