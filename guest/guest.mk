@@ -1,8 +1,9 @@
 # The test guest: a freestanding PVH ELF. It is always built without
-# sanitizers (it runs inside the VM), into build/guest whatever BUILD is.
-# Ring-3 code (guest/user/, guest/lib.c) is linked into its own 2 MiB user
-# region; see guest/guest.ld and docs/guest.md.
-GUEST_BUILD := build/guest
+# sanitizers (it runs inside the VM), into build/guest whatever BUILD is
+# (build/guest-clang with clang, so `make check-clang` really compiles it
+# with clang). Ring-3 code (guest/user/, guest/lib.c) is linked into its own
+# 2 MiB user region; see guest/guest.ld and docs/guest.md.
+GUEST_BUILD := build/guest$(if $(findstring clang,$(notdir $(CC))),-clang)
 GUEST_ELF   := $(GUEST_BUILD)/capvisor-guest.elf
 GUEST_SRCS  := $(wildcard guest/*.c guest/*.S guest/user/*.c)
 GUEST_OBJS  := $(patsubst guest/%,$(GUEST_BUILD)/%.o,$(GUEST_SRCS))
