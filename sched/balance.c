@@ -209,6 +209,7 @@ void update_idle_exit(struct sched *s, struct sched_rq *rq, uint64_t now)
 
 	if (!rq->idle)
 		return;
+	rq->last_idle = now;
 	s->idle_mask.bits[rq->cpu / 64] &= ~(1ull << (rq->cpu % 64));
 	rq->idle = false;
 	dur = (int64_t)(now - rq->idle_start);

@@ -190,6 +190,7 @@ void update_rq_clock(struct sched *s, struct sched_rq *rq, uint64_t now)
 	} else {
 		rq->idle_ns += delta;
 		rq->idle_in_window += delta;
+		rq->last_idle = now;
 	}
 	pelt_update(&rq->pelt, now, rq->fair_weight, rq->nr_running, curr != NULL, level);
 	rq->clock = now;
@@ -420,7 +421,9 @@ int sched_wakeup(struct sched *s, int id, uint64_t now)
 	se->st.nr_wakeups++;
 	se->wake_time = now;
 	se->wake_pending = true;
-	return sched_activate(s, se, ENQ_WAKEUP, now);
+	sched_activate(s, se, ENQ_WAKEUP, now);
+	perf_kick(s, now);
+	return 0;
 }
 
 int sched_block(struct sched *s, int id, uint64_t now)
@@ -445,6 +448,7 @@ int sched_block(struct sched *s, int id, uint64_t now)
 	emit_simple(s, SCHED_EV_BLOCK, se, now);
 	if (rq->curr == se || rq->need_resched)
 		schedule_rq(s, rq, now);
+	perf_kick(s, now);
 	return 0;
 }
 
@@ -512,7 +516,7 @@ void sched_tick(struct sched *s, uint64_t now)
 	}
 	if (now - s->last_perf >= s->cfg.perf_interval_ns) {
 		s->last_perf = now;
-		perf_update(s, now);
+		perf_update(s, now, true);
 	}
 }
 

@@ -158,6 +158,7 @@ int sched_entity_add(struct sched *s, const struct sched_entity_params *p, uint6
 		se->wake_pending = true;
 		sched_activate(s, se, ENQ_INITIAL, now);
 	}
+	perf_kick(s, now);
 	return id;
 }
 
@@ -248,6 +249,7 @@ static void uclamp_requeue(struct sched *s, struct sched_entity *se, uint64_t no
 	if (uclamp_is_used(s))
 		uclamp_rq_inc(s, rq, se);
 	update_misfit(s, rq);
+	perf_kick(s, now);
 }
 
 int sched_set_uclamp(struct sched *s, int id, unsigned int min, unsigned int max, uint64_t now,

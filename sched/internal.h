@@ -224,6 +224,8 @@ struct sched_rq {
 	uint64_t idle_start;
 	uint64_t avg_idle;
 	uint64_t idle_in_window;	/* idle ns since the last perf evaluation */
+	bool overutil;			/* at the last periodic evaluation */
+	uint64_t last_idle;		/* last time this pCPU was idle */
 	bool misfit;
 	struct sched_domain_cost sd[SCHED_DOMAINS];
 
@@ -257,6 +259,7 @@ struct sched {
 
 	uint64_t dl_total_bw;		/* admitted, << BW_SHIFT */
 	bool uclamp_enabled;		/* the static key (seed 001) */
+	bool perf_dirty;		/* a clamp aggregate changed: re-select levels */
 	unsigned int nr_overloaded;	/* rqs with nr_running >= 2 */
 
 	uint64_t last_balance, last_perf;
@@ -385,7 +388,8 @@ bool update_newidle_cost(struct sched_domain_cost *sd, uint64_t cost, uint64_t n
 
 /* ---------------------------------------------------------------- perf.c */
 
-void perf_update(struct sched *s, uint64_t now);
+void perf_update(struct sched *s, uint64_t now, bool periodic);
+void perf_kick(struct sched *s, uint64_t now);
 void perf_account(struct sched *s, struct sched_cluster *c, uint64_t now);
 unsigned int perf_round_level(const struct sched_cluster_desc *d, unsigned int want,
 			      unsigned int cap);

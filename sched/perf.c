@@ -14,6 +14,8 @@
  */
 #include "sched/internal.h"
 
+#define OVERUTIL_NS	(16 * NSEC_PER_MSEC)
+
 unsigned int perf_round_level(const struct sched_cluster_desc *d, unsigned int want,
 			      unsigned int cap)
 {
@@ -57,7 +59,8 @@ struct perf_req {
 	bool over;
 };
 
-static void perf_cpu(struct sched *s, struct sched_rq *rq, struct perf_req *r)
+static void perf_cpu(struct sched *s, struct sched_rq *rq, struct perf_req *r, bool periodic,
+		     uint64_t now)
 {
 	unsigned long util = rq->pelt.util_avg, level = rq_level(s, rq);
 	unsigned long req, dl_util, cap = rq->capacity;
@@ -67,8 +70,20 @@ static void perf_cpu(struct sched *s, struct sched_rq *rq, struct perf_req *r)
 		util = rq->pelt.runnable_avg;
 	if (util > rq->capacity)
 		util = rq->capacity;
-	over = rq->idle_in_window == 0 && util * 1280 >= level * 1024;
-	rq->idle_in_window = 0;
+	/*
+	 * Over-utilized: busy without a break for OVERUTIL_NS, or no idle time
+	 * in this window while the signal saturates the current level (95%).
+	 * The invariant util is then capped by the level and says nothing
+	 * about the demand (seed 002). Plain 80% busy at a level is
+	 * schedutil's steady state with its 1.25 headroom: not over-utilized.
+	 */
+	if (periodic) {
+		rq->overutil = rq->curr && (now - rq->last_idle >= OVERUTIL_NS ||
+					    (rq->idle_in_window == 0 &&
+					     util * 20 >= level * 19));
+		rq->idle_in_window = 0;
+	}
+	over = rq->overutil;
 	req = over ? rq->capacity : util + (util >> 2);
 	if (uclamp_is_used(s) && rq->bucket_tasks) {
 		req = uclamp_rq_util_with(s, rq, req, NULL);
@@ -116,14 +131,20 @@ static void perf_set_level(struct sched *s, struct sched_cluster *c, unsigned in
 	}
 }
 
-void perf_update(struct sched *s, uint64_t now)
+/*
+ * Re-select every cluster's level. `periodic` evaluations (from the tick)
+ * also close the over-utilization window; others (a clamp changed) only
+ * apply the new clamps at once.
+ */
+void perf_update(struct sched *s, uint64_t now, bool periodic)
 {
+	s->perf_dirty = false;
 	for (unsigned int ci = 0; ci < s->nr_clusters; ci++) {
 		struct sched_cluster *c = &s->cluster[ci];
 		struct perf_req r = { 0, 0, false };
 
 		for (unsigned int i = 0; i < c->desc.nr_cpus; i++)
-			perf_cpu(s, &s->rq[c->first_cpu + i], &r);
+			perf_cpu(s, &s->rq[c->first_cpu + i], &r, periodic, now);
 		if (r.want > c->desc.capacity)
 			r.want = c->desc.capacity;
 		c->requested = (unsigned int)r.want;
@@ -131,4 +152,10 @@ void perf_update(struct sched *s, uint64_t now)
 		perf_set_level(s, c, perf_round_level(&c->desc, (unsigned int)r.want,
 						      (unsigned int)r.cap), now);
 	}
+}
+
+void perf_kick(struct sched *s, uint64_t now)
+{
+	if (s->perf_dirty)
+		perf_update(s, now, false);
 }

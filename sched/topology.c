@@ -76,8 +76,8 @@ int topology_build(struct sched *s, const struct sched_topology *topo, char *err
 		if (ret)
 			return ret;
 		cl->first_cpu = cpu;
-		/* Start at the lowest level; the first evaluation raises it. */
-		cl->level = cl->desc.nr_levels ? cl->desc.levels[0] : 1;
+		/* Start at the top level, like a CPU at boot; the tick lowers it. */
+		cl->level = cl->desc.capacity;
 		cl->requested = cl->level;
 		for (unsigned int i = 0; i < cl->desc.nr_cpus; i++, cpu++)
 			sched_cpumask_set(&s->all_cpus, cpu);

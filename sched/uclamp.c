@@ -68,9 +68,16 @@ static unsigned int rq_max_value(const struct sched_rq *rq, enum uclamp_id id)
 	return uclamp_none(id);
 }
 
+/* A new aggregate asks for a performance re-evaluation (schedutil update). */
+static void uclamp_rq_set(struct sched *s, struct sched_rq *rq, int id, unsigned int v)
+{
+	if (rq->uc_value[id] != v)
+		s->perf_dirty = true;
+	rq->uc_value[id] = v;
+}
+
 void uclamp_rq_inc(struct sched *s, struct sched_rq *rq, struct sched_entity *se)
 {
-	(void)s;
 	for (int id = 0; id < UCLAMP_CNT; id++) {
 		unsigned int v = se->uc_eff[id], b = uclamp_bucket_id(v);
 		struct uclamp_bucket *bk = &rq->bucket[id][b];
@@ -78,7 +85,7 @@ void uclamp_rq_inc(struct sched *s, struct sched_rq *rq, struct sched_entity *se
 		se->uc_bucket[id] = b;
 		if (!bk->tasks++ || v > bk->value)
 			bk->value = v;
-		rq->uc_value[id] = rq_max_value(rq, id);
+		uclamp_rq_set(s, rq, id, rq_max_value(rq, id));
 	}
 	rq->bucket_tasks++;
 	se->uc_active = true;
@@ -86,7 +93,6 @@ void uclamp_rq_inc(struct sched *s, struct sched_rq *rq, struct sched_entity *se
 
 void uclamp_rq_dec(struct sched *s, struct sched_rq *rq, struct sched_entity *se)
 {
-	(void)s;
 	for (int id = 0; id < UCLAMP_CNT; id++) {
 		struct uclamp_bucket *bk = &rq->bucket[id][se->uc_bucket[id]];
 
@@ -94,7 +100,7 @@ void uclamp_rq_dec(struct sched *s, struct sched_rq *rq, struct sched_entity *se
 			continue;
 		if (--bk->tasks == 0) {
 			bk->value = se->uc_bucket[id] * UCLAMP_BUCKET_DELTA;
-			rq->uc_value[id] = rq_max_value(rq, id);
+			uclamp_rq_set(s, rq, id, rq_max_value(rq, id));
 		}
 	}
 	rq->bucket_tasks--;

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+/* Placement, misfit, load balance, newidle cost (rules 19, 25-26) and perf (23-24). */
+#include "tests/unit/test_sched_util.h"
+
+/* Wakeup placement: an idle pCPU the entity fits (uclamp min 800 -> big). */
+static void test_placement_fits(void)
+{
+	struct sched *s = mk_sched(1, 1024, 3, 512, NULL);
+	struct sched_entity_params p;
+	int id;
+
+	sched_entity_params_init(&p, "boost");
+	p.uclamp_min = 800;
+	p.runnable = true;
+	id = sched_entity_add(s, &p, 0, NULL, 0);
+	CU_ASSERT_EQUAL(sched_ent(s, id)->cpu, 0);
+	/* Others spread over idle pCPUs first. */
+	for (int i = 0; i < 3; i++)
+		add_ent(s, "x", 1024, true, 0);
+	for (unsigned int c = 0; c < 4; c++)
+		CU_ASSERT_EQUAL(s->rq[c].nr_running, 1);
+	sched_destroy(s);
+}
+
+/* A busy entity on a little pCPU becomes misfit and moves to an idle big one. */
+static void test_misfit_migration(void)
+{
+	struct sched *s = mk_sched(1, 1024, 1, 512, NULL);
+	struct sched_cpumask little;
+	struct sched_cpu_stats cs;
+	uint64_t now = 0;
+	int a;
+
+	a = add_ent(s, "a", 1024, true, 0);
+	sched_cluster_mask(s, 1, &little);
+	CU_ASSERT_EQUAL(sched_set_affinity(s, a, &little, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_ent(s, a)->cpu, 1);
+	run_until(s, &now, 300 * MS, MS);
+	CU_ASSERT_EQUAL(sched_ent(s, a)->cpu, 1);	/* pinned: stays */
+	CU_ASSERT_EQUAL(sched_set_affinity(s, a, NULL, now, NULL, 0), 0);
+	run_until(s, &now, 320 * MS, MS);
+	CU_ASSERT_EQUAL(sched_ent(s, a)->cpu, 0);
+	sched_cpu_stats(s, 1, &cs);
+	CU_ASSERT_EQUAL(cs.nr_misfit_migrations, 1);
+	sched_destroy(s);
+}
+
+/* Periodic balance spreads weight over pCPUs in proportion to capacity. */
+static void test_load_balance(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	struct sched_cpumask m0;
+	uint64_t now = 0;
+	int id[4];
+
+	sched_cpumask_clear(&m0);
+	sched_cpumask_set(&m0, 0);
+	for (int i = 0; i < 4; i++) {
+		id[i] = add_ent(s, "b", 1024, false, 0);
+		sched_set_affinity(s, id[i], &m0, 0, NULL, 0);
+		sched_wakeup(s, id[i], 0);
+	}
+	CU_ASSERT_EQUAL(s->rq[0].nr_running, 4);
+	for (int i = 0; i < 4; i++)
+		sched_set_affinity(s, id[i], NULL, 0, NULL, 0);
+	run_until(s, &now, 20 * MS, MS);
+	CU_ASSERT_EQUAL(s->rq[0].nr_running, 2);
+	CU_ASSERT_EQUAL(s->rq[1].nr_running, 2);
+	sched_destroy(s);
+}
+
+/* update_newidle_cost(): raise, else decay by 253/256 after 1 s (rule 25). */
+static void test_newidle_cost_decay(void)
+{
+	struct sched_domain_cost sd;
+
+	memset(&sd, 0, sizeof(sd));
+	CU_ASSERT_FALSE(update_newidle_cost(&sd, 1000, 5));
+	CU_ASSERT_EQUAL(sd.max_newidle_lb_cost, 1000);
+	CU_ASSERT_FALSE(update_newidle_cost(&sd, 400, 5 + NSEC_PER_SEC / 2));
+	CU_ASSERT_EQUAL(sd.max_newidle_lb_cost, 1000);	/* recent: no decay */
+	CU_ASSERT_TRUE(update_newidle_cost(&sd, 400, 6 + NSEC_PER_SEC));
+	CU_ASSERT_EQUAL(sd.max_newidle_lb_cost, 1000 * 253 / 256);
+	CU_ASSERT_FALSE(update_newidle_cost(&sd, 0, 7 + NSEC_PER_SEC));
+	CU_ASSERT_EQUAL(sd.max_newidle_lb_cost, 988);
+	CU_ASSERT_FALSE(update_newidle_cost(&sd, 5000, 8 + NSEC_PER_SEC));
+	CU_ASSERT_EQUAL(sd.max_newidle_lb_cost, 5000);
+}
+
+static uint64_t fake_clock_ns;
+static uint64_t fake_clock_step;
+
+static uint64_t fake_clock(void *opaque)
+{
+	(void)opaque;
+	fake_clock_ns += fake_clock_step;
+	return fake_clock_ns;
+}
+
+/*
+ * Newidle: a pCPU going idle pulls a waiting entity, with the cost measured
+ * by the caller's clock; once the measured cost exceeds avg_idle, newidle
+ * is skipped (rule 26).
+ */
+static void test_newidle_pull_and_skip(void)
+{
+	struct sched_config cfg = { 0 };
+	struct sched_cpu_stats cs;
+	struct sched *s;
+	uint64_t now = 0;
+	int a, b, c;
+
+	cfg.clock = fake_clock;
+	cfg.balance_interval_ns = 1000 * MS;	/* keep the periodic balance out */
+	fake_clock_step = 1000;			/* 1 us per clock read */
+	s = mk_sched(2, 1024, 0, 0, &cfg);
+	a = add_ent(s, "a", 1024, true, 0);	/* cpu 0 */
+	b = add_ent(s, "b", 1024, true, 0);	/* cpu 1 */
+	c = add_ent(s, "c", 1024, true, 0);	/* queued behind one of them */
+	CU_ASSERT_EQUAL(s->nr_overloaded, 1);
+	now = 2 * MS;
+	sched_tick(s, now);
+	/* The pCPU without the waiting entity goes idle: it pulls c. */
+	{
+		int lonely = s->rq[0].nr_running == 1 ? 0 : 1;
+
+		sched_block(s, curr_of(s, (unsigned int)lonely), now);
+		CU_ASSERT_EQUAL(s->rq[lonely].nr_running, 1);
+		sched_cpu_stats(s, (unsigned int)lonely, &cs);
+		CU_ASSERT_EQUAL(cs.nr_newidle_pulled, 1);
+		CU_ASSERT_EQUAL(s->rq[lonely].sd[0].max_newidle_lb_cost, 1000);
+	}
+	/* Costs far above avg_idle: newidle is skipped. */
+	for (unsigned int cpu = 0; cpu < 2; cpu++)
+		s->rq[cpu].sd[0].max_newidle_lb_cost = 100 * MS;
+	sched_wakeup(s, a, now);
+	sched_wakeup(s, b, now);
+	{
+		int lonely = s->rq[0].nr_running == 1 ? 0 : 1;
+		uint64_t skipped;
+
+		sched_cpu_stats(s, (unsigned int)lonely, &cs);
+		skipped = cs.nr_newidle_skipped;
+		sched_block(s, curr_of(s, (unsigned int)lonely), now + 1);
+		sched_cpu_stats(s, (unsigned int)lonely, &cs);
+		CU_ASSERT_EQUAL(cs.nr_newidle_skipped, skipped + 1);
+		CU_ASSERT_EQUAL(s->rq[lonely].nr_running, 0);
+	}
+	(void)c;
+	sched_destroy(s);
+}
+
+/* avg_idle is a 1/8 EWMA of idle periods (rule 26). */
+static void test_avg_idle(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	int a = add_ent(s, "a", 1024, false, 0);
+	uint64_t before = s->rq[0].avg_idle;
+
+	sched_wakeup(s, a, 200 * US);	/* idle 0..200 us */
+	CU_ASSERT_EQUAL(s->rq[0].avg_idle, before - (before - 200 * US) / 8);
+	sched_destroy(s);
+}
+
+/* Level rounding: up to the next level, down if that crosses the clamp. */
+static void test_perf_round(void)
+{
+	struct sched_cluster_desc d;
+
+	memset(&d, 0, sizeof(d));
+	d.capacity = 1024;
+	d.nr_levels = 4;
+	d.levels[0] = 256;
+	d.levels[1] = 512;
+	d.levels[2] = 768;
+	d.levels[3] = 1024;
+	CU_ASSERT_EQUAL(perf_round_level(&d, 300, 1024), 512);
+	CU_ASSERT_EQUAL(perf_round_level(&d, 512, 1024), 512);
+	CU_ASSERT_EQUAL(perf_round_level(&d, 2000, 1024), 1024);
+	CU_ASSERT_EQUAL(perf_round_level(&d, 300, 300), 256);	/* clamp is a promise */
+	CU_ASSERT_EQUAL(perf_round_level(&d, 0, 1024), 256);
+	d.nr_levels = 0;	/* continuous */
+	CU_ASSERT_EQUAL(perf_round_level(&d, 300, 1024), 300);
+	CU_ASSERT_EQUAL(perf_round_level(&d, 300, 200), 200);
+}
+
+/* schedutil: 1.25 x util for a light load; max under over-utilization (rule 24). */
+static void test_perf_selection(void)
+{
+	struct sched *s = mk_sched(1, 1024, 1, 512, NULL);
+	struct sched_cluster_stats cs;
+	struct sched_cpumask little;
+	uint64_t now = 0, t;
+	int light, busy;
+
+	sched_cluster_mask(s, 1, &little);
+	light = add_ent(s, "light", 1024, false, 0);
+	busy = add_ent(s, "busy", 1024, true, 0);
+	sched_set_affinity(s, busy, &little, 0, NULL, 0);
+	/*
+	 * light: 2 ms of full-capacity work every 10 ms on big (it runs
+	 * longer at a lower level). Invariant util ~ 0.2 x 1024, so the level
+	 * settles near 1.25 x 205 = 256, busy about 80% of the time.
+	 */
+	for (t = 0; t < 2000 * MS; t += 10 * MS) {
+		struct sched_entity_stats st;
+		uint64_t work0;
+
+		run_until(s, &now, t, 100 * US);
+		sched_entity_stats(s, light, &st);
+		work0 = st.work_ns;
+		sched_wakeup(s, light, now);
+		do {
+			now += 100 * US;
+			sched_tick(s, now);
+			sched_entity_stats(s, light, &st);
+		} while (st.work_ns < work0 + 2 * MS);
+		sched_block(s, light, now);
+	}
+	sched_cluster_stats(s, 0, &cs);
+	CU_ASSERT(cs.level >= 220 && cs.level <= 400);
+	CU_ASSERT_FALSE(cs.overutilized);
+	sched_cluster_stats(s, 1, &cs);
+	CU_ASSERT_EQUAL(cs.level, 512);	/* always busy: the maximum */
+	CU_ASSERT(cs.nr_perf_changes >= 1);
+	/* A clamp caps it, and the level follows at the next evaluation. */
+	sched_set_uclamp(s, busy, 0, 256, now, NULL, 0);
+	run_until(s, &now, now + 2 * MS, MS);
+	sched_cluster_stats(s, 1, &cs);
+	CU_ASSERT_EQUAL(cs.level, 256);
+	sched_destroy(s);
+}
+
+UNIT_SUITE(sched_balance_perf, NULL, NULL,
+	   UNIT_TEST(test_placement_fits),
+	   UNIT_TEST(test_misfit_migration),
+	   UNIT_TEST(test_load_balance),
+	   UNIT_TEST(test_newidle_cost_decay),
+	   UNIT_TEST(test_newidle_pull_and_skip),
+	   UNIT_TEST(test_avg_idle),
+	   UNIT_TEST(test_perf_round),
+	   UNIT_TEST(test_perf_selection))
