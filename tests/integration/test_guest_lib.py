@@ -115,6 +115,11 @@ def check_spin(c, cmd_of, nr, secs=1):
                  f"{label}: too few iterations: {l}")
         c.expect(isinstance(l.get("seconds"), float) and secs * 0.99 <= l["seconds"] < secs + 0.5,
                  f"{label}: seconds not about {secs}: {l}")
+    summ = r.of("spin-summary")
+    c.expect(len(summ) == 1 and len(summ[0].get("iters_per_s", [])) == nr
+             and len(summ[0].get("relative", [])) == nr and summ[0]["relative"][0] == 1.0
+             and all(x > 0 for x in summ[0]["iters_per_s"]),
+             f"{label}: expected one spin-summary line over {nr} vCPUs: {summ}", r)
     periodic = [l for l in r.of("spin") if "t_ms" in l]
     c.expect(len(periodic) >= nr * (secs * 10 - 2) // 2,
              f"{label}: too few 100 ms progress lines ({len(periodic)})")
