@@ -153,8 +153,8 @@ static int aml_integer(const u8 *p, const u8 *end, u64 *v, u32 *used)
 
 /*
  * Find the first `_CPC` package in the DSDT and read highest_perf,
- * nominal_perf, lowest_nonlinear_perf and lowest_perf (elements 2 to 5). Called on demand: scanning the DSDT in
- * emulated ring 0 costs milliseconds.
+ * nominal_perf, lowest_nonlinear_perf and lowest_perf (elements 2 to 5).
+ * Called on demand: scanning the DSDT in emulated ring 0 costs milliseconds.
  */
 void acpi_read_cpc(void)
 {

@@ -134,7 +134,8 @@ def check_idle(c, cmd_of, nr, max_cpu):
     idle = r.of("idle")
     c.expect(len(idle) == 1 and 0.99 <= idle[0].get("seconds", 0) < 1.5,
              f"{label}: expected one idle line with seconds ~1: {idle}", r)
-    c.expect(r.rc == 0 and r.wall < 10, f"{label}: no clean poweroff (exit {r.rc}, {r.wall:.1f}s)", r)
+    c.expect(r.rc == 0 and r.wall < 10,
+             f"{label}: no clean poweroff (exit {r.rc}, {r.wall:.1f}s)", r)
     c.expect(r.cpu < max_cpu, f"{label}: the VM used {r.cpu:.2f}s of CPU, more than {max_cpu}s")
     return r
 
