@@ -248,20 +248,19 @@ static void test_yield_to(void)
 	d = add_ent(s, "d", 1024, false, 0);
 	run_until(s, &now, 9 * MS, MS);
 	spinner = curr_of(s, 0);
+	other = spinner == a ? b : a;
 	/*
-	 * Target: an eligible waiting entity, the later deadline of the two
-	 * if both are, so that plain EEVDF would not pick it.
+	 * Target: a new light entity, eligible (placed at V) but with the
+	 * latest deadline (a long virtual slice), so plain EEVDF would pick
+	 * someone else after the spinner yields: only the buddy makes it run.
 	 */
 	{
-		struct sched_entity *x = sched_ent(s, spinner == a ? b : a);
-		struct sched_entity *y = sched_ent(s, spinner == c ? b : c);
-		bool ex = entity_eligible(&s->rq[0], x), ey = entity_eligible(&s->rq[0], y);
+		int late = add_ent(s, "late", 256, true, now);
+		struct sched_entity *le = sched_ent(s, late);
 
-		if (ex && ey)
-			other = time_before64(x->deadline, y->deadline) ? y->id : x->id;
-		else
-			other = ex ? x->id : y->id;
-		CU_ASSERT_FATAL(entity_eligible(&s->rq[0], sched_ent(s, other)));
+		CU_ASSERT_FATAL(entity_eligible(&s->rq[0], le));
+		CU_ASSERT(time_before64(sched_ent(s, c == spinner ? b : c)->deadline, le->deadline));
+		other = late;
 	}
 	now += 10 * US;
 	CU_ASSERT_EQUAL(sched_yield_to(s, spinner, spinner, now), 0);	/* itself */
