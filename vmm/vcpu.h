@@ -49,6 +49,7 @@ struct vcpu {
 	int stat_blocking;		/* handle of `blocking`, or < 0 */
 	/* Exit counters, for --verbose and the tests. */
 	atomic_uint_fast64_t nr_exits, nr_io_exits, nr_mmio_exits, nr_msr_exits, nr_kicks;
+	atomic_uint_fast64_t nr_int3_emulated;	/* int3 the emulator failed on (PVM) */
 };
 
 /* Installs the no-op kick handler (process-wide, idempotent). */
