@@ -26,7 +26,7 @@
 
 /* Limits the schema enforces before a backend sees a value. */
 #define QMP_WEIGHT_MIN		1
-#define QMP_WEIGHT_MAX		262144		/* cgroup MAX_SHARES; nice -20 is 88761 */
+#define QMP_WEIGHT_MAX		(1 << 20)	/* as --vcpu weight= (QOS_WEIGHT_MAX); nice -20 is 88761 */
 #define QMP_UCLAMP_MAX		1024
 #define QMP_RES_RUNTIME_MIN_US	1
 #define QMP_RES_PERIOD_MAX_US	4000000		/* 4 s, Linux's sched_deadline_period_max_us */

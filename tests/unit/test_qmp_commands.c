@@ -59,7 +59,7 @@ static void test_ranges_and_huge_numbers(void)
 	capture_negotiated(&cap, 4);
 	before = cap.vm;
 	CU_ASSERT(rejects(&cap, "set-vcpu-weight", "{\"vcpu\":1,\"weight\":0}",
-			  "Parameter 'weight' out of range: 0 (expected 1..262144)"));
+			  "Parameter 'weight' out of range: 0 (expected 1..1048576)"));
 	CU_ASSERT(rejects(&cap, "set-vcpu-weight", "{\"vcpu\":1,\"weight\":-5}",
 			  "out of range: -5"));
 	CU_ASSERT(rejects(&cap, "set-vcpu-weight", "{\"vcpu\":1,\"weight\":1e3}",
@@ -69,7 +69,7 @@ static void test_ranges_and_huge_numbers(void)
 	/* Beyond int64 json-c saturates: the error must not show a made-up value. */
 	CU_ASSERT(rejects(&cap, "set-vcpu-weight",
 			  "{\"vcpu\":1,\"weight\":123456789012345678901234567890}",
-			  "Parameter 'weight' out of range: too large (expected 1..262144)"));
+			  "Parameter 'weight' out of range: too large (expected 1..1048576)"));
 	CU_ASSERT(rejects(&cap, "set-vcpu-weight",
 			  "{\"vcpu\":1,\"weight\":-123456789012345678901234567890}",
 			  "Parameter 'weight' out of range: too small"));
