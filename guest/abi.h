@@ -58,7 +58,8 @@ enum guest_syscall {
 	SYS_MSR_WRITE,		/* (msr, value): 0xe7, 0xe8, 0xc0010062 only */
 	SYS_PARK,		/* (): halt forever, no timer */
 	SYS_OUT_LOOP,		/* (port, n): n outb from ring 0, returns ns */
-	SYS_CPC_CAPS,		/* (): read the first _CPC into bootinfo */
+	SYS_ACPI_SCAN,		/* (): scan the DSDT once for each CPU's _CPC and
+				 * the hint device, into bootinfo */
 	SYS_MAX
 };
 
@@ -100,6 +101,11 @@ struct steal_time {
 	u32 pad[11];
 } __attribute__((aligned(64)));
 
+/* A processor's `_CPC` capabilities (CPPC performance scale). */
+struct cpc_caps {
+	u32 highest, nominal, lowest_nonlinear, lowest;
+};
+
 /* What the kernel found at boot; read-only for ring 3 by convention. */
 struct bootinfo {
 	u32 ncpus;
@@ -114,11 +120,11 @@ struct bootinfo {
 	u32 apic_id[GUEST_MAX_CPUS];
 	u32 madt_cpus;		/* enabled CPUs in the MADT (may exceed the max) */
 	u32 aperfmperf;		/* CPUID 6 ECX bit 0 */
-	u32 cppc_dsdt;		/* the DSDT mentions _CPC */
-	u32 cppc_page;		/* this VM's CPPC page answers (counters non-zero) */
-	u32 nominal_perf;	/* from the first _CPC package, 0 if not found */
-	u32 highest_perf;
-	u32 lowest_perf;
+	/* Filled by SYS_ACPI_SCAN (on demand): */
+	u32 dsdt_scanned;
+	u32 cppc_dsdt;		/* the DSDT has _CPC objects */
+	u32 hint_device;	/* the DSDT has capvisor's hint device */
+	struct cpc_caps cpc[GUEST_MAX_CPUS];	/* by CPU index; 0 if absent */
 	u32 sleep_space;	/* FADT sleep control register: 0 mem, 1 io */
 	u64 sleep_addr;
 	u32 ram_mb;

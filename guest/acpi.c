@@ -151,48 +151,81 @@ static int aml_integer(const u8 *p, const u8 *end, u64 *v, u32 *used)
 	return 0;
 }
 
+/* The CPU index of the processor with ACPI UID uid, or -1. */
+static int cpu_of_uid(u64 uid)
+{
+	for (unsigned int i = 0; i < bootinfo.ncpus; i++)
+		if (bootinfo.uid[i] == uid)
+			return (int)i;
+	return -1;
+}
+
 /*
- * Find the first `_CPC` package in the DSDT and read highest_perf,
- * nominal_perf, lowest_nonlinear_perf and lowest_perf (elements 2 to 5).
- * Called on demand: scanning the DSDT in emulated ring 0 costs milliseconds.
+ * Read a `_CPC` package (Name(_CPC, Package) or Method(_CPC) { Return
+ * (Package) }) at p: highest_perf, nominal_perf, lowest_nonlinear_perf and
+ * lowest_perf are elements 2 to 5.
  */
-void acpi_read_cpc(void)
+static void read_cpc(const u8 *p, const u8 *end, struct cpc_caps *caps)
+{
+	const u8 *q;
+	u64 v[6];
+
+	for (q = p + 4; q < p + 24 && q < end && *q != 0x12; q++)
+		;
+	if (q + 3 >= end || *q != 0x12)
+		return;
+	q++;
+	q += 1 + (*q >> 6);	/* PkgLength */
+	q++;			/* NumElements */
+	for (int i = 0; i < 6; i++) {
+		u32 used;
+
+		if (aml_integer(q, end, &v[i], &used))
+			return;
+		q += used;
+	}
+	caps->highest = (u32)v[2];
+	caps->nominal = (u32)v[3];
+	caps->lowest_nonlinear = (u32)v[4];
+	caps->lowest = (u32)v[5];
+}
+
+/*
+ * One pass over the DSDT: each processor's `_CPC` (matched to a CPU by the
+ * `_UID` just before it in its Device) and capvisor's hint device
+ * (_HID "CAPV0001"). On demand and once: scanning the DSDT in emulated ring
+ * 0 costs milliseconds, so only tests that need it ask (CPU 0, before the
+ * others start).
+ */
+void acpi_scan_dsdt(void)
 {
 	const u8 *t = (const u8 *)dsdt_addr, *end;
+	u64 last_uid = ~0ULL;
 	u32 len;
 
-	if (bootinfo.cppc_dsdt || !addr_ok(dsdt_addr, ACPI_HDR_LEN))
+	if (bootinfo.dsdt_scanned || !addr_ok(dsdt_addr, ACPI_HDR_LEN))
 		return;
+	bootinfo.dsdt_scanned = 1;
 	len = rd32(t + 4);
 	if (!addr_ok(dsdt_addr, len))
 		return;
 	end = t + len;
-	for (const u8 *p = t + ACPI_HDR_LEN; p + 4 < end; p++) {
-		const u8 *q;
-		u64 v[6];
+	for (const u8 *p = t + ACPI_HDR_LEN; p + 8 < end; p++) {
+		u32 w = *(const u32 *)p;
+		u32 used;
+		int cpu;
 
-		if (p[0] != '_' || memcmp(p, "_CPC", 4))
-			continue;
-		bootinfo.cppc_dsdt = 1;
-		/* Name(_CPC, Package) or Method(_CPC) { Return (Package) } */
-		for (q = p + 4; q < p + 24 && q < end && *q != 0x12; q++)
-			;
-		if (q >= end || *q != 0x12)
-			return;
-		q++;
-		q += 1 + (*q >> 6);	/* PkgLength */
-		q++;			/* NumElements */
-		for (int i = 0; i < 6; i++) {
-			u32 used;
-
-			if (aml_integer(q, end, &v[i], &used))
-				return;
-			q += used;
+		if (w == 0x4449555f /* "_UID" */) {
+			if (aml_integer(p + 4, end, &last_uid, &used))
+				last_uid = ~0ULL;
+		} else if (w == 0x4350435f /* "_CPC" */) {
+			bootinfo.cppc_dsdt = 1;
+			cpu = cpu_of_uid(last_uid);
+			if (cpu >= 0)
+				read_cpc(p, end, &bootinfo.cpc[cpu]);
+		} else if (w == 0x56504143 /* "CAPV" */ && !memcmp(p, "CAPV0001", 8)) {
+			bootinfo.hint_device = 1;
 		}
-		bootinfo.highest_perf = (u32)v[2];
-		bootinfo.nominal_perf = (u32)v[3];
-		bootinfo.lowest_perf = (u32)v[5];
-		return;
 	}
 }
 

@@ -110,7 +110,7 @@ void kprint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* acpi.c */
 int acpi_init(u64 rsdp);
-void acpi_read_cpc(void);
+void acpi_scan_dsdt(void);
 void acpi_poweroff(void) __attribute__((noreturn));
 
 /* trap.c */

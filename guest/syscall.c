@@ -126,9 +126,9 @@ long syscall_dispatch(long a0, long a1, long a2, long a3, long nr)
 		park();
 	case SYS_OUT_LOOP:
 		return sys_out_loop(a0, a1);
-	case SYS_CPC_CAPS:
-		acpi_read_cpc();
-		return bootinfo.nominal_perf ? 0 : GERR_NODEV;
+	case SYS_ACPI_SCAN:
+		acpi_scan_dsdt();
+		return bootinfo.cppc_dsdt ? 0 : GERR_NODEV;
 	default:
 		return GERR_INVAL;
 	}

@@ -84,9 +84,12 @@ void test_cppc(unsigned int cpu)
 		return;
 	}
 	report("{\"test\":\"cppc\",\"vcpu\":%u,\"event\":\"start\",\"cppc\":%s,\"aperfmperf\":%s,"
-	       "\"desired\":%u,\"min\":%u,\"max\":%u,\"enable\":%u}", cpu,
+	       "\"desired\":%u,\"min\":%u,\"max\":%u,\"enable\":%u,\"highest_perf\":%u,"
+	       "\"nominal_perf\":%u,\"lowest_nonlinear_perf\":%u,\"lowest_perf\":%u}", cpu,
 	       first.cppc_ok ? "true" : "false", first.aperf_ok ? "true" : "false",
-	       first.desired, first.min, first.max, first.enable);
+	       first.desired, first.min, first.max, first.enable, bootinfo.cpc[cpu].highest,
+	       bootinfo.cpc[cpu].nominal, bootinfo.cpc[cpu].lowest_nonlinear,
+	       bootinfo.cpc[cpu].lowest);
 	if (cfg.n_desired)
 		set_desired(cpu, start, k++);
 	perf_sample(&prev);

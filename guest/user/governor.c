@@ -99,10 +99,11 @@ static int governor_init(unsigned int cpu, struct governor *g)
 		g->highest = PLANT_HIGHEST;
 		g->lowest = PLANT_LOWEST;
 	} else {
-		sys0(SYS_CPC_CAPS);
-		g->nominal = cfg.nominal ? cfg.nominal : bootinfo.nominal_perf;
-		g->highest = bootinfo.highest_perf ? bootinfo.highest_perf : model;
-		g->lowest = bootinfo.lowest_perf ? bootinfo.lowest_perf : 1;
+		const struct cpc_caps *caps = &bootinfo.cpc[cpu];
+
+		g->nominal = cfg.nominal ? cfg.nominal : caps->nominal;
+		g->highest = caps->highest ? caps->highest : model;
+		g->lowest = caps->lowest ? caps->lowest : 1;
 	}
 	if (!g->nominal || (!bootinfo.aperfmperf && !cfg.model)) {
 		report("{\"test\":\"governor\",\"vcpu\":%u,\"error\":\"needs %s\"}", cpu,

@@ -105,7 +105,8 @@ void test_lock(unsigned int cpu)
 		total += counts[i].cs;
 		hints += counts[i].hints;
 	}
-	report("{\"test\":\"lock-total\",\"vcpu\":0,\"cpus\":%u,\"hint\":%lu,\"cs_us\":%lu,"
-	       "\"total_cs\":%lu,\"hints\":%lu,\"seconds\":%lu}", bootinfo.ncpus, cfg.hint,
-	       cs / 1000, total, hints, cfg.secs);
+	report("{\"test\":\"lock-total\",\"vcpu\":0,\"cpus\":%u,\"hint\":%lu,\"hint_device\":%s,"
+	       "\"cs_us\":%lu,\"total_cs\":%lu,\"hints\":%lu,\"seconds\":%lu}", bootinfo.ncpus,
+	       cfg.hint, bootinfo.hint_device ? "true" : "false", cs / 1000, total, hints,
+	       cfg.secs);
 }
