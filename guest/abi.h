@@ -49,7 +49,8 @@ enum guest_syscall {
 	SYS_REPORT = 0,		/* (buf, len): write one line to the console */
 	SYS_SLEEP_TSC,		/* (tsc): halt until the TSC reaches tsc (or any
 				 * interrupt arrives); callers loop on their clock */
-	SYS_YIELD,		/* (use_hint): write HINT_REG_YIELD when use_hint */
+	SYS_YIELD,		/* (): HINT_REG_YIELD if SYS_ACPI_SCAN found the
+				 * hint device, else GERR_NODEV */
 	SYS_TIME,		/* (): clock in ns, read in ring 0 */
 	SYS_CPPC_READ,		/* (struct guest_cppc_regs *) */
 	SYS_MSR_READ,		/* (msr, u64 *): 0xe7, 0xe8, 0xc0010062 only */

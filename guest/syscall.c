@@ -103,8 +103,9 @@ long syscall_dispatch(long a0, long a1, long a2, long a3, long nr)
 		sleep_tsc((u64)a0);
 		return 0;
 	case SYS_YIELD:
-		if (a0 && bootinfo.uid[this_cpu()->index] < LAYOUT_MAX_VCPUS)
-			mmio_write32(hint_page() + HINT_REG_YIELD, 1);
+		if (!bootinfo.hint_device || bootinfo.uid[this_cpu()->index] >= LAYOUT_MAX_VCPUS)
+			return GERR_NODEV;
+		mmio_write32(hint_page() + HINT_REG_YIELD, 1);
 		return 0;
 	case SYS_TIME:
 		return (long)clock_ns();
