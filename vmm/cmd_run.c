@@ -157,7 +157,7 @@ static int load_inputs(struct run_ctx *c)
 	return 0;
 }
 
-/* Build the VM and its devices and load the kernel; returns an exit status or -1 on success. */
+/* Build the VM and its devices, load the kernel, start the vCPUs: 0, or an exit status. */
 static int build_vm(struct run_ctx *c)
 {
 	struct vm_params p = {
@@ -193,7 +193,7 @@ static int build_vm(struct run_ctx *c)
 	console_attach(&c->con, c->vm);
 	if (vm_start(c->vm, &entry))
 		return EXIT_HOST;
-	return -1;
+	return 0;
 }
 
 static int report_exit(struct vm *vm)
@@ -270,12 +270,10 @@ int cmd_run(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	status = build_vm(&c);
-	if (status < 0) {
+	if (!status) {
 		evloop_run(c.vm->loop);
 		vm_stop_vcpus(c.vm);
 		log_counters(c.vm);
-		status = report_exit(c.vm);
-	} else if (c.vm && vm_exit_kind(c.vm) != VM_EXIT_NONE) {
 		status = report_exit(c.vm);
 	}
 	cleanup(&c);
