@@ -21,6 +21,8 @@ uint64_t calc_delta_fair(uint64_t delta, uint32_t weight)
 {
 	if (weight == SCHED_NICE_0_WEIGHT)
 		return delta;
+	if (delta < (1ull << 53))	/* the common case needs no 128-bit division */
+		return (delta << 10) / weight;
 	return (uint64_t)(((unsigned __int128)delta << 10) / weight);
 }
 

@@ -8,56 +8,56 @@
 
 #include <stdlib.h>
 
-static bool before(const struct sim *sim, unsigned int a, unsigned int b)
+/* Keys live in the heap array itself: sifting touches no vCPU state. */
+static bool before(const struct sim_evq_slot *a, const struct sim_evq_slot *b)
 {
-	uint64_t ta = sim->vcpu[a].next_event, tb = sim->vcpu[b].next_event;
-
-	return ta != tb ? ta < tb : a < b;
+	return a->key != b->key ? a->key < b->key : a->idx < b->idx;
 }
 
-static void place(struct sim *sim, unsigned int slot, unsigned int idx)
+static void place(struct sim *sim, unsigned int slot, struct sim_evq_slot e)
 {
-	sim->heap[slot] = idx;
-	sim->heap_pos[idx] = (int)slot;
+	sim->heap[slot] = e;
+	sim->heap_pos[e.idx] = (int)slot;
 }
 
 static void sift_up(struct sim *sim, unsigned int slot)
 {
-	unsigned int idx = sim->heap[slot];
+	struct sim_evq_slot e = sim->heap[slot];
 
 	while (slot) {
 		unsigned int parent = (slot - 1) / 2;
 
-		if (!before(sim, idx, sim->heap[parent]))
+		if (!before(&e, &sim->heap[parent]))
 			break;
 		place(sim, slot, sim->heap[parent]);
 		slot = parent;
 	}
-	place(sim, slot, idx);
+	place(sim, slot, e);
 }
 
 static void sift_down(struct sim *sim, unsigned int slot)
 {
-	unsigned int idx = sim->heap[slot], n = sim->heap_len;
+	struct sim_evq_slot e = sim->heap[slot];
+	unsigned int n = sim->heap_len;
 
 	for (;;) {
 		unsigned int l = 2 * slot + 1, r = l + 1, m = slot;
-		unsigned int best = idx;
+		const struct sim_evq_slot *best = &e;
 
-		if (l < n && before(sim, sim->heap[l], best)) {
+		if (l < n && before(&sim->heap[l], best)) {
 			m = l;
-			best = sim->heap[l];
+			best = &sim->heap[l];
 		}
-		if (r < n && before(sim, sim->heap[r], best)) {
+		if (r < n && before(&sim->heap[r], best)) {
 			m = r;
-			best = sim->heap[r];
+			best = &sim->heap[r];
 		}
 		if (m == slot)
 			break;
 		place(sim, slot, sim->heap[m]);
 		slot = m;
 	}
-	place(sim, slot, idx);
+	place(sim, slot, e);
 }
 
 int evq_init(struct sim *sim, unsigned int n)
@@ -84,11 +84,11 @@ void evq_free(struct sim *sim)
 void evq_update(struct sim *sim, unsigned int idx)
 {
 	int pos = sim->heap_pos[idx];
+	struct sim_evq_slot e = { sim->vcpu[idx].next_event, idx };
 
-	if (pos < 0) {
+	if (pos < 0)
 		pos = (int)sim->heap_len++;
-		place(sim, (unsigned int)pos, idx);
-	}
+	place(sim, (unsigned int)pos, e);
 	sift_up(sim, (unsigned int)pos);
 	sift_down(sim, (unsigned int)sim->heap_pos[idx]);
 }
@@ -96,5 +96,5 @@ void evq_update(struct sim *sim, unsigned int idx)
 /* The vCPU with the earliest event, or -1. */
 int evq_first(const struct sim *sim)
 {
-	return sim->heap_len ? (int)sim->heap[0] : -1;
+	return sim->heap_len ? (int)sim->heap[0].idx : -1;
 }

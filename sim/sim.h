@@ -88,6 +88,11 @@ struct sim_rejection {
 
 struct sim_trace;
 
+struct sim_evq_slot {
+	uint64_t key;			/* the vCPU's next_event */
+	unsigned int idx;
+};
+
 struct sim {
 	const struct sim_scenario *sc;
 	struct sched *s;
@@ -103,7 +108,8 @@ struct sim {
 	struct sim_trace *trace;
 	uint64_t steps;
 	bool exact;			/* reservations present and exact_cbs */
-	unsigned int *heap, heap_len;	/* evq.c */
+	struct sim_evq_slot *heap;	/* evq.c */
+	unsigned int heap_len;
 	int *heap_pos;
 };
 
