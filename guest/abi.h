@@ -75,7 +75,7 @@ struct guest_cppc_regs {
 	u64 reference, delivered;
 };
 
-enum guest_clock { CLOCK_KVMCLOCK = 1, CLOCK_CPUID_TSC, CLOCK_PIT_TSC };
+enum guest_clock { CLOCK_KVMCLOCK = 1, CLOCK_CPUID_TSC, CLOCK_PIT_TSC, CLOCK_TSC_GUESS };
 
 /* KVM pvclock record, one per vCPU, in user-readable memory. */
 struct pvclock {

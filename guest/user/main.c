@@ -222,8 +222,10 @@ static const char *clock_name(void)
 		return "kvmclock";
 	case CLOCK_CPUID_TSC:
 		return "tsc-cpuid";
-	default:
+	case CLOCK_PIT_TSC:
 		return "tsc-pit";
+	default:
+		return "tsc-guess";
 	}
 }
 
