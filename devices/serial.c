@@ -7,7 +7,6 @@
 #include "devices/serial.h"
 #include "vmm/log.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -71,7 +70,7 @@ struct serial {
 	int irq_level;
 	uint8_t rx[RX_BUF_SIZE];
 	size_t rx_head, rx_count;
-	uint64_t rx_dropped, tx_count;
+	uint64_t rx_dropped, tx_count, tx_dropped;
 };
 
 static uint8_t serial_iir(const struct serial *s)
@@ -129,12 +128,14 @@ static void transmit(struct serial *s, uint8_t c)
 		rx_push(s, c);
 		return;
 	}
-	for (;;) {
-		ssize_t n = write(s->out_fd, &c, 1);
-
-		if (n == 1 || (n < 0 && errno != EINTR))
-			break;	/* a console that fails loses output, never the guest */
-	}
+	/*
+	 * One attempt: a console that fails loses output, never the guest. A
+	 * write blocked on a full console returns EINTR when the vCPU is kicked
+	 * (no SA_RESTART); retrying would block again and could hold up a stop,
+	 * so that byte is dropped instead.
+	 */
+	if (write(s->out_fd, &c, 1) != 1)
+		s->tx_dropped++;
 }
 
 static uint8_t serial_msr(const struct serial *s)
