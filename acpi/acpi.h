@@ -21,6 +21,14 @@ struct acpi_cppc_caps {
 	uint32_t guaranteed_perf;	/* 0: nothing guaranteed */
 	uint32_t nominal_freq_mhz;
 	uint32_t lowest_freq_mhz;
+	/*
+	 * The rate of the reference counter, on the perf scale; 0 means
+	 * nominal_perf. One value for every vCPU (the top of the biggest
+	 * cluster) makes delivered/reference comparable across clusters, like
+	 * MPERF ticking at one rate everywhere: a little vCPU at its top reads
+	 * half a big one's ratio. May exceed highest_perf (ACPI 6.5, 8.4.6.1).
+	 */
+	uint32_t reference_perf;
 };
 
 struct acpi_vcpu_desc {
@@ -75,6 +83,8 @@ int acpi_build_tables(const struct acpi_vm_desc *desc, void *buf, size_t len, ui
 uint32_t acpi_perf_from_capacity(unsigned int capacity);
 uint32_t acpi_perf_from_capacity_floor(unsigned int capacity);
 uint32_t acpi_perf_from_capacity_ceil(unsigned int capacity);
+/* caps->reference_perf, or nominal_perf when it is 0. */
+uint32_t acpi_cppc_reference_perf(const struct acpi_cppc_caps *caps);
 unsigned int acpi_capacity_from_perf(uint32_t perf);	/* rounded to nearest */
 
 /*
@@ -83,7 +93,7 @@ unsigned int acpi_capacity_from_perf(uint32_t perf);	/* rounded to nearest */
  * highest = nominal = top level (no boost is emulated: every level is
  * sustained), lowest = lowest_nonlinear = first level (emulated performance
  * is linear all the way down), guaranteed from guaranteed_capacity (capped at
- * highest). Returns 0, or -EINVAL when there is no level or the first level
+ * highest), reference = ACPI_CPPC_PERF_MAX (capacity 1024) for everyone. Returns 0, or -EINVAL when there is no level or the first level
  * or its MHz is 0 (the order of the levels is the host spec parser's job).
  */
 int acpi_cppc_caps_from_levels(const unsigned int *levels, const unsigned int *mhz,

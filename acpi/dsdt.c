@@ -175,7 +175,7 @@ static void emit_cpc(struct aml_buf *b, const struct acpi_cppc_caps *c, uint64_t
 	aml_integer(b, 0);		/* autonomous selection: not supported */
 	emit_null_register(b);		/* autonomous activity window */
 	emit_null_register(b);		/* energy performance preference */
-	aml_integer(b, c->nominal_perf);	/* reference performance */
+	aml_integer(b, acpi_cppc_reference_perf(c));
 	aml_integer(b, c->lowest_freq_mhz);
 	aml_integer(b, c->nominal_freq_mhz);
 	aml_end(b, m);

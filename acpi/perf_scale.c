@@ -34,6 +34,11 @@ uint32_t acpi_perf_from_capacity_ceil(unsigned int capacity)
 	       ACPI_CAPACITY_SCALE;
 }
 
+uint32_t acpi_cppc_reference_perf(const struct acpi_cppc_caps *caps)
+{
+	return caps->reference_perf ? caps->reference_perf : caps->nominal_perf;
+}
+
 unsigned int acpi_capacity_from_perf(uint32_t perf)
 {
 	if (perf > ACPI_CPPC_PERF_MAX)
@@ -56,6 +61,7 @@ int acpi_cppc_caps_from_levels(const unsigned int *levels, const unsigned int *m
 	out->lowest_nonlinear_perf = out->lowest_perf;
 	out->guaranteed_perf = acpi_perf_from_capacity(guaranteed_capacity < top ?
 						       guaranteed_capacity : top);
+	out->reference_perf = acpi_perf_from_capacity(ACPI_CAPACITY_SCALE);
 	out->nominal_freq_mhz = mhz[nr - 1];
 	out->lowest_freq_mhz = mhz[0];
 	return 0;

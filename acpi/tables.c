@@ -269,6 +269,11 @@ static int validate_caps(const struct acpi_cppc_caps *c, unsigned int i)
 		       c->nominal_perf, c->highest_perf);
 		return -EINVAL;
 	}
+	if (c->reference_perf > ACPI_CPPC_PERF_MAX) {
+		pr_err("acpi: vCPU %u: reference_perf %u above the perf scale's %u\n", i,
+		       c->reference_perf, ACPI_CPPC_PERF_MAX);
+		return -EINVAL;
+	}
 	if (c->guaranteed_perf > c->highest_perf) {
 		pr_err("acpi: vCPU %u: guaranteed_perf %u above highest_perf %u\n", i,
 		       c->guaranteed_perf, c->highest_perf);

@@ -47,7 +47,8 @@ static bool caps_ok(const struct acpi_cppc_caps *c)
 {
 	return c->lowest_perf && c->lowest_perf <= c->lowest_nonlinear_perf &&
 	       c->lowest_nonlinear_perf <= c->nominal_perf &&
-	       c->nominal_perf <= c->highest_perf && c->guaranteed_perf <= c->highest_perf;
+	       c->nominal_perf <= c->highest_perf && c->guaranteed_perf <= c->highest_perf &&
+	       c->reference_perf <= ACPI_CPPC_PERF_MAX;
 }
 
 int cppc_init(struct cppc_dev *dev, unsigned int vcpu, const struct acpi_cppc_caps *caps)
@@ -173,15 +174,15 @@ void cppc_set_guaranteed(struct cppc_dev *dev, uint32_t perf)
 void cppc_account(struct cppc_dev *dev, uint64_t ref_ticks, uint32_t delivered_perf)
 {
 	unsigned __int128 num;
-	uint32_t nominal = dev->caps.nominal_perf, desired;
+	uint32_t reference = acpi_cppc_reference_perf(&dev->caps), desired;
 
 	if (delivered_perf > dev->caps.highest_perf)
 		delivered_perf = dev->caps.highest_perf;
 	pthread_mutex_lock(&dev->lock);
 	dev->ref_counter += ref_ticks;
 	num = (unsigned __int128)ref_ticks * delivered_perf + dev->del_remainder;
-	dev->del_counter += (uint64_t)(num / nominal);
-	dev->del_remainder = (uint64_t)(num % nominal);
+	dev->del_counter += (uint64_t)(num / reference);
+	dev->del_remainder = (uint64_t)(num % reference);
 	if (ref_ticks && dev->enable && dev->desired) {
 		desired = clamp32(dev->desired, dev->min < dev->max ? dev->min : dev->max,
 				  dev->max);

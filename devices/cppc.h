@@ -94,8 +94,9 @@ void cppc_set_guaranteed(struct cppc_dev *dev, uint32_t perf);
 /*
  * ref_ticks of reference time passed while the vCPU was running (not halted,
  * not stolen) at delivered_perf (perf scale): the reference counter advances
- * by ref_ticks, the delivered counter by ref_ticks * delivered / nominal
- * (remainders carried, so the ratio is exact over time). Sets perf_limited
+ * by ref_ticks, the delivered counter by ref_ticks * delivered / reference
+ * perf (caps.reference_perf, or nominal when 0; remainders carried, so the
+ * ratio is exact over time). Sets perf_limited
  * bits when delivered fell short of the guest's desired or min request.
  */
 void cppc_account(struct cppc_dev *dev, uint64_t ref_ticks, uint32_t delivered_perf);

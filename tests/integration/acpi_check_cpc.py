@@ -229,9 +229,7 @@ def check_cpc(cfg, v, obj, flex, seen):
     for name in ("highest_perf", "nominal_perf", "lowest_nonlinear_perf", "lowest_perf",
                  "reference_perf", "lowest_freq", "nominal_freq"):
         e = el[IDX[name]]
-        want = v.get("nominal_perf" if name == "reference_perf" else name)
-        if name == "reference_perf" and want is None and el[IDX["nominal_perf"]][0] == "int":
-            want = el[IDX["nominal_perf"]][1]
+        want = v.get(name)
         if e[0] != "int" or e[1] == 0:
             err("C%03X _CPC %s: %r, expected a non-zero Integer" % (uid, name, e))
         elif want is not None and e[1] != want:

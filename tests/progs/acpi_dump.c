@@ -145,9 +145,11 @@ static int write_config(const struct opts *o, const struct acpi_vcpu_desc *v)
 		fprintf(f, " {\"uid\": %u, \"apic_id\": %u, \"highest_perf\": %u, "
 			"\"nominal_perf\": %u, \"lowest_nonlinear_perf\": %u, \"lowest_perf\": %u, "
 			"\"guaranteed_perf\": %u, \"lowest_freq\": %u, \"nominal_freq\": %u, "
+			"\"reference_perf\": %u, "
 			"\"cppc_page\": %llu, \"hint_page\": %llu}%s\n", i, v[i].apic_id, highest,
 			c->nominal_perf, c->lowest_nonlinear_perf, c->lowest_perf,
 			c->guaranteed_perf, c->lowest_freq_mhz, c->nominal_freq_mhz,
+			acpi_cppc_reference_perf(c),
 			(unsigned long long)acpi_cppc_page_gpa(i),
 			(unsigned long long)acpi_hint_page_gpa(i), i + 1 < o->vcpus ? "," : "");
 	}

@@ -257,6 +257,9 @@ static void test_rejects_bad_descriptions(void)
 	v[1].cppc.lowest_freq_mhz = v[1].cppc.nominal_freq_mhz + 1;
 	CU_ASSERT_EQUAL(acpi_build_tables(&d, buf, sizeof(buf), GPA, &t), -EINVAL);
 	v[1].cppc = v[0].cppc;
+	v[1].cppc.reference_perf = ACPI_CPPC_PERF_MAX + 1;
+	CU_ASSERT_EQUAL(acpi_build_tables(&d, buf, sizeof(buf), GPA, &t), -EINVAL);
+	v[1].cppc = v[0].cppc;
 	CU_ASSERT_EQUAL(acpi_build_tables(&d, buf, sizeof(buf), GPA + 8, &t), -EINVAL);
 	CU_ASSERT_EQUAL(acpi_build_tables(&d, buf, 200, GPA, &t), -ENOSPC);
 	CU_ASSERT_EQUAL(t.nr, 0);
@@ -307,6 +310,10 @@ static void test_perf_scale(void)
 	CU_ASSERT_EQUAL(c.guaranteed_perf, 75);	/* 300 * 255 / 1024 = 74.7 */
 	CU_ASSERT_EQUAL(c.nominal_freq_mhz, 2400);
 	CU_ASSERT_EQUAL(c.lowest_freq_mhz, 1200);
+	CU_ASSERT_EQUAL(c.reference_perf, 255);		/* one reference for every cluster */
+	CU_ASSERT_EQUAL(acpi_cppc_reference_perf(&c), 255);
+	c.reference_perf = 0;
+	CU_ASSERT_EQUAL(acpi_cppc_reference_perf(&c), c.nominal_perf);
 	CU_ASSERT_EQUAL(acpi_cppc_caps_from_levels(lv, mhz, 3, 4096, &c), 0);
 	CU_ASSERT_EQUAL(c.guaranteed_perf, c.highest_perf);
 	CU_ASSERT_EQUAL(acpi_cppc_caps_from_levels(lv, mhz, 0, 0, &c), -EINVAL);

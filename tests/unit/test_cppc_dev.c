@@ -231,6 +231,39 @@ static void test_counters(void)
 	cppc_destroy(&d);
 }
 
+/*
+ * With one reference rate for every cluster (reference_perf 255), a little
+ * vCPU at its top (128) counts delivered at half the rate of a big one at
+ * its top (255): delivered/reference compares across clusters.
+ */
+static void test_common_reference(void)
+{
+	struct acpi_cppc_caps lc = little, bc = big;
+	struct cppc_dev l, b;
+	uint64_t lr, ld, br, bd;
+
+	lc.reference_perf = bc.reference_perf = 255;
+	CU_ASSERT_EQUAL_FATAL(cppc_init(&l, 0, &lc), 0);
+	CU_ASSERT_EQUAL_FATAL(cppc_init(&b, 1, &bc), 0);
+	for (unsigned int i = 0; i < 1000; i++) {
+		cppc_account(&l, 1000, 128);
+		cppc_account(&b, 1000, 255);
+	}
+	lr = rd(&l, CPPC_REG_REF_COUNTER, 8);
+	ld = rd(&l, CPPC_REG_DEL_COUNTER, 8);
+	br = rd(&b, CPPC_REG_REF_COUNTER, 8);
+	bd = rd(&b, CPPC_REG_DEL_COUNTER, 8);
+	CU_ASSERT_EQUAL(lr, 1000000);
+	CU_ASSERT_EQUAL(br, 1000000);
+	CU_ASSERT_EQUAL(bd, 1000000);
+	CU_ASSERT_EQUAL(ld, 1000000ull * 128 / 255);	/* exact: remainders carried */
+	/* A reference beyond the perf scale is refused. */
+	cppc_destroy(&l);
+	lc.reference_perf = 256;
+	CU_ASSERT_EQUAL(cppc_init(&l, 0, &lc), -EINVAL);
+	cppc_destroy(&b);
+}
+
 static void test_perf_limited(void)
 {
 	struct cppc_dev d;
@@ -461,6 +494,7 @@ UNIT_SUITE(cppc_dev, NULL, NULL,
 	   UNIT_TEST(test_garbage_values_clamped),
 	   UNIT_TEST(test_bad_widths_and_offsets),
 	   UNIT_TEST(test_counters),
+	   UNIT_TEST(test_common_reference),
 	   UNIT_TEST(test_perf_limited),
 	   UNIT_TEST(test_notify),
 	   UNIT_TEST(test_hostile_random))
