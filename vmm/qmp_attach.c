@@ -3,6 +3,7 @@
 #include "vmm/qmp.h"
 #include "vmm/qmp_vm.h"
 #include "vmm/vm.h"
+#include "vmm/vm_sched.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,9 +35,13 @@ static void request_quit(void *opaque)
 	vm_request_exit(a->vm, VM_EXIT_POWEROFF, 0, "quit over the control socket");
 }
 
-struct qmp_attachment *qmp_attach_vm(struct vm *vm, struct dispatch *d,
-				     const struct host_spec *host, const unsigned int *host_cpu,
-				     const char *path, char *err, size_t errlen)
+static void qos_changed(void *opaque, unsigned int vcpu)
+{
+	vm_sched_qos_changed(opaque, vcpu);
+}
+
+struct qmp_attachment *qmp_attach_vm(struct vm *vm, struct vm_sched *vs, const char *path,
+				     char *err, size_t errlen)
 {
 	struct qmp_attachment *a = calloc(1, sizeof(*a));
 
@@ -47,10 +52,15 @@ struct qmp_attachment *qmp_attach_vm(struct vm *vm, struct dispatch *d,
 		return NULL;
 	}
 	a->vm = vm;
-	a->backend.d = d;
-	a->backend.host = host;
-	a->backend.host_cpu = host_cpu;
+	a->backend.d = vs->d;
+	a->backend.host = &vs->cfg.host;
+	a->backend.host_cpu = vs->host_cpu;
 	a->backend.nr_vcpus = vm->nr_vcpus;
+	a->backend.qos_changed = qos_changed;
+	a->backend.qos_opaque = vs;
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		snprintf(a->backend.affinity[i], sizeof(a->backend.affinity[i]), "%s",
+			 vs->qos[i].cluster);
 	a->backend.request_quit = request_quit;
 	a->backend.quit_opaque = a;
 	a->server = qmp_server_new(vm->loop, path, &qmp_vm_ops, &a->backend, err, errlen);

@@ -10,20 +10,18 @@
 #include <stddef.h>
 
 struct vm;
-struct dispatch;
-struct host_spec;
+struct vm_sched;
 struct qmp_attachment;
 
 /*
- * Listens on PATH for VM. d is the VM's dispatcher, or NULL with --sched host
- * (queries then work, QoS changes and stop/cont are refused). host and
- * host_cpu describe the emulated host (host_spec_place()). `quit` emits
- * SHUTDOWN and ends the VM like a guest poweroff (exit status 0).
- * Returns NULL with the reason in err (e.g. PATH in use by a live instance).
+ * Listens on PATH for VM, scheduled by vs: its dispatcher (NULL with --sched
+ * host: queries then work, QoS changes and stop/cont are refused), its
+ * emulated host and placement. `quit` emits SHUTDOWN and ends the VM like a
+ * guest poweroff (exit status 0). Returns NULL with the reason in err (e.g.
+ * PATH in use by a live instance).
  */
-struct qmp_attachment *qmp_attach_vm(struct vm *vm, struct dispatch *d,
-				     const struct host_spec *host, const unsigned int *host_cpu,
-				     const char *path, char *err, size_t errlen);
+struct qmp_attachment *qmp_attach_vm(struct vm *vm, struct vm_sched *vs, const char *path,
+				     char *err, size_t errlen);
 /*
  * After the event loop returned: sends SHUTDOWN (if quit did not already),
  * flushes what clients will take without blocking, removes the socket.

@@ -126,11 +126,24 @@ static int vm_query_vcpus(void *opaque, struct qmp_vcpu_info *out, unsigned int 
 	(void)err;
 	for (unsigned int i = 0; i < n && i < vm->nr_vcpus; i++) {
 		memset(&out[i], 0, sizeof(out[i]));
-		if (vm->d)
+		if (vm->d) {
 			fill_vcpu(vm, i, &out[i]);
-		else
-			snprintf(out[i].state, sizeof(out[i].state), "host-scheduled");
+			continue;
+		}
+		snprintf(out[i].state, sizeof(out[i].state), "host-scheduled");
+		snprintf(out[i].cluster_affinity, sizeof(out[i].cluster_affinity), "%s",
+			 vm->affinity[i]);
+		out[i].pcpu = -1;
+		out[i].cluster = -1;
 	}
+	return 0;
+}
+
+/* A change went through: let the VM's guest-visible state follow it. */
+static int changed(struct qmp_vm *vm, unsigned int vcpu)
+{
+	if (vm->qos_changed)
+		vm->qos_changed(vm->qos_opaque, vcpu);
 	return 0;
 }
 
@@ -152,7 +165,7 @@ static int vm_set_weight(void *opaque, unsigned int vcpu, uint32_t weight, struc
 	if (!vm->d)
 		return no_dispatcher(err);
 	rc = dispatch_set_weight(vm->d, vcpu, weight, msg, sizeof(msg));
-	return rc < 0 ? engine_error(rc, msg, err) : 0;
+	return rc < 0 ? engine_error(rc, msg, err) : changed(vm, vcpu);
 }
 
 static int vm_set_clamp(void *opaque, unsigned int vcpu, uint32_t min, uint32_t max,
@@ -165,7 +178,7 @@ static int vm_set_clamp(void *opaque, unsigned int vcpu, uint32_t min, uint32_t 
 	if (!vm->d)
 		return no_dispatcher(err);
 	rc = dispatch_set_uclamp(vm->d, vcpu, min, max, msg, sizeof(msg));
-	return rc < 0 ? engine_error(rc, msg, err) : 0;
+	return rc < 0 ? engine_error(rc, msg, err) : changed(vm, vcpu);
 }
 
 static int vm_set_reservation(void *opaque, unsigned int vcpu, const struct qmp_reservation *res,
@@ -179,7 +192,7 @@ static int vm_set_reservation(void *opaque, unsigned int vcpu, const struct qmp_
 		return no_dispatcher(err);
 	rc = dispatch_set_reservation(vm->d, vcpu, res->runtime_us * 1000, res->deadline_us * 1000,
 				      res->period_us * 1000, msg, sizeof(msg));
-	return rc < 0 ? engine_error(rc, msg, err) : 0;
+	return rc < 0 ? engine_error(rc, msg, err) : changed(vm, vcpu);
 }
 
 static int vm_clear_reservation(void *opaque, unsigned int vcpu, struct qmp_error *err)
@@ -191,7 +204,7 @@ static int vm_clear_reservation(void *opaque, unsigned int vcpu, struct qmp_erro
 	if (!vm->d)
 		return no_dispatcher(err);
 	rc = dispatch_set_reservation(vm->d, vcpu, 0, 0, 0, msg, sizeof(msg));
-	return rc < 0 ? engine_error(rc, msg, err) : 0;
+	return rc < 0 ? engine_error(rc, msg, err) : changed(vm, vcpu);
 }
 
 static int vm_set_cluster(void *opaque, unsigned int vcpu, const char *cluster,
@@ -207,7 +220,7 @@ static int vm_set_cluster(void *opaque, unsigned int vcpu, const char *cluster,
 	if (rc < 0)
 		return engine_error(rc, msg, err);
 	snprintf(vm->affinity[vcpu], sizeof(vm->affinity[vcpu]), "%s", cluster ? cluster : "");
-	return 0;
+	return changed(vm, vcpu);
 }
 
 static int vm_stop(void *opaque, struct qmp_error *err)

@@ -26,6 +26,9 @@ struct qmp_vm {
 	struct qmp_server *server;	/* for STOP/RESUME/SHUTDOWN events */
 	void (*request_quit)(void *opaque);
 	void *quit_opaque;
+	/* After a successful QoS change (CPPC limits follow the clamps). */
+	void (*qos_changed)(void *opaque, unsigned int vcpu);
+	void *qos_opaque;
 };
 
 extern const struct qmp_backend_ops qmp_vm_ops;

@@ -77,6 +77,7 @@ static int fill_caps(struct vm_sched *vs, unsigned int i, char *err, size_t errl
 
 static int alloc_arrays(struct vm_sched *vs, unsigned int n)
 {
+	n = n ? n : 1;
 	vs->qos = calloc(n, sizeof(*vs->qos));
 	vs->acpi_vcpus = calloc(n, sizeof(*vs->acpi_vcpus));
 	vs->caps_cluster = calloc(n, sizeof(*vs->caps_cluster));

@@ -11,6 +11,7 @@
 #include "vmm/hostspec.h"
 #include "vmm/qmp_attach.h"
 #include "vmm/vm.h"
+#include "vmm/vm_sched.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,8 +43,7 @@ static void test_attach_serves_and_quits(void)
 		"{\"execute\":\"quit\",\"id\":4}\n";
 	char path[] = "/tmp/capvisor-attach-XXXXXX", sock[64], err[256] = "", out[8192];
 	struct vm vm = { .nr_vcpus = 0 };
-	struct host_spec spec;
-	unsigned int host_cpu[HOST_MAX_PCPUS];
+	struct vm_sched vs = { .cfg.mode = VM_SCHED_HOST };
 	struct qmp_attachment *a;
 	ssize_t n, total = 0;
 	int fd, rounds = 0;
@@ -52,11 +52,11 @@ static void test_attach_serves_and_quits(void)
 	snprintf(sock, sizeof(sock), "%s/vm.sock", path);
 	pthread_mutex_init(&vm.exit_lock, NULL);
 	vm.loop = evloop_new();
-	host_spec_default(&spec, 2);
-	CU_ASSERT_FATAL(host_spec_place(&spec, 2, host_cpu, err, sizeof(err)) == 0);
-	a = qmp_attach_vm(&vm, NULL, &spec, host_cpu, sock, err, sizeof(err));
+	host_spec_default(&vs.cfg.host, 2);
+	CU_ASSERT_FATAL(host_spec_place(&vs.cfg.host, 2, vs.host_cpu, err, sizeof(err)) == 0);
+	a = qmp_attach_vm(&vm, &vs, sock, err, sizeof(err));
 	CU_ASSERT_FATAL(a != NULL);
-	CU_ASSERT(qmp_attach_vm(&vm, NULL, &spec, host_cpu, sock, err, sizeof(err)) == NULL);
+	CU_ASSERT(qmp_attach_vm(&vm, &vs, sock, err, sizeof(err)) == NULL);
 	CU_ASSERT(strstr(err, "in use by a running instance") != NULL);
 	fd = connect_unix(sock);
 	CU_ASSERT_FATAL(fd >= 0);
