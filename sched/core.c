@@ -164,10 +164,17 @@ static void se_pelt_sync(struct sched *s, struct sched_entity *se, uint64_t now)
 
 /*
  * Account the time since the rq's last update: the current entity's class
- * charges its runtime (vruntime, CBS budget), and PELT advances for the rq
- * and its current entity (waiting entities catch up lazily at their next
- * state change: their state was constant meanwhile).
+ * charges its runtime (vruntime, CBS budget), and the rq's PELT advances.
+ * Entities' PELT catches up lazily at their next state change (their state
+ * was constant meanwhile), at a level change, and for the running one at
+ * every tick (update_curr_pelt), as the kernel's entity_tick() does.
  */
+void update_curr_pelt(struct sched *s, struct sched_rq *rq, uint64_t now)
+{
+	if (rq->curr)
+		se_pelt_sync(s, rq->curr, now);
+}
+
 void update_rq_clock(struct sched *s, struct sched_rq *rq, uint64_t now)
 {
 	struct sched_entity *curr = rq->curr;
@@ -186,7 +193,6 @@ void update_rq_clock(struct sched *s, struct sched_rq *rq, uint64_t now)
 		if (curr->on_rq)
 			curr->class->update_curr(s, rq, delta, now);
 		rq->busy_ns += delta;
-		pelt_update(&curr->pelt, now, curr->weight, 1, true, level);
 	} else {
 		rq->idle_ns += delta;
 		rq->idle_in_window += delta;
@@ -497,6 +503,7 @@ void sched_tick_cpu(struct sched *s, unsigned int cpu, uint64_t now)
 		return;
 	rq = &s->rq[cpu];
 	update_rq_clock(s, rq, now);
+	update_curr_pelt(s, rq, now);
 	dl_replenish_due(s, rq, now);
 	dl_check_misses(s, rq, now);
 	if (rq->curr && rq->curr->on_rq)

@@ -264,12 +264,13 @@ static void update_curr_fair(struct sched *s, struct sched_rq *rq, uint64_t delt
 		if (rq->nr_fair > 1)
 			resched_rq(rq);
 	}
-	update_zero_vruntime(rq);
 }
 
 static void tick_fair(struct sched *s, struct sched_rq *rq, uint64_t now)
 {
 	(void)now;
+	/* Rebase the keys now and then (enqueue does it too): no drift. */
+	update_zero_vruntime(rq);
 	/* A queued dl entity always wins; the slice expiry is in update_curr. */
 	if (rq->nr_dl)
 		resched_rq(rq);

@@ -42,12 +42,13 @@ struct tnode {
 
 struct treap {
 	struct tnode *root;
+	struct tnode *first;	/* cached leftmost, NULL when unknown */
 	unsigned int nr;
 };
 
 void treap_insert(struct treap *t, struct tnode *n);
 void treap_erase(struct treap *t, struct tnode *n);
-struct tnode *treap_first(const struct treap *t);
+struct tnode *treap_first(struct treap *t);
 void tnode_init(struct tnode *n, uint32_t id);
 
 /* Wrap-safe ordering of u64 virtual times. */
@@ -314,6 +315,7 @@ struct sched_entity *sched_ent(const struct sched *s, int id);
 void sched_emit(struct sched *s, const struct sched_event *ev);
 void resched_rq(struct sched_rq *rq);
 void update_rq_clock(struct sched *s, struct sched_rq *rq, uint64_t now);
+void update_curr_pelt(struct sched *s, struct sched_rq *rq, uint64_t now);
 void schedule_rq(struct sched *s, struct sched_rq *rq, uint64_t now);
 void enqueue_entity(struct sched *s, struct sched_rq *rq, struct sched_entity *se, int flags,
 		    uint64_t now);

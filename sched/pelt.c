@@ -51,10 +51,23 @@ static uint64_t accumulate_segments(uint64_t periods, uint32_t d1, uint32_t d3)
 	return c1 + c2 + d3;
 }
 
+/*
+ * x / d with one reciprocal shared by the three averages: the 128-bit
+ * product underestimates the quotient by at most one, fixed up exactly.
+ */
+static inline uint64_t div_recip(uint64_t x, uint64_t d, uint64_t recip)
+{
+	uint64_t q = (uint64_t)(((unsigned __int128)x * recip) >> 64);
+
+	while ((unsigned __int128)(q + 1) * d <= x)
+		q++;
+	return q;
+}
+
 void pelt_update(struct sched_pelt *sa, uint64_t now, unsigned long load,
 		 unsigned long runnable, bool running, unsigned int level)
 {
-	uint64_t delta, periods, contrib, scaled, divider;
+	uint64_t delta, periods, contrib, scaled, divider, recip;
 
 	if ((int64_t)(now - sa->last_update) < 0) {
 		sa->last_update = now;
@@ -92,7 +105,8 @@ void pelt_update(struct sched_pelt *sa, uint64_t now, unsigned long load,
 	if (!periods)
 		return;
 	divider = LOAD_AVG_MAX - 1024 + sa->period_contrib;
-	sa->load_avg = (unsigned long)(sa->load_sum / divider);
-	sa->runnable_avg = (unsigned long)(sa->runnable_sum / divider);
-	sa->util_avg = (unsigned long)(sa->util_sum / divider);
+	recip = UINT64_MAX / divider;
+	sa->load_avg = (unsigned long)div_recip(sa->load_sum, divider, recip);
+	sa->runnable_avg = (unsigned long)div_recip(sa->runnable_sum, divider, recip);
+	sa->util_avg = (unsigned long)div_recip(sa->util_sum, divider, recip);
 }

@@ -115,6 +115,7 @@ static void perf_set_level(struct sched *s, struct sched_cluster *c, unsigned in
 		struct sched_rq *rq = &s->rq[c->first_cpu + i];
 
 		update_rq_clock(s, rq, now);	/* account at the old level */
+		update_curr_pelt(s, rq, now);
 		rq->gen++;
 	}
 	c->level = level;

@@ -118,22 +118,27 @@ void treap_insert(struct treap *t, struct tnode *n)
 	n->l = n->r = NULL;
 	n->min_aux = n->aux;
 	t->root = insert(t->root, n);
-	t->nr++;
+	if (!t->nr++ || (t->first && node_before(n, t->first)))
+		t->first = n;
 }
 
 void treap_erase(struct treap *t, struct tnode *n)
 {
 	t->root = erase(t->root, n);
 	t->nr--;
+	if (t->first == n)
+		t->first = NULL;	/* found again on demand */
 }
 
-struct tnode *treap_first(const struct treap *t)
+/* The leftmost node, cached (the pick asks for it at every decision). */
+struct tnode *treap_first(struct treap *t)
 {
 	struct tnode *n = t->root;
 
-	if (!n)
-		return NULL;
+	if (t->first || !n)
+		return t->first;
 	while (n->l)
 		n = n->l;
+	t->first = n;
 	return n;
 }

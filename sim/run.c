@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define UTIL_SAMPLE_TICKS	10
+#define UTIL_SAMPLE_NS	(10 * 1000000ull)	/* avg_util sampling period */
 
 static void mark_dirty(struct sim *sim, unsigned int cpu)
 {
@@ -262,7 +262,7 @@ static void sample_util(struct sim *sim)
 void sim_run(struct sim *sim)
 {
 	uint64_t end = sim->sc->duration_ns, tick = sim->sc->tick_ns, next_tick = tick;
-	uint64_t ticks = 0;
+	uint64_t ticks = 0, sample_ticks = UTIL_SAMPLE_NS / tick ? UTIL_SAMPLE_NS / tick : 1;
 
 	while (sim->now < end) {
 		uint64_t t = next_time(sim, next_tick, end);
@@ -284,7 +284,7 @@ void sim_run(struct sim *sim)
 			sched_tick(sim->s, t);
 			sim_refresh(sim);
 			next_tick += tick;
-			if (++ticks % UTIL_SAMPLE_TICKS == 0)
+			if (++ticks % sample_ticks == 0)
 				sample_util(sim);
 		}
 	}
