@@ -424,6 +424,7 @@ int sched_wakeup(struct sched *s, int id, uint64_t now)
 		return -SCHED_E_NOENT;
 	if (se->state != SCHED_BLOCKED)
 		return 0;
+	now = engine_now(s, now);
 	se->st.nr_wakeups++;
 	se->wake_time = now;
 	se->wake_pending = true;
@@ -439,6 +440,7 @@ int sched_block(struct sched *s, int id, uint64_t now)
 
 	if (!se)
 		return -SCHED_E_NOENT;
+	now = engine_now(s, now);
 	se->wake_pending = false;
 	if (se->state == SCHED_BLOCKED)
 		return 0;
@@ -467,6 +469,7 @@ int sched_entity_yield(struct sched *s, int id, uint64_t now)
 		return -SCHED_E_NOENT;
 	if (!se->on_rq)
 		return 0;
+	now = engine_now(s, now);
 	rq = &s->rq[se->cpu];
 	update_rq_clock(s, rq, now);
 	se->st.nr_yields++;
@@ -482,6 +485,7 @@ int sched_yield_to(struct sched *s, int id, int target, uint64_t now)
 
 	if (!se || !t)
 		return -SCHED_E_NOENT;
+	now = engine_now(s, now);
 	se->st.nr_yield_to++;
 	if (se == t || !se->on_rq || !t->on_rq || dl_entity(se) || dl_entity(t))
 		return 0;
@@ -501,6 +505,7 @@ void sched_tick_cpu(struct sched *s, unsigned int cpu, uint64_t now)
 
 	if (cpu >= s->nr_cpus)
 		return;
+	now = engine_now(s, now);
 	rq = &s->rq[cpu];
 	update_rq_clock(s, rq, now);
 	update_curr_pelt(s, rq, now);
@@ -515,6 +520,7 @@ void sched_tick_cpu(struct sched *s, unsigned int cpu, uint64_t now)
 
 void sched_tick(struct sched *s, uint64_t now)
 {
+	now = engine_now(s, now);
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
 		sched_tick_cpu(s, cpu, now);
 	if (now - s->last_balance >= s->cfg.balance_interval_ns) {

@@ -253,10 +253,13 @@ static void update_dl_entity(struct sched *s, struct sched_entity *se, uint64_t 
 /* replenish_dl_entity() (rule 11). */
 static void replenish_dl_entity(struct sched *s, struct sched_entity *se, uint64_t now)
 {
-	while (se->dl_runtime <= 0) {
-		se->dl_deadline += se->dl.period_ns;
-		se->dl_runtime += (int64_t)se->dl.runtime_ns;
-		se->st.nr_periods++;
+	if (se->dl_runtime <= 0) {
+		/* The kernel's while loop, in one step: n periods make it positive. */
+		uint64_t n = (uint64_t)(-se->dl_runtime) / se->dl.runtime_ns + 1;
+
+		se->dl_deadline += n * se->dl.period_ns;
+		se->dl_runtime += (int64_t)(n * se->dl.runtime_ns);
+		se->st.nr_periods += n;
 	}
 	if ((int64_t)(se->dl_deadline - now) <= 0) {
 		se->dl_deadline = now + se->dl.deadline_ns;

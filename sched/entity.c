@@ -123,6 +123,7 @@ int sched_entity_add(struct sched *s, const struct sched_entity_params *p, uint6
 
 	if (!p)
 		return sched_errf(err, errlen, SCHED_E_INVAL, "params: missing");
+	now = engine_now(s, now);
 	ret = check_params(s, p, &weight, &allowed, err, errlen);
 	if (ret)
 		return ret;
@@ -195,6 +196,7 @@ int sched_entity_remove(struct sched *s, int id, uint64_t now)
 
 	if (!se)
 		return -SCHED_E_NOENT;
+	now = engine_now(s, now);
 	take_off(s, se, now);
 	dl_clear_params(s, se);
 	s->ent[id] = NULL;
@@ -211,6 +213,7 @@ int sched_set_weight(struct sched *s, int id, uint32_t weight, uint64_t now)
 		return -SCHED_E_NOENT;
 	if (check_weight(weight, NULL, 0))
 		return -SCHED_E_INVAL;
+	now = engine_now(s, now);
 	if (!se->on_rq || dl_entity(se)) {
 		if (!dl_entity(se))
 			reweight_fair(s, NULL, se, weight);
@@ -263,6 +266,7 @@ int sched_set_uclamp(struct sched *s, int id, unsigned int min, unsigned int max
 	ret = check_uclamp(min, max, err, errlen);
 	if (ret)
 		return ret;
+	now = engine_now(s, now);
 	uclamp_enable(s);
 	se->uc_req[UCLAMP_MIN] = min;
 	se->uc_req[UCLAMP_MAX] = max;
@@ -278,6 +282,7 @@ int sched_set_perf_request(struct sched *s, int id, unsigned int level, uint64_t
 		return -SCHED_E_NOENT;
 	if (level > SCHED_CAPACITY_SCALE)
 		return -SCHED_E_INVAL;
+	now = engine_now(s, now);
 	uclamp_enable(s);
 	se->perf_request = level;
 	uclamp_requeue(s, se, now);
@@ -302,6 +307,7 @@ int sched_set_reservation(struct sched *s, int id, const struct sched_dl_params 
 	} else if (!dl_entity(se)) {
 		return 0;
 	}
+	now = engine_now(s, now);
 	wanted = take_off(s, se, now);
 	if (dl && dl->runtime_ns) {
 		dl_set_params(s, se, dl);
@@ -329,6 +335,7 @@ int sched_set_affinity(struct sched *s, int id, const struct sched_cpumask *mask
 		ret = dl_admit(s, se, &se->dl, &allowed, err, errlen);
 	if (ret)
 		return ret;
+	now = engine_now(s, now);
 	if (mask)
 		se->affinity = *mask;
 	else

@@ -311,6 +311,19 @@ static inline bool dl_entity(const struct sched_entity *se)
 
 /* ---------------------------------------------------------------- core.c */
 
+/*
+ * Engine time never goes backwards: callers on several threads may read
+ * their clock, then take the lock in another order. Every entry point
+ * passes its `now` through here.
+ */
+static inline uint64_t engine_now(struct sched *s, uint64_t now)
+{
+	if (now < s->now)
+		return s->now;
+	s->now = now;
+	return now;
+}
+
 struct sched_entity *sched_ent(const struct sched *s, int id);
 void sched_emit(struct sched *s, const struct sched_event *ev);
 void resched_rq(struct sched_rq *rq);

@@ -259,7 +259,29 @@ static void test_affinity(void)
 	sched_destroy(s);
 }
 
+/* A call with an older `now` (another thread got the lock first) is harmless. */
+static void test_time_never_backwards(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	struct sched_entity_stats st;
+	int a, b;
+
+	a = add_ent(s, "a", 1024, true, 0);
+	b = add_ent(s, "b", 1024, false, 0);
+	sched_tick(s, 10 * MS);
+	sched_wakeup(s, b, 9 * MS);	/* late report */
+	sched_block(s, a, 8 * MS);
+	sched_tick(s, 12 * MS);
+	sched_entity_stats(s, b, &st);
+	CU_ASSERT(st.wait_ns < 10 * MS && st.lat_max_ns < 10 * MS);
+	CU_ASSERT_EQUAL(st.cpu_time_ns, 2 * MS);
+	sched_entity_stats(s, a, &st);
+	CU_ASSERT_EQUAL(st.cpu_time_ns, 10 * MS);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_core, NULL, NULL,
+	   UNIT_TEST(test_time_never_backwards),
 	   UNIT_TEST(test_topology_validation),
 	   UNIT_TEST(test_entity_validation),
 	   UNIT_TEST(test_add_remove),
