@@ -259,6 +259,21 @@ static int install_msr_filter(struct vm *vm)
 	return 0;
 }
 
+void vm_kick_vcpu(void *opaque, unsigned int vcpu)
+{
+	struct vm *vm = opaque;
+
+	if (vcpu < vm->nr_vcpus)
+		vcpu_kick(vm->vcpus[vcpu]);
+}
+
+int vm_vcpu_halted(void *opaque, unsigned int vcpu)
+{
+	struct vm *vm = opaque;
+
+	return vcpu < vm->nr_vcpus ? vcpu_halted(vm->vcpus[vcpu]) : -EINVAL;
+}
+
 void vm_set_gate(struct vm *vm, const struct vcpu_gate_ops *ops, void *opaque)
 {
 	vm->gate = ops;

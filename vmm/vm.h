@@ -92,16 +92,22 @@ void vm_destroy(struct vm *vm);
 /* Register a userspace MSR before vm_start(); -EBUSY after, -ENOSPC when full, -EEXIST. */
 int vm_register_msr(struct vm *vm, const struct vm_msr_handler *h);
 const struct vm_msr_handler *vm_find_msr(const struct vm *vm, uint32_t msr);
+/*
+ * Adapters with the dispatcher's callback signatures (struct dispatch_vcpu_ops,
+ * opaque = the struct vm): kick vCPU i out of KVM_RUN; 1 if it is halted.
+ */
+void vm_kick_vcpu(void *vm, unsigned int vcpu);
+int vm_vcpu_halted(void *vm, unsigned int vcpu);
 /* Install the gate before vm_start(). */
 void vm_set_gate(struct vm *vm, const struct vcpu_gate_ops *ops, void *opaque);
 
 /* COM1, the ACPI sleep registers and the i8042 (vm_devices.c); console_fd gets COM1 output. */
 int vm_setup_devices(struct vm *vm, int console_fd);
 void vm_free_devices(struct vm *vm);
-/* Build the ACPI tables at LAYOUT_ACPI_BASE (vm_acpi.c). */
-int vm_setup_acpi(struct vm *vm);
+/* Build the ACPI tables described by desc at LAYOUT_ACPI_BASE (vm_acpi.c). */
+int vm_setup_acpi(struct vm *vm, const struct acpi_vm_desc *desc);
 /* Same tables into any buffer (for --dump-acpi without a VM). */
-int vm_acpi_build(unsigned int nr_vcpus, void *buf, size_t len, uint64_t gpa,
+int vm_acpi_build(const struct acpi_vm_desc *desc, void *buf, size_t len, uint64_t gpa,
 		  struct acpi_tables *out);
 
 /* Load the boot vCPU's state, install the MSR filter and start every vCPU thread. */

@@ -184,7 +184,8 @@ static void test_kvm_kick_and_stop_spinning_vcpu(void)
 		if (round == 0) {
 			sleep_ms(20);
 			CU_ASSERT_EQUAL(vcpu_halted(vm->vcpus[0]), 0);
-			vcpu_kick(vm->vcpus[0]);
+			vm_kick_vcpu(vm, 0);
+			vm_kick_vcpu(vm, 7);	/* no such vCPU: ignored */
 			for (int i = 0; i < 1000 && !atomic_load(&g.eintr); i++)
 				sleep_ms(1);
 			CU_ASSERT(atomic_load(&g.eintr) >= 1);	/* kicked out, then back in */
@@ -215,6 +216,8 @@ static void test_kvm_halted_vcpu_is_blocking(void)
 		halted = vcpu_halted(vm->vcpus[0]);
 	}
 	CU_ASSERT_EQUAL(halted, 1);
+	CU_ASSERT_EQUAL(vm_vcpu_halted(vm, 0), 1);
+	CU_ASSERT_EQUAL(vm_vcpu_halted(vm, 1), -EINVAL);
 	/* A halted vCPU sleeps in KVM_RUN: the kick still gets it out. */
 	vm_request_exit(vm, VM_EXIT_SIGNAL, 2, "test stop");
 	vm_stop_vcpus(vm);
