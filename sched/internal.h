@@ -260,7 +260,7 @@ struct sched {
 
 	uint64_t dl_total_bw;		/* admitted, << BW_SHIFT */
 	bool uclamp_enabled;		/* the static key (seed 001) */
-	bool perf_dirty;		/* a clamp aggregate changed: re-select levels */
+	uint32_t perf_dirty;		/* clusters whose clamp aggregate changed */
 	unsigned int nr_overloaded;	/* rqs with nr_running >= 2 */
 
 	uint64_t last_balance, last_perf;

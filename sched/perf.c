@@ -132,31 +132,38 @@ static void perf_set_level(struct sched *s, struct sched_cluster *c, unsigned in
 	}
 }
 
+static void perf_cluster(struct sched *s, struct sched_cluster *c, uint64_t now, bool periodic)
+{
+	struct perf_req r = { 0, 0, false };
+
+	for (unsigned int i = 0; i < c->desc.nr_cpus; i++)
+		perf_cpu(s, &s->rq[c->first_cpu + i], &r, periodic, now);
+	if (r.want > c->desc.capacity)
+		r.want = c->desc.capacity;
+	c->requested = (unsigned int)r.want;
+	c->overutilized = r.over;
+	perf_set_level(s, c, perf_round_level(&c->desc, (unsigned int)r.want, (unsigned int)r.cap),
+		       now);
+}
+
 /*
  * Re-select every cluster's level. `periodic` evaluations (from the tick)
- * also close the over-utilization window; others (a clamp changed) only
- * apply the new clamps at once.
+ * also close the over-utilization window.
  */
 void perf_update(struct sched *s, uint64_t now, bool periodic)
 {
-	s->perf_dirty = false;
-	for (unsigned int ci = 0; ci < s->nr_clusters; ci++) {
-		struct sched_cluster *c = &s->cluster[ci];
-		struct perf_req r = { 0, 0, false };
-
-		for (unsigned int i = 0; i < c->desc.nr_cpus; i++)
-			perf_cpu(s, &s->rq[c->first_cpu + i], &r, periodic, now);
-		if (r.want > c->desc.capacity)
-			r.want = c->desc.capacity;
-		c->requested = (unsigned int)r.want;
-		c->overutilized = r.over;
-		perf_set_level(s, c, perf_round_level(&c->desc, (unsigned int)r.want,
-						      (unsigned int)r.cap), now);
-	}
+	s->perf_dirty = 0;
+	for (unsigned int ci = 0; ci < s->nr_clusters; ci++)
+		perf_cluster(s, &s->cluster[ci], now, periodic);
 }
 
+/* A clamp aggregate changed: apply it at once, to the clusters concerned. */
 void perf_kick(struct sched *s, uint64_t now)
 {
-	if (s->perf_dirty)
-		perf_update(s, now, false);
+	while (s->perf_dirty) {
+		unsigned int ci = (unsigned int)__builtin_ctz(s->perf_dirty);
+
+		s->perf_dirty &= s->perf_dirty - 1;
+		perf_cluster(s, &s->cluster[ci], now, false);
+	}
 }

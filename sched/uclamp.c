@@ -72,7 +72,7 @@ static unsigned int rq_max_value(const struct sched_rq *rq, enum uclamp_id id)
 static void uclamp_rq_set(struct sched *s, struct sched_rq *rq, int id, unsigned int v)
 {
 	if (rq->uc_value[id] != v)
-		s->perf_dirty = true;
+		s->perf_dirty |= 1u << rq->cluster;
 	rq->uc_value[id] = v;
 }
 
