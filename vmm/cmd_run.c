@@ -11,7 +11,10 @@
 #include "vmm/layout.h"
 #include "vmm/log.h"
 #include "vmm/options.h"
+#include "vmm/privs.h"
+#include "vmm/qmp_attach.h"
 #include "vmm/vm.h"
+#include "vmm/vm_sched.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -76,15 +79,17 @@ static int read_file(const char *opt, const char *path, struct file_buf *out)
 	return 0;
 }
 
-static int dump_acpi(const struct vm_config *cfg)
+static int dump_acpi(const struct vm_config *cfg, const struct vm_sched *vs)
 {
+	struct acpi_vm_desc desc;
 	struct acpi_tables t;
 	void *buf = calloc(1, LAYOUT_ACPI_SIZE);
 	int ret;
 
 	if (!buf)
 		return EXIT_HOST;
-	ret = vm_acpi_build(cfg->nr_vcpus, buf, LAYOUT_ACPI_SIZE, LAYOUT_ACPI_BASE, &t);
+	vm_sched_acpi_desc(vs, &desc);
+	ret = vm_acpi_build(&desc, buf, LAYOUT_ACPI_SIZE, LAYOUT_ACPI_BASE, &t);
 	if (!ret) {
 		ret = acpi_dump_tables(&t, buf, cfg->dump_acpi_dir);
 		if (ret)
@@ -133,10 +138,68 @@ struct run_ctx {
 	struct vm_config cfg;
 	struct file_buf kernel, initrd;
 	struct vm *vm;
+	struct vm_sched sched;
+	bool sched_ready;
+	struct qmp_attachment *qmp;
 	struct console con;
 	int sigfd;
 	sigset_t old_mask;
 };
+
+/* Host, per-vCPU QoS and admission: every scheduling error before anything is built. */
+static int prepare_sched(struct run_ctx *c)
+{
+	struct vm_sched_config sc = {
+		.mode = c->cfg.sched == SCHED_KIND_HOST ? VM_SCHED_HOST : VM_SCHED_CAPVISOR,
+		.tick_ns = c->cfg.tick_ns,
+		.window_ns = c->cfg.window_ns,
+		.no_cppc = c->cfg.no_cppc,
+	};
+	struct vcpu_qos *qos = calloc(c->cfg.nr_vcpus, sizeof(*qos));
+	char err[512];
+	int rc = 0;
+
+	if (!qos)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < c->cfg.nr_vcpus; i++)
+		vcpu_qos_default(&qos[i]);
+	if (c->cfg.host_spec) {
+		rc = host_spec_parse(c->cfg.host_spec, &sc.host, err, sizeof(err));
+		sc.host_set = !rc;
+	}
+	for (unsigned int i = 0; !rc && i < c->cfg.nr_vcpu_specs; i++)
+		rc = vcpu_spec_apply(c->cfg.vcpu_specs[i], c->cfg.nr_vcpus, qos, err, sizeof(err));
+	if (!rc)
+		rc = vm_sched_prepare(&c->sched, &sc, qos, c->cfg.nr_vcpus, err, sizeof(err));
+	c->sched_ready = true;	/* vm_sched_free() is safe on a partial prepare */
+	if (rc)
+		pr_err("%s", err);
+	free(qos);
+	return rc;
+}
+
+/* Control socket, then privileges: the last steps before any thread starts. */
+static int attach_control(struct run_ctx *c)
+{
+	struct privs_opts po = {
+		.keep_sys_nice = c->cfg.sched == SCHED_KIND_HOST,
+		.user = c->cfg.user,
+	};
+	char err[512];
+
+	if (c->cfg.api_socket) {
+		c->qmp = qmp_attach_vm(c->vm, &c->sched, c->cfg.api_socket, err, sizeof(err));
+		if (!c->qmp) {
+			pr_err("--api-socket: %s", err);
+			return EXIT_USAGE;
+		}
+	}
+	if (privs_drop(&po, err, sizeof(err))) {
+		pr_err("dropping privileges: %s", err);
+		return EXIT_HOST;
+	}
+	return 0;
+}
 
 static int load_inputs(struct run_ctx *c)
 {
@@ -164,10 +227,14 @@ static int build_vm(struct run_ctx *c)
 		.nr_vcpus = c->cfg.nr_vcpus,
 		.mem_size = c->cfg.mem_size,
 		.cpu_hide = c->cfg.cpu_hide_set ? c->cfg.cpu_hide : cpuid_default_hide(),
+		/* APERF/MPERF are served from the dispatcher's measurements. */
+		.aperfmperf = !c->cfg.no_cppc && c->cfg.sched == SCHED_KIND_CAPVISOR,
 	};
+	struct acpi_vm_desc desc;
 	struct boot_input in;
 	struct boot_entry entry;
-	char hidden[256];
+	char hidden[256], err[512];
+	int rc;
 
 	cpuid_format_set(p.cpu_hide, hidden, sizeof(hidden));
 	pr_info("%u vCPUs, %llu MiB, hidden CPU features: %s", p.nr_vcpus,
@@ -177,7 +244,12 @@ static int build_vm(struct run_ctx *c)
 		return EXIT_HOST;
 	if (vm_setup_devices(c->vm, c->con.out_fd))
 		return EXIT_HOST;
-	if (vm_setup_acpi(c->vm))
+	if (vm_sched_attach(&c->sched, c->vm, err, sizeof(err))) {
+		pr_err("%s", err);
+		return EXIT_HOST;
+	}
+	vm_sched_acpi_desc(&c->sched, &desc);
+	if (vm_setup_acpi(c->vm, &desc))
 		return EXIT_HOST;
 	in = (struct boot_input){
 		.kernel = c->kernel.data, .kernel_len = c->kernel.len,
@@ -191,7 +263,10 @@ static int build_vm(struct run_ctx *c)
 	if (c->sigfd < 0)
 		return EXIT_HOST;
 	console_attach(&c->con, c->vm);
-	if (vm_start(c->vm, &entry))
+	rc = attach_control(c);
+	if (rc)
+		return rc;
+	if (vm_sched_start(&c->sched) || vm_start(c->vm, &entry))
 		return EXIT_HOST;
 	return 0;
 }
@@ -227,12 +302,27 @@ static void log_counters(const struct vm *vm)
 		(unsigned long long)bus_unclaimed_count(vm->mmio));
 }
 
+/* The per-vCPU summary (stderr) and, with --stats-json, the same as JSON. */
+static void report_sched(struct run_ctx *c)
+{
+	vm_sched_print_summary(&c->sched, stderr);
+	if (c->cfg.stats_json && vm_sched_write_stats_json(&c->sched, c->cfg.stats_json))
+		pr_err("--stats-json: cannot write '%s'", c->cfg.stats_json);
+}
+
 static void cleanup(struct run_ctx *c)
 {
+	/* Release the vCPUs waiting at the dispatcher's gate before joining them. */
+	if (c->sched_ready)
+		vm_sched_stop(&c->sched);
 	if (c->vm)
 		vm_stop_vcpus(c->vm);
+	qmp_detach_vm(c->qmp);
 	console_close(&c->con);
 	vm_destroy(c->vm);
+	if (c->sched_ready)
+		vm_sched_free(&c->sched);
+	vm_config_free(&c->cfg);
 	if (c->sigfd >= 0) {
 		close(c->sigfd);
 		pthread_sigmask(SIG_SETMASK, &c->old_mask, NULL);
@@ -257,13 +347,14 @@ int cmd_run(int argc, char **argv)
 	}
 	if (c.cfg.verbose)
 		log_set_level(c.cfg.verbose > 1 ? LOG_DEBUG : LOG_INFO);
-	if (load_inputs(&c)) {
+	if (load_inputs(&c) || prepare_sched(&c)) {
 		cleanup(&c);
 		return EXIT_USAGE;
 	}
 	if (c.cfg.dump_acpi_dir) {
+		status = dump_acpi(&c.cfg, &c.sched);
 		cleanup(&c);
-		return dump_acpi(&c.cfg);
+		return status;
 	}
 	if (console_open(&c.con, &c.cfg)) {
 		cleanup(&c);
@@ -272,7 +363,9 @@ int cmd_run(int argc, char **argv)
 	status = build_vm(&c);
 	if (!status) {
 		evloop_run(c.vm->loop);
+		vm_sched_stop(&c.sched);
 		vm_stop_vcpus(c.vm);
+		report_sched(&c);
 		log_counters(c.vm);
 		status = report_exit(c.vm);
 	}

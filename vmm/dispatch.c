@@ -210,8 +210,16 @@ void dispatch_account(struct dispatch *d, unsigned int vcpu, uint64_t now)
 		v->stolen_ns += dt;
 }
 
+/*
+ * One kick per run is enough (immediate_exit makes it stick); kicking again
+ * while the vCPU thread has not been scheduled yet would only keep the
+ * dispatcher busy on the CPU the vCPU needs to leave.
+ */
 static void kick(struct dispatch *d, unsigned int vcpu)
 {
+	if (d->v[vcpu].kicked)
+		return;
+	d->v[vcpu].kicked = true;
 	d->ops->kick(d->opaque, vcpu);
 }
 
@@ -302,7 +310,7 @@ static uint64_t next_wake(struct dispatch *d, uint64_t now)
 	if (!any_runnable(d))
 		t = now + DISPATCH_IDLE_POLL_NS;
 	for (unsigned int i = 0; i < d->nr_vcpus; i++)
-		if (d->v[i].in_run && d->v[i].leave_at < t)
+		if (d->v[i].in_run && !d->v[i].kicked && d->v[i].leave_at < t)
 			t = d->v[i].leave_at;
 	return t;
 }
@@ -353,7 +361,13 @@ static void *dispatch_thread(void *arg)
 
 int dispatch_start(struct dispatch *d)
 {
-	int rc = pthread_create(&d->thread, NULL, dispatch_thread, d);
+	uint64_t now = dispatch_now_ns();
+	int rc;
+
+	/* Accounting starts now, not at the epoch of the monotonic clock. */
+	for (unsigned int i = 0; i < d->nr_vcpus; i++)
+		d->v[i].acct_ns = now;
+	rc = pthread_create(&d->thread, NULL, dispatch_thread, d);
 	if (rc)
 		return -rc;
 	pthread_getcpuclockid(d->thread, &d->thread_clock);
@@ -368,7 +382,7 @@ void dispatch_stop(struct dispatch *d)
 	for (unsigned int i = 0; i < d->nr_vcpus; i++) {
 		pthread_cond_broadcast(&d->v[i].cond);
 		if (d->v[i].in_run)
-			kick(d, i);
+			d->ops->kick(d->opaque, i);
 	}
 	pthread_cond_broadcast(&d->tick_cond);
 	pthread_mutex_unlock(&d->lock);

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+
 static void pin_to(struct dispatch *d, struct dvcpu *v, unsigned int host)
 {
 	cpu_set_t set;
@@ -89,6 +90,22 @@ static bool may_run(struct dispatch *d, struct dvcpu *v, unsigned int p, uint64_
 	return true;
 }
 
+/*
+ * Charge a run against the on-time target. The debt stays within one
+ * window either way, so a long stall (a vCPU that halted or was held up in
+ * the host) is not paid back in a burst.
+ */
+static void settle_debt(struct dispatch *d, struct dvcpu *v, uint64_t ran)
+{
+	int64_t lim = (int64_t)d->window_ns;
+
+	v->debt_ns -= (int64_t)ran;
+	if (v->debt_ns < -lim)
+		v->debt_ns = -lim;
+	if (v->debt_ns > lim)
+		v->debt_ns = lim;
+}
+
 enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu)
 {
 	struct dvcpu *v = &d->v[vcpu];
@@ -126,8 +143,10 @@ enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu)
 		}
 		wait_until(d, v, wake);
 	}
+	now = dispatch_now_ns();
 	dispatch_account(d, vcpu, now);
 	v->in_run = true;
+	v->kicked = false;
 	v->enter_ns = now;
 	/* The dispatcher thread must wake at leave_at to end the on-part. */
 	if (v->leave_at != UINT64_MAX)
@@ -146,7 +165,7 @@ void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
 	dispatch_account(d, vcpu, now);
 	ran = now - v->enter_ns;
 	if (v->sanctioned && v->leave_at != UINT64_MAX)
-		v->debt_ns -= (int64_t)ran;
+		settle_debt(d, v, ran);
 	v->in_run = false;
 	pthread_mutex_unlock(&d->lock);
 }

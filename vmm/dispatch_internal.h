@@ -15,6 +15,7 @@ struct dvcpu {
 	bool in_run;			/* between enter and leave */
 	bool halted;			/* last observed `blocking` */
 	bool sanctioned;		/* entered as the engine's current, not as blocked */
+	bool kicked;			/* kicked in this run: do not kick (or wake for it) again */
 	int pinned_host;		/* host CPU the thread is pinned to, -1 none */
 	uint64_t enter_ns;		/* when it last entered KVM_RUN */
 	uint64_t leave_at;		/* absolute end of its on-part, UINT64_MAX none */

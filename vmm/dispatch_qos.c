@@ -104,8 +104,10 @@ void dispatch_pause(struct dispatch *d)
 	pthread_mutex_lock(&d->lock);
 	d->paused = true;
 	for (unsigned int i = 0; i < d->nr_vcpus; i++)
-		if (d->v[i].in_run)
+		if (d->v[i].in_run && !d->v[i].kicked) {
+			d->v[i].kicked = true;
 			d->ops->kick(d->opaque, i);
+		}
 	pthread_mutex_unlock(&d->lock);
 }
 

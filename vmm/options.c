@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "vmm/options.h"
 #include "vmm/log.h"
+#include "vmm/qosspec.h"
+#include "vmm/vmdef.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -145,6 +147,85 @@ static int set_verbose(struct vm_config *cfg, const char *arg)
 	return 0;
 }
 
+static int set_host(struct vm_config *cfg, const char *arg)
+{
+	cfg->host_spec = arg;	/* parsed with the rest of the scheduling setup */
+	return 0;
+}
+
+static int set_vcpu(struct vm_config *cfg, const char *arg)
+{
+	if (cfg->nr_vcpu_specs == VM_MAX_VCPU_SPECS) {
+		pr_err("--vcpu: more than %d given", VM_MAX_VCPU_SPECS);
+		return -EINVAL;
+	}
+	cfg->vcpu_specs[cfg->nr_vcpu_specs++] = arg;
+	return 0;
+}
+
+static int set_sched(struct vm_config *cfg, const char *arg)
+{
+	if (!strcmp(arg, "capvisor"))
+		cfg->sched = SCHED_KIND_CAPVISOR;
+	else if (!strcmp(arg, "host"))
+		cfg->sched = SCHED_KIND_HOST;
+	else {
+		pr_err("--sched: '%s' (expected capvisor or host)", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_us(const char *opt, const char *arg, unsigned long long min, unsigned long long max,
+		  uint64_t *out)
+{
+	unsigned long long us;
+
+	if (parse_uint(arg, max, &us) || us < min) {
+		pr_err("--%s: '%s' (expected microseconds, %llu..%llu)", opt, arg, min, max);
+		return -EINVAL;
+	}
+	*out = us * 1000;
+	return 0;
+}
+
+static int set_tick(struct vm_config *cfg, const char *arg)
+{
+	return set_us("tick-us", arg, 100, 100000, &cfg->tick_ns);
+}
+
+static int set_window(struct vm_config *cfg, const char *arg)
+{
+	return set_us("window-us", arg, 500, 100000, &cfg->window_ns);
+}
+
+static int set_no_cppc(struct vm_config *cfg, const char *arg)
+{
+	(void)arg;
+	cfg->no_cppc = true;
+	return 0;
+}
+
+static int set_stats_json(struct vm_config *cfg, const char *arg)
+{
+	cfg->stats_json = arg;
+	return 0;
+}
+
+static int set_api_socket(struct vm_config *cfg, const char *arg)
+{
+	cfg->api_socket = arg;
+	return 0;
+}
+
+static int set_user(struct vm_config *cfg, const char *arg)
+{
+	cfg->user = arg;
+	return 0;
+}
+
+static int set_config(struct vm_config *cfg, const char *arg);
+
 static int set_help(struct vm_config *cfg, const char *arg)
 {
 	(void)arg;
@@ -164,6 +245,21 @@ static const struct vm_option options[] = {
 	{ "dump-acpi", "DIR", "write the ACPI tables as DIR/SIG.dat and exit", set_dump_acpi },
 	{ "cpu-hide", "LIST", "CPUID features to hide, e.g. cx16,xsave, or none (default: probed)",
 	  set_cpu_hide },
+	{ "host", "SPEC", "emulated pCPUs: NAME=COUNT:CAPACITY[:levels=L,..][:mhz=M,..][,...] "
+	  "(default: one 1024 pCPU per host CPU)", set_host },
+	{ "vcpu", "SET:KEY=VAL,..", "QoS of vCPUs SET (e.g. 0-3,^2): weight=, uclamp=MIN-MAX, "
+	  "reservation=RUN/DEADLINE/PERIOD, cluster= (repeatable)", set_vcpu },
+	{ "sched", "capvisor|host", "who schedules the vCPU threads (default capvisor)", set_sched },
+	{ "tick-us", "US", "scheduler tick (default 1000)", set_tick },
+	{ "window-us", "US", "duty-cycle window of emulated capacity (default 4000)", set_window },
+	{ "no-cppc", NULL, "no _CPC, CPPC registers or APERF/MPERF for the guest", set_no_cppc },
+	{ "stats-json", "FILE", "write the per-vCPU summary as JSON at exit", set_stats_json },
+	{ "api-socket", "PATH", "serve the QMP control socket on PATH (docs/qmp.md)",
+	  set_api_socket },
+	{ "user", "NAME", "switch to this user after setup (capabilities are dropped anyway)",
+	  set_user },
+	{ "config", "FILE", "read options from a VM definition file (JSON, docs/vmm.md)",
+	  set_config },
 	{ "verbose", NULL, "log more (repeat: debug)", set_verbose },
 	{ "help", NULL, "show this help", set_help },
 };
@@ -200,9 +296,53 @@ static const struct vm_option *find_option(const char *name, size_t len)
 	return NULL;
 }
 
+struct loaded_def {
+	struct vmdef_args args;
+	struct loaded_def *next;
+	unsigned int depth;
+};
+
+static int parse_args(struct vm_config *cfg, int first, int argc, char **argv);
+
+/* Options in the file apply where --config stands; later options override them. */
+static int set_config(struct vm_config *cfg, const char *arg)
+{
+	struct loaded_def *def = calloc(1, sizeof(*def)), *prev = cfg->defs;
+	char err[512];
+
+	if (!def)
+		return -ENOMEM;
+	def->depth = prev ? prev->depth + 1 : 0;
+	if (def->depth > 4 || vmdef_load(arg, &def->args, err, sizeof(err))) {
+		pr_err("--config: %s", def->depth > 4 ? "definition files nest too deep" : err);
+		free(def);
+		return -EINVAL;
+	}
+	def->next = prev;
+	cfg->defs = def;
+	return parse_args(cfg, 0, def->args.argc, def->args.argv);
+}
+
+void vm_config_free(struct vm_config *cfg)
+{
+	struct loaded_def *def = cfg->defs, *next;
+
+	for (; def; def = next) {
+		next = def->next;
+		vmdef_free(&def->args);
+		free(def);
+	}
+	cfg->defs = NULL;
+}
+
 int vm_config_parse(struct vm_config *cfg, int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
+	return parse_args(cfg, 1, argc, argv);
+}
+
+static int parse_args(struct vm_config *cfg, int first, int argc, char **argv)
+{
+	for (int i = first; i < argc; i++) {
 		const char *a = argv[i], *eq, *val = NULL;
 		const struct vm_option *o;
 

@@ -20,6 +20,9 @@
 #define VM_DEFAULT_MEM	(256ULL << 20)
 
 enum console_kind { CONSOLE_STDIO, CONSOLE_FILE };
+enum sched_kind { SCHED_KIND_CAPVISOR, SCHED_KIND_HOST };
+
+#define VM_MAX_VCPU_SPECS	64	/* --vcpu options */
 
 struct vm_config {
 	const char *kernel;		/* NULL: the embedded test guest */
@@ -34,6 +37,19 @@ struct vm_config {
 	cpuid_feature_set cpu_hide;
 	unsigned int verbose;		/* 1: info, 2: debug */
 	bool help;
+	void *defs;			/* loaded --config files (vm_config_free) */
+	/* Scheduling (vmm/vm_sched.h). Parsed as given, applied once --vcpus is known. */
+	const char *host_spec;		/* --host; NULL: one 1024 pCPU per host CPU */
+	const char *vcpu_specs[VM_MAX_VCPU_SPECS];
+	unsigned int nr_vcpu_specs;
+	enum sched_kind sched;
+	uint64_t tick_ns;		/* 0: the default */
+	uint64_t window_ns;
+	bool no_cppc;
+	const char *stats_json;		/* write the per-vCPU summary as JSON at exit */
+	/* Control socket and privileges. */
+	const char *api_socket;
+	const char *user;
 };
 
 struct vm_option {
@@ -44,8 +60,14 @@ struct vm_option {
 };
 
 void vm_config_init(struct vm_config *cfg);
-/* argv[0] is the subcommand name. 0, or -EINVAL after printing one error line. */
+/*
+ * argv[0] is the subcommand name. `--config FILE` (a VM definition, see
+ * vmm/vmdef.h) is expanded in place. 0, or -EINVAL after printing one error
+ * line. Strings in cfg point into argv or into storage kept by
+ * vm_config_free().
+ */
 int vm_config_parse(struct vm_config *cfg, int argc, char **argv);
+void vm_config_free(struct vm_config *cfg);
 void vm_config_usage(FILE *f);
 
 /* "256M", "2G", "4096K", "1T", or bytes; 0 or -EINVAL (overflow, bad suffix). */
