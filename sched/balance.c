@@ -299,7 +299,11 @@ static void balance_misfit(struct sched *s, uint64_t now)
 	}
 }
 
-static bool balance_once(struct sched *s, uint64_t now)
+/*
+ * One move from the busiest pCPU (with something waiting) to the idlest,
+ * if it lowers the maximum load. load[] is kept current by the caller.
+ */
+static bool balance_once(struct sched *s, uint64_t *load, uint64_t now)
 {
 	struct sched_rq *busiest = NULL, *idlest = NULL;
 	struct sched_entity *se;
@@ -307,15 +311,14 @@ static bool balance_once(struct sched *s, uint64_t now)
 
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		struct sched_rq *rq = &s->rq[cpu];
-		uint64_t l = rq_load(rq, 0);
 
-		if (rq->nr_fair >= 2 && (!busiest || l > lb)) {
+		if (rq->nr_fair >= 2 && (!busiest || load[cpu] > lb)) {
 			busiest = rq;
-			lb = l;
+			lb = load[cpu];
 		}
-		if (!idlest || l < li) {
+		if (!idlest || load[cpu] < li) {
 			idlest = rq;
-			li = l;
+			li = load[cpu];
 		}
 	}
 	if (!busiest || busiest == idlest || lb * 100 <= li * IMBALANCE_PCT)
@@ -328,19 +331,25 @@ static bool balance_once(struct sched *s, uint64_t now)
 	wakeup_preempt(s, idlest, se);
 	if (idlest->need_resched)
 		schedule_rq(s, idlest, now);
+	load[busiest->cpu] = rq_load(busiest, 0);
+	load[idlest->cpu] = rq_load(idlest, 0);
 	return true;
 }
 
 /* The periodic part of sched_balance_domains(). */
 void sched_balance(struct sched *s, uint64_t now)
 {
+	uint64_t load[SCHED_MAX_CPUS];
+
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
 		for (int d = 0; d < SCHED_DOMAINS; d++)
 			if (s->rq[cpu].sd[d].valid)
 				update_newidle_cost(&s->rq[cpu].sd[d], 0, now);
 	balance_misfit(s, now);
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		load[cpu] = rq_load(&s->rq[cpu], 0);
 	for (unsigned int i = 0; i < s->nr_cpus; i++)
-		if (!balance_once(s, now))
+		if (!balance_once(s, load, now))
 			break;
 }
 

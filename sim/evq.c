@@ -80,21 +80,36 @@ void evq_free(struct sim *sim)
 	sim->heap_pos = NULL;
 }
 
-/* vCPU idx changed its next_event: restore the heap order. */
+/*
+ * vCPU idx changed its next_event. An earlier event moves up at once; a
+ * later one is left in place with its old key, a lower bound, and fixed
+ * when it reaches the top (lazy: most changes postpone an event, e.g. a
+ * vCPU losing its pCPU, and most of those are moved again before then).
+ */
 void evq_update(struct sim *sim, unsigned int idx)
 {
 	int pos = sim->heap_pos[idx];
 	struct sim_evq_slot e = { sim->vcpu[idx].next_event, idx };
 
+	if (pos >= 0 && e.key >= sim->heap[pos].key)
+		return;
 	if (pos < 0)
 		pos = (int)sim->heap_len++;
 	place(sim, (unsigned int)pos, e);
 	sift_up(sim, (unsigned int)pos);
-	sift_down(sim, (unsigned int)sim->heap_pos[idx]);
 }
 
 /* The vCPU with the earliest event, or -1. */
-int evq_first(const struct sim *sim)
+int evq_first(struct sim *sim)
 {
-	return sim->heap_len ? (int)sim->heap[0].idx : -1;
+	while (sim->heap_len) {
+		struct sim_evq_slot *top = &sim->heap[0];
+		uint64_t key = sim->vcpu[top->idx].next_event;
+
+		if (top->key == key)
+			return (int)top->idx;
+		top->key = key;	/* stale lower bound: settle it */
+		sift_down(sim, 0);
+	}
+	return -1;
 }

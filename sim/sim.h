@@ -135,7 +135,7 @@ uint64_t sim_exp(struct sim *sim, uint64_t mean_ns);
 int evq_init(struct sim *sim, unsigned int n);
 void evq_free(struct sim *sim);
 void evq_update(struct sim *sim, unsigned int idx);
-int evq_first(const struct sim *sim);
+int evq_first(struct sim *sim);
 
 /* result.c */
 int sim_write_result(const struct sim *sim, FILE *f);
