@@ -242,6 +242,29 @@ static void apply_pcpu(struct dispatch *d, unsigned int p, const struct sched_cp
 		kick(d, (unsigned int)next);
 }
 
+/*
+ * Is another vCPU executing on host CPU `host` right now (inside KVM_RUN and
+ * not halted)? A vCPU that the engine switched in waits for the one it
+ * replaces to be out: two vCPU threads in KVM_RUN on one host CPU would
+ * share it at the host scheduler's whim, and the old one would keep running
+ * until the host let it see its kick.
+ */
+bool dispatch_host_busy(struct dispatch *d, int host, unsigned int self)
+{
+	for (unsigned int i = 0; i < d->nr_vcpus; i++)
+		if (i != self && d->v[i].in_run && !d->v[i].halted && d->v[i].pinned_host == host)
+			return true;
+	return false;
+}
+
+/* Host CPU `host` may have become free: wake the vCPUs current on its pCPUs. */
+void dispatch_wake_host(struct dispatch *d, int host)
+{
+	for (unsigned int p = 0; p < d->nr_pcpus; p++)
+		if ((int)d->p[p].host_cpu == host && d->p[p].curr >= 0)
+			pthread_cond_signal(&d->v[d->p[p].curr].cond);
+}
+
 /* Make the vCPU threads match the engine's decisions at `now`. */
 void dispatch_apply(struct dispatch *d, uint64_t now)
 {
@@ -280,6 +303,8 @@ static void observe_vcpus(struct dispatch *d, uint64_t now)
 		if (h < 0)
 			continue;
 		dispatch_account(d, i, now);
+		if (h && !v->halted)
+			dispatch_wake_host(d, v->pinned_host);
 		v->halted = h;
 		sched_entity_info(d->sched, v->id, &info);
 		if (h && info.state != SCHED_BLOCKED) {

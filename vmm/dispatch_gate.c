@@ -135,6 +135,11 @@ enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu)
 		}
 		if (p >= 0) {
 			pin_to(d, v, d->p[p].host_cpu);
+			if (dispatch_host_busy(d, (int)d->p[p].host_cpu, vcpu)) {
+				/* The vCPU it replaces is still in KVM_RUN: wait for its leave. */
+				wait_until(d, v, UINT64_MAX);
+				continue;
+			}
 			if (may_run(d, v, (unsigned int)p, now, &wake)) {
 				v->sanctioned = true;
 				v->halted = false;
@@ -167,5 +172,7 @@ void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
 	if (v->sanctioned && v->leave_at != UINT64_MAX)
 		settle_debt(d, v, ran);
 	v->in_run = false;
+	if (!v->halted)
+		dispatch_wake_host(d, v->pinned_host);
 	pthread_mutex_unlock(&d->lock);
 }
