@@ -323,22 +323,32 @@ static void update_curr_dl(struct sched *s, struct sched_rq *rq, uint64_t delta,
 		resched_rq(rq);	/* schedule_rq() throttles it */
 }
 
-/* Runtime exhausted: off the runqueue until the next period (rule 10). */
+/*
+ * Runtime exhausted: off the runqueue until the next period (rule 10).
+ * If that period has already begun (start_dl_timer() would fail), the
+ * entity is replenished in place and stays queued, as in the kernel.
+ */
 void dl_throttle(struct sched *s, struct sched_rq *rq, struct sched_entity *se, uint64_t now)
 {
+	/* dl_next_period(): start of the next period. */
+	uint64_t timer = se->dl_deadline - se->dl.deadline_ns + se->dl.period_ns;
+
+	if ((int64_t)(timer - now) <= 0) {
+		replenish_dl_entity(s, se, now);
+		if (rq->curr != se) {	/* queued: its key changed */
+			treap_erase(&rq->dl, &se->dl_node);
+			se->dl_node.key = se->dl_deadline;
+			treap_insert(&rq->dl, &se->dl_node);
+		}
+		return;
+	}
 	dequeue_entity(s, rq, se, DEQ_THROTTLE, now);
 	se->state = SCHED_THROTTLED;
 	se->dl_throttled = true;
 	se->throttle_start = now;
 	se->st.nr_throttles++;
-	/* dl_next_period(): start of the next period. */
-	se->dl_timer = se->dl_deadline - se->dl.deadline_ns + se->dl.period_ns;
+	se->dl_timer = timer;
 	emit_dl(s, SCHED_EV_THROTTLE, se, now);
-	if ((int64_t)(se->dl_timer - now) <= 0) {
-		se->dl_throttled = false;
-		replenish_dl_entity(s, se, now);
-		enqueue_entity(s, rq, se, ENQ_REPLENISH, now);
-	}
 }
 
 /* dl_task_timer(): replenish throttled entities whose period has begun. */
