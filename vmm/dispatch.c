@@ -335,7 +335,7 @@ static uint64_t next_wake(struct dispatch *d, uint64_t now)
 	if (!any_runnable(d))
 		t = now + DISPATCH_IDLE_POLL_NS;
 	for (unsigned int i = 0; i < d->nr_vcpus; i++)
-		if (d->v[i].in_run && !d->v[i].kicked && d->v[i].leave_at < t)
+		if (d->v[i].in_run && !d->v[i].kicked && !d->v[i].halted && d->v[i].leave_at < t)
 			t = d->v[i].leave_at;
 	return t;
 }
