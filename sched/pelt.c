@@ -24,18 +24,41 @@ static const uint32_t pelt_y_inv[LOAD_AVG_PERIOD] = {
 	0x8b95c1e3, 0x88980e80, 0x85aac367, 0x82cd8698,
 };
 
+/* y^periods as a shift and a 32-bit fixed-point factor, applied to many sums. */
+struct decay {
+	unsigned int shift;	/* 64: everything decays to zero */
+	uint32_t mul;
+};
+
+static inline struct decay decay_for(uint64_t periods)
+{
+	struct decay d = { 0, UINT32_MAX };
+
+	if (periods > LOAD_AVG_PERIOD * 63) {
+		d.shift = 64;
+	} else if (periods) {
+		d.shift = (unsigned int)(periods / LOAD_AVG_PERIOD);
+		d.mul = pelt_y_inv[periods % LOAD_AVG_PERIOD];
+	}
+	return d;
+}
+
+static inline uint64_t decay_apply(uint64_t val, struct decay d)
+{
+	if (d.shift >= 64)
+		return 0;
+	val >>= d.shift;
+	if (d.mul == UINT32_MAX && !d.shift)
+		return val;	/* no period elapsed */
+	if (val <= UINT32_MAX)	/* the usual case: a 64-bit product is enough */
+		return (val * d.mul) >> 32;
+	return (uint64_t)(((unsigned __int128)val * d.mul) >> 32);
+}
+
 /* val x y^periods. */
 uint64_t pelt_decay(uint64_t val, uint64_t periods)
 {
-	if (!periods)
-		return val;
-	if (periods > LOAD_AVG_PERIOD * 63)
-		return 0;
-	if (periods >= LOAD_AVG_PERIOD) {
-		val >>= periods / LOAD_AVG_PERIOD;
-		periods %= LOAD_AVG_PERIOD;
-	}
-	return (uint64_t)(((unsigned __int128)val * pelt_y_inv[periods]) >> 32);
+	return periods ? decay_apply(val, decay_for(periods)) : val;
 }
 
 /*
@@ -43,10 +66,10 @@ uint64_t pelt_decay(uint64_t val, uint64_t periods)
  * `periods - 1` full periods, and starts a new one (d3), all decayed to
  * now: d1 y^p + 1024 (y + ... + y^(p-1)) + d3.
  */
-static uint64_t accumulate_segments(uint64_t periods, uint32_t d1, uint32_t d3)
+static uint64_t accumulate_segments(struct decay d, uint32_t d1, uint32_t d3)
 {
-	uint64_t c1 = pelt_decay(d1, periods);
-	uint64_t c2 = LOAD_AVG_MAX - pelt_decay(LOAD_AVG_MAX, periods) - 1024;
+	uint64_t c1 = decay_apply(d1, d);
+	uint64_t c2 = LOAD_AVG_MAX - decay_apply(LOAD_AVG_MAX, d) - 1024;
 
 	return c1 + c2 + d3;
 }
@@ -82,13 +105,14 @@ void pelt_update(struct sched_pelt *sa, uint64_t now, unsigned long load,
 	delta += sa->period_contrib;
 	periods = delta / 1024;
 	if (periods) {
-		sa->load_sum = pelt_decay(sa->load_sum, periods);
-		sa->runnable_sum = pelt_decay(sa->runnable_sum, periods);
-		sa->util_sum = pelt_decay(sa->util_sum, periods);
+		struct decay d = decay_for(periods);
+
+		sa->load_sum = decay_apply(sa->load_sum, d);
+		sa->runnable_sum = decay_apply(sa->runnable_sum, d);
+		sa->util_sum = decay_apply(sa->util_sum, d);
 		delta %= 1024;
 		if (load || runnable || running)
-			contrib = accumulate_segments(periods, 1024 - sa->period_contrib,
-						      (uint32_t)delta);
+			contrib = accumulate_segments(d, 1024 - sa->period_contrib, (uint32_t)delta);
 	}
 	sa->period_contrib = (uint32_t)delta;
 
