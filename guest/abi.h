@@ -61,6 +61,7 @@ enum guest_syscall {
 	SYS_OUT_LOOP,		/* (port, n): n outb from ring 0, returns ns */
 	SYS_ACPI_SCAN,		/* (): scan the DSDT once for each CPU's _CPC and
 				 * the hint device, into bootinfo */
+	SYS_APERFMPERF,		/* (u64 out[2]): APERF then MPERF, one entry */
 	SYS_MAX
 };
 

@@ -11,14 +11,20 @@
 
 #define CHUNK 4096
 
-int perf_sample(struct perf_sample *s)
+int perf_sample(struct perf_sample *s, int with_cppc)
 {
 	struct guest_cppc_regs r;
+	u64 am[2];
 
 	memset(s, 0, sizeof(*s));
 	memset(&r, 0, sizeof(r));
-	s->aperf_ok = !sys2(SYS_MSR_READ, MSR_IA32_APERF, (long)&s->aperf) &&
-		      !sys2(SYS_MSR_READ, MSR_IA32_MPERF, (long)&s->mperf);
+	s->aperf_ok = !sys1(SYS_APERFMPERF, (long)am);
+	if (s->aperf_ok) {
+		s->aperf = am[0];
+		s->mperf = am[1];
+	}
+	if (!with_cppc)
+		return s->aperf_ok;
 	/* An absent page reads 0 (QEMU) or all ones (an unclaimed MMIO read). */
 	s->cppc_ok = !sys1(SYS_CPPC_READ, (long)&r) && r.reference && r.reference != ~0UL;
 	s->reference = r.reference;
@@ -77,7 +83,7 @@ void test_cppc(unsigned int cpu)
 	unsigned int k = 0;
 	char r1[32], r2[32], secs[24];
 
-	if (!perf_sample(&first)) {
+	if (!perf_sample(&first, 1)) {
 		report("{\"test\":\"cppc\",\"vcpu\":%u,\"cppc\":false,\"aperfmperf\":false,"
 		       "\"error\":\"no CPPC register page answers and CPUID 6 has no APERFMPERF "
 		       "(not capvisor, or CPPC disabled)\"}", cpu);
@@ -92,7 +98,7 @@ void test_cppc(unsigned int cpu)
 	       bootinfo.cpc[cpu].lowest);
 	if (cfg.n_desired)
 		set_desired(cpu, start, k++);
-	perf_sample(&prev);
+	perf_sample(&prev, 1);
 	last_t = now_ns(cpu);
 	while ((t = spin_for(cpu, next < end ? next : end, &iters)) < end) {
 		if (cfg.n_desired && t >= next_sw) {
@@ -101,7 +107,7 @@ void test_cppc(unsigned int cpu)
 		}
 		if (t < next)
 			continue;
-		perf_sample(&cur);
+		perf_sample(&cur, 1);
 		report_interval(cpu, (t - start) / 1000000, &prev, &cur, iters - last_iters,
 				t - last_t);
 		prev = cur;
@@ -109,7 +115,7 @@ void test_cppc(unsigned int cpu)
 		last_t = now_ns(cpu);
 		next += interval;
 	}
-	perf_sample(&cur);
+	perf_sample(&cur, 1);
 	report("{\"test\":\"cppc\",\"vcpu\":%u,\"iterations\":%lu,\"seconds\":%s,"
 	       "\"aperf_mperf\":%s,\"delivered_ref\":%s}", cpu, iters,
 	       fmt_secs(secs, t - start), fmt_ratio(r1, cur.aperf - first.aperf,

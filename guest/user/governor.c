@@ -3,13 +3,20 @@
  * `governor`: Linux's own frequency loop, in the guest, against capvisor's
  * CPPC and APERF/MPERF. Every tick_ms:
  *   freq_scale = dAPERF * 1024 * 1024 / (dMPERF * max_ratio), capped at 1024
- *     (arch_scale_freq_tick), with the AMD max-ratio rule
- *     max_ratio = (highest * 1024 / nominal_perf + 1024) / 2
+ *     (arch_scale_freq_tick), with the AMD max-ratio rule, one value for all
+ *     CPUs: max_ratio = (highest * 1024 / nominal_perf of CPU 0 + 1024) / 2
  *     where "highest" is the kernel's model constant (255 by default,
  *     `highest=`), not the _CPC value (amd_set_max_freq_ratio);
  *   util = PELT-like average of running * freq_scale (halves every 32 ms);
- *   desired = 1.25 * max_perf * util / 1024 (schedutil), written to
+ *   desired = 1.25 * max_perf * util / capacity (schedutil), written to
  *     desired_perf, clamped to [lowest_perf, highest_perf] from _CPC.
+ * capacity is 1024 * this vCPU's highest_perf / the largest highest_perf
+ * (what a kernel that derives CPU capacities from CPPC uses, e.g. Linux
+ * 6.10+ topology_init_cpu_capacity_cppc); asym=0 makes it 1024 for every
+ * vCPU, as 6.1 on AMD has it. capvisor's APERF/MPERF share one reference
+ * rate, so a little vCPU at its top reads dAPERF/dMPERF = its capacity: with
+ * asym=0 its util cannot exceed that share and its request sinks to the
+ * bottom (the seed-002 feedback again, from heterogeneity).
  * max_perf is _CPC highest_perf (what schedutil uses once boost is counted,
  * the seed-002 fix). naive=1 uses nominal_perf instead (the v5.11 bug): with
  * a workload busy duty% of the time that is below 1.25 / (max_ratio / 1024)
@@ -42,6 +49,7 @@ static const u64 decay_q32[32] = {
 
 struct governor {
 	u64 max_ratio;		/* Q10 */
+	u64 capacity;		/* 0..1024 */
 	u64 max_perf, lowest, highest, nominal;
 	u64 util;		/* 0..1024 */
 	u64 desired, min_seen, max_seen;
@@ -69,18 +77,18 @@ static void governor_tick(struct governor *g, const struct perf_sample *a,
 		g->freq_scale = SCALE;
 	kept = decay(SCALE, ms);
 	g->util = (g->util * kept + running * g->freq_scale / SCALE * (SCALE - kept)) / SCALE;
-	next = 5 * g->max_perf * g->util / (4 * SCALE);
+	next = 5 * g->max_perf * g->util / (4 * g->capacity);
 	if (next < g->lowest)
 		next = g->lowest;
 	if (next > g->highest)
 		next = g->highest;
+	if (next != g->desired && !cfg.model)	/* schedutil skips unchanged requests too */
+		sys2(SYS_CPPC_WRITE, CPPC_REG_DESIRED_PERF, (long)next);
 	g->desired = next;
 	if (next < g->min_seen)
 		g->min_seen = next;
 	if (next > g->max_seen)
 		g->max_seen = next;
-	if (!cfg.model)
-		sys2(SYS_CPPC_WRITE, CPPC_REG_DESIRED_PERF, (long)next);
 }
 
 /* The model CPU: MPERF counts busy ns, APERF the same scaled by desired/nominal. */
@@ -90,32 +98,47 @@ static void plant_sample(struct perf_sample *s, const struct governor *g, u64 bu
 	s->aperf += busy_ns * g->desired / g->nominal;
 }
 
+/* The largest _CPC highest_perf of all vCPUs: capacity 1024. */
+static u64 biggest_highest(void)
+{
+	u64 m = 0;
+
+	for (unsigned int i = 0; i < bootinfo.ncpus; i++)
+		if (bootinfo.cpc[i].highest > m)
+			m = bootinfo.cpc[i].highest;
+	return m;
+}
+
 static int governor_init(unsigned int cpu, struct governor *g)
 {
-	u64 model = cfg.highest ? cfg.highest : MODEL_HIGHEST;
+	u64 model = cfg.highest ? cfg.highest : MODEL_HIGHEST, ref_nominal;
 
+	g->capacity = SCALE;
 	if (cfg.model) {
-		g->nominal = cfg.nominal ? cfg.nominal : PLANT_NOMINAL;
+		g->nominal = ref_nominal = cfg.nominal ? cfg.nominal : PLANT_NOMINAL;
 		g->highest = PLANT_HIGHEST;
 		g->lowest = PLANT_LOWEST;
 	} else {
 		const struct cpc_caps *caps = &bootinfo.cpc[cpu];
 
 		g->nominal = cfg.nominal ? cfg.nominal : caps->nominal;
+		ref_nominal = cfg.nominal ? cfg.nominal : bootinfo.cpc[0].nominal;
 		g->highest = caps->highest ? caps->highest : model;
 		g->lowest = caps->lowest ? caps->lowest : 1;
+		if (cfg.asym && caps->highest && biggest_highest())
+			g->capacity = SCALE * caps->highest / biggest_highest();
 	}
-	if (!g->nominal || (!bootinfo.aperfmperf && !cfg.model)) {
+	if (!g->nominal || !ref_nominal || !g->capacity || (!bootinfo.aperfmperf && !cfg.model)) {
 		report("{\"test\":\"governor\",\"vcpu\":%u,\"error\":\"needs %s\"}", cpu,
 		       !bootinfo.aperfmperf ? "APERF/MPERF (CPUID 6 ECX bit 0)" :
 		       "nominal_perf: no _CPC in the DSDT and no nominal= key");
 		return -1;
 	}
-	g->max_ratio = (model * SCALE / g->nominal + SCALE) / 2;
+	g->max_ratio = (model * SCALE / ref_nominal + SCALE) / 2;
 	g->max_perf = cfg.naive ? g->nominal : g->highest;
 	g->desired = g->nominal;
 	g->min_seen = g->max_seen = g->desired;
-	g->util = SCALE * g->desired / g->highest;
+	g->util = g->capacity * g->desired / g->highest;
 	if (!cfg.model) {
 		sys2(SYS_CPPC_WRITE, CPPC_REG_ENABLE, 1);
 		sys2(SYS_CPPC_WRITE, CPPC_REG_DESIRED_PERF, (long)g->desired);
@@ -140,10 +163,11 @@ static void report_final(unsigned int cpu, const struct governor *g, u64 duty, u
 	char secs[24];
 
 	report("{\"test\":\"governor\",\"vcpu\":%u,\"model\":%lu,\"naive\":%lu,\"duty\":%lu,"
-	       "\"max_ratio\":%lu,\"nominal_perf\":%lu,\"highest_perf\":%lu,\"lowest_perf\":%lu,"
-	       "\"final_desired\":%lu,\"min_desired\":%lu,\"max_desired\":%lu,\"seconds\":%s}",
-	       cpu, cfg.model, cfg.naive, duty, g->max_ratio, g->nominal, g->highest, g->lowest,
-	       g->desired, g->min_seen, g->max_seen, fmt_secs(secs, ns));
+	       "\"max_ratio\":%lu,\"capacity\":%lu,\"nominal_perf\":%lu,\"highest_perf\":%lu,"
+	       "\"lowest_perf\":%lu,\"final_desired\":%lu,\"min_desired\":%lu,"
+	       "\"max_desired\":%lu,\"seconds\":%s}",
+	       cpu, cfg.model, cfg.naive, duty, g->max_ratio, g->capacity, g->nominal, g->highest,
+	       g->lowest, g->desired, g->min_seen, g->max_seen, fmt_secs(secs, ns));
 }
 
 static void report_progress(unsigned int cpu, u64 t_ms, const struct governor *g, u64 running,
@@ -188,11 +212,11 @@ void test_governor(unsigned int cpu)
 		report_final(cpu, &g, duty, run_model(cpu, &g, tick, duty));
 		return;
 	}
-	perf_sample(&prev);
+	perf_sample(&prev, 0);
 	for (t0 = now_ns(cpu); t0 < end;) {
 		u64 busy = run_tick(cpu, t0, tick, duty), t1 = now_ns(cpu), running;
 
-		perf_sample(&cur);
+		perf_sample(&cur, 0);
 		running = t1 > t0 ? busy * SCALE / (t1 - t0) : SCALE;
 		governor_tick(&g, &prev, &cur, (t1 - t0) / 1000000, running);
 		prev = cur;

@@ -12,7 +12,10 @@ struct perf_sample {
 	u32 desired, min, max, enable;
 };
 
-/* Returns non-zero when at least one source answered. */
-int perf_sample(struct perf_sample *s);
+/*
+ * APERF/MPERF (one syscall) and, with_cppc, this vCPU's CPPC registers
+ * (another). Returns non-zero when at least one source answered.
+ */
+int perf_sample(struct perf_sample *s, int with_cppc);
 
 #endif

@@ -173,7 +173,8 @@ def check_modes(c, cmd_of, nr=2):
         c.expect(r.rc == 0, f"'{cmdline}': exit status {r.rc}", r)
         if test == "periodic":
             for l in finals:
-                c.expect(l["samples"] > 300 and l["p50_us"] <= l["p99_us"] <= l["max_us"],
+                # loose: a loaded 2-core host misses many periods
+                c.expect(l["samples"] > 100 and l["p50_us"] <= l["p99_us"] <= l["max_us"],
                          f"periodic: implausible {l}")
         if test == "lock":
             tot = r.of("lock-total")
