@@ -91,6 +91,7 @@ void vm_sched_feed_cppc(void *opaque)
 	struct vm_sched *vs = opaque;
 
 	for (unsigned int i = 0; vs->cppc && i < vs->nr_vcpus; i++) {
+		unsigned int top = acpi_capacity_from_perf(vs->cppc[i].caps.highest_perf);
 		uint64_t active, run, da, dr;
 
 		dispatch_vcpu_times(vs->d, i, &active, &run);
@@ -98,8 +99,14 @@ void vm_sched_feed_cppc(void *opaque)
 		dr = run > vs->acct_run[i] ? run - vs->acct_run[i] : 0;
 		if (!da)
 			continue;
-		if (dr > da)
-			dr = da;
+		/*
+		 * A tick is shorter than the duty cycle's window: within one a
+		 * little vCPU may have run the whole time. Run time beyond its top
+		 * level is carried to the next tick rather than dropped, so the
+		 * counters' ratio converges on the delivered level without bias.
+		 */
+		if (dr > da * top / 1024)
+			dr = da * top / 1024;
 		vs->acct_active[i] = active;
 		vs->acct_run[i] += dr;
 		cppc_account(&vs->cppc[i], ns_to_ticks(vs, da),
