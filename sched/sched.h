@@ -3,10 +3,13 @@
  * capvisor scheduling engine: public API.
  *
  * A pure, deterministic library. It owns no clock, no thread and no lock:
- * every call that depends on time takes `now` (ns, monotonic, never going
- * backwards across calls). The caller (the simulator, or the VMM dispatcher
- * holding one lock) reports events (wakeup, block, yield, tick) and asks,
- * per pCPU, "which entity runs here now, at which performance level?".
+ * every call that depends on time takes `now` (ns, from one monotonic
+ * clock). A call whose `now` is older than one already seen (threads that
+ * read the clock before taking the lock in another order) is treated as
+ * happening at the latest time seen. The caller (the simulator, or the VMM
+ * dispatcher holding one lock) reports events (wakeup, block, yield, tick)
+ * and asks, per pCPU, "which entity runs here now, at which performance
+ * level?". The engine is not thread-safe: callers serialize all calls.
  *
  * Model: a pCPU of capacity C (1..1024) running at performance level P
  * (1..C) delivers P/1024 of full-capacity work per ns of wall time. The
