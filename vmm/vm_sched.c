@@ -142,12 +142,31 @@ void vm_sched_acpi_desc(const struct vm_sched *vs, struct acpi_vm_desc *desc)
 	desc->hint_device = vs->d != NULL;
 }
 
+/*
+ * A CPPC request (perf scale) as a level of the cluster the guest was told
+ * about: the lowest level that delivers at least what it asked for. The perf
+ * scale is coarser than the capacity scale, so converting back arithmetically
+ * would land just above a level (64 -> 257) and round up to the next one.
+ */
+static unsigned int request_level(const struct vm_sched *vs, unsigned int vcpu, uint32_t perf)
+{
+	const struct host_cluster_spec *cl = &vs->cfg.host.clusters[vs->caps_cluster[vcpu]];
+
+	if (!perf)
+		return 0;
+	for (unsigned int i = 0; i < cl->nr_levels; i++)
+		if (acpi_perf_from_capacity(cl->levels[i]) >= perf)
+			return cl->levels[i];
+	return cl->levels[cl->nr_levels - 1];
+}
+
 static void cppc_changed(struct cppc_dev *dev, void *opaque)
 {
 	struct vm_sched *vs = opaque;
 
 	if (vs->d)
-		dispatch_set_perf_request(vs->d, dev->vcpu, cppc_effective_request_capacity(dev));
+		dispatch_set_perf_request(vs->d, dev->vcpu,
+					  request_level(vs, dev->vcpu, cppc_effective_request(dev)));
 }
 
 static void hint_yield(void *opaque, unsigned int vcpu)

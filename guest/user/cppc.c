@@ -3,8 +3,8 @@
  * `cppc`: a ring-3 spin while, every interval_ms, ring 0 reads this vCPU's
  * APERF/MPERF and CPPC reference/delivered counters (as Linux does); each
  * interval reports both ratios next to the measured spin speed. With
- * desired=LIST it writes desired_perf, cycling through LIST every switch_ms,
- * so a test can see speed follow the request.
+ * desired=LIST it sets cppc_enable, then writes desired_perf, cycling through
+ * LIST every switch_ms, so a test can see speed follow the request.
  */
 #include "guest/user/user.h"
 #include "guest/user/perf.h"
@@ -96,8 +96,11 @@ void test_cppc(unsigned int cpu)
 	       first.desired, first.min, first.max, first.enable, bootinfo.cpc[cpu].highest,
 	       bootinfo.cpc[cpu].nominal, bootinfo.cpc[cpu].lowest_nonlinear,
 	       bootinfo.cpc[cpu].lowest);
-	if (cfg.n_desired)
+	/* As an OS does (ACPI 8.4.6.1.2.5): enable CPPC before making requests. */
+	if (cfg.n_desired) {
+		sys2(SYS_CPPC_WRITE, CPPC_REG_ENABLE, 1);
 		set_desired(cpu, start, k++);
+	}
 	perf_sample(&prev, 1);
 	last_t = now_ns(cpu);
 	while ((t = spin_for(cpu, next < end ? next : end, &iters)) < end) {
