@@ -64,7 +64,7 @@ include tests/tests.mk
 include bench/bench.mk
 
 demo: deps $(BIN)
-	scripts/demo.sh $(BIN)
+	scripts/demo.py $(BIN)
 
 clean:
 	rm -rf build
