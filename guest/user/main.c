@@ -236,7 +236,7 @@ static void report_boot(void)
 	char cmd[300];
 
 	json_escape(cmd, sizeof(cmd), bootinfo.cmdline, strlen(bootinfo.cmdline));
-	report("{\"test\":\"boot\",\"cpus\":%u,\"clock\":\"%s\",\"tsc_khz\":%lu,"
+	report("{\"test\":\"boot\",\"vcpu\":0,\"cpus\":%u,\"clock\":\"%s\",\"tsc_khz\":%lu,"
 	       "\"lapic_khz\":%lu,\"ram_mb\":%u,\"aperfmperf\":%s,\"steal_time\":%s,"
 	       "\"sleep_reg\":\"%s:0x%lx\",\"boot_us\":%lu,\"cmdline\":\"%s\"}",
 	       bootinfo.ncpus, clock_name(), (unsigned long)bootinfo.tsc_khz,
