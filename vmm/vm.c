@@ -39,6 +39,12 @@ static int kvm_open(struct vm *vm)
 		pr_err("/dev/kvm: KVM API version %d, expected %d", version, KVM_API_VERSION_EXPECTED);
 		return -ENOTSUP;
 	}
+	/* The lossless kick protocol (vcpu.h) rests on immediate_exit (Linux >= 4.11). */
+	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_IMMEDIATE_EXIT) <= 0 ||
+	    ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_IRQCHIP) <= 0) {
+		pr_err("/dev/kvm lacks KVM_CAP_IMMEDIATE_EXIT or KVM_CAP_IRQCHIP (host kernel too old)");
+		return -ENOTSUP;
+	}
 	vm->run_size = (size_t)ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
 	do
 		vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
