@@ -14,6 +14,7 @@
 #define UART_LSR	5
 #define LSR_THRE	0x20
 #define UART_FIFO	16
+#define SERIAL_LOCK_SPINS 100000
 
 static volatile u32 serial_lock;
 
@@ -44,14 +45,25 @@ static void put_chars(const char *s, size_t len)
 	}
 }
 
-/* Write s (len bytes, no newline) and a newline as one uninterrupted line. */
+/*
+ * Write s (len bytes, no newline) and a newline as one uninterrupted line.
+ * The wait for the lock is bounded (~0.1 s of emulated ring 0; a line takes
+ * about 1 ms): a CPU that dies holding it (an exception report) must not
+ * silence the others for good.
+ */
 void serial_write_line(const char *s, size_t len)
 {
-	while (__atomic_exchange_n(&serial_lock, 1, __ATOMIC_ACQUIRE))
-		cpu_relax();
+	int locked = 0;
+
+	for (int i = 0; i < SERIAL_LOCK_SPINS && !locked; i++) {
+		locked = !__atomic_exchange_n(&serial_lock, 1, __ATOMIC_ACQUIRE);
+		if (!locked)
+			cpu_relax();
+	}
 	put_chars(s, len);
 	put_chars("\n", 1);
-	__atomic_store_n(&serial_lock, 0, __ATOMIC_RELEASE);
+	if (locked)
+		__atomic_store_n(&serial_lock, 0, __ATOMIC_RELEASE);
 }
 
 void kprint(const char *f, ...)
