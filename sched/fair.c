@@ -17,6 +17,8 @@
  */
 #include "sched/internal.h"
 
+#include <stdlib.h>
+
 uint64_t calc_delta_fair(uint64_t delta, uint32_t weight)
 {
 	if (weight == SCHED_NICE_0_WEIGHT)
@@ -268,9 +270,15 @@ static void update_curr_fair(struct sched *s, struct sched_rq *rq, uint64_t delt
 
 static void tick_fair(struct sched *s, struct sched_rq *rq, uint64_t now)
 {
+	struct sched_entity *curr = fair_curr(rq);
+
 	(void)now;
-	/* Rebase the keys now and then (enqueue does it too): no drift. */
-	update_zero_vruntime(rq);
+	/*
+	 * Rebase the keys before they drift far from V (enqueue does it
+	 * too): (v - zero) x w must stay well inside 64 bits.
+	 */
+	if (curr && (uint64_t)llabs(entity_key(rq, curr->vruntime)) > (1ull << 32))
+		update_zero_vruntime(rq);
 	/* A queued dl entity always wins; the slice expiry is in update_curr. */
 	if (rq->nr_dl)
 		resched_rq(rq);
