@@ -162,19 +162,20 @@ static void se_pelt_sync(struct sched *s, struct sched_entity *se, uint64_t now)
 	pelt_update(&se->pelt, now, runnable ? se->weight : 0, runnable, running, level);
 }
 
-/*
- * Account the time since the rq's last update: the current entity's class
- * charges its runtime (vruntime, CBS budget), and the rq's PELT advances.
- * Entities' PELT catches up lazily at their next state change (their state
- * was constant meanwhile), at a level change, and for the running one at
- * every tick (update_curr_pelt), as the kernel's entity_tick() does.
- */
+/* The running entity's PELT, at every tick (the kernel's entity_tick()). */
 void update_curr_pelt(struct sched *s, struct sched_rq *rq, uint64_t now)
 {
 	if (rq->curr)
 		se_pelt_sync(s, rq->curr, now);
 }
 
+/*
+ * Account the time since the rq's last update: the current entity's class
+ * charges its runtime (vruntime, CBS budget), and the rq's PELT advances.
+ * Entities' PELT catches up lazily at their next state change (their state
+ * was constant meanwhile), at a level change, and for the running one at
+ * every tick (update_curr_pelt).
+ */
 void update_rq_clock(struct sched *s, struct sched_rq *rq, uint64_t now)
 {
 	struct sched_entity *curr = rq->curr;
