@@ -20,6 +20,7 @@
 
 #define IMBALANCE_PCT		117
 #define MIGRATION_COST_NS	(500 * NSEC_PER_USEC)
+#define LB_STREAK		2
 
 /* util_fits_cpu() (rule 19). */
 bool util_fits_cpu(unsigned long util, unsigned int uclamp_min, unsigned int uclamp_max,
@@ -303,7 +304,7 @@ static void balance_misfit(struct sched *s, uint64_t now)
  * One move from the busiest pCPU (with something waiting) to the idlest,
  * if it lowers the maximum load. load[] is kept current by the caller.
  */
-static bool balance_once(struct sched *s, uint64_t *load, uint64_t now)
+static bool balance_once(struct sched *s, uint64_t *load, uint64_t mean, uint64_t now)
 {
 	struct sched_rq *busiest = NULL, *idlest = NULL;
 	struct sched_entity *se;
@@ -312,7 +313,7 @@ static bool balance_once(struct sched *s, uint64_t *load, uint64_t now)
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		struct sched_rq *rq = &s->rq[cpu];
 
-		if (rq->nr_fair >= 2 && (!busiest || load[cpu] > lb)) {
+		if (rq->nr_fair >= 2 && rq->lb_streak >= LB_STREAK && (!busiest || load[cpu] > lb)) {
 			busiest = rq;
 			lb = load[cpu];
 		}
@@ -321,7 +322,9 @@ static bool balance_once(struct sched *s, uint64_t *load, uint64_t now)
 			li = load[cpu];
 		}
 	}
-	if (!busiest || busiest == idlest || lb * 100 <= li * IMBALANCE_PCT)
+	/* Both ends clearly off the mean: no shuffling between average pCPUs. */
+	if (!busiest || busiest == idlest || lb * 100 <= li * IMBALANCE_PCT ||
+	    li * IMBALANCE_PCT >= mean * 100)
 		return false;
 	se = pick_movable(busiest, idlest, &m);
 	if (!se)
@@ -339,17 +342,33 @@ static bool balance_once(struct sched *s, uint64_t *load, uint64_t now)
 /* The periodic part of sched_balance_domains(). */
 void sched_balance(struct sched *s, uint64_t now)
 {
-	uint64_t load[SCHED_MAX_CPUS];
+	uint64_t load[SCHED_MAX_CPUS], sum = 0;
 
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
 		for (int d = 0; d < SCHED_DOMAINS; d++)
 			if (s->rq[cpu].sd[d].valid)
 				update_newidle_cost(&s->rq[cpu].sd[d], 0, now);
 	balance_misfit(s, now);
-	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		load[cpu] = rq_load(&s->rq[cpu], 0);
+		sum += load[cpu];
+	}
+	/*
+	 * Loads are instantaneous weights, so a wakeup burst looks like an
+	 * imbalance; only a pCPU above the mean by imbalance_pct at LB_STREAK
+	 * balances in a row gives entities away (the kernel gets the same
+	 * damping from load_avg).
+	 */
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		struct sched_rq *rq = &s->rq[cpu];
+
+		if (load[cpu] * 100 * s->nr_cpus > sum * IMBALANCE_PCT)
+			rq->lb_streak++;
+		else
+			rq->lb_streak = 0;
+	}
 	for (unsigned int i = 0; i < s->nr_cpus; i++)
-		if (!balance_once(s, load, now))
+		if (!balance_once(s, load, sum / s->nr_cpus, now))
 			break;
 }
 

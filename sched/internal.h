@@ -228,6 +228,7 @@ struct sched_rq {
 	bool overutil;			/* at the last periodic evaluation */
 	uint64_t last_idle;		/* last time this pCPU was idle */
 	bool misfit;
+	unsigned int lb_streak;		/* balances in a row above the mean load */
 	struct sched_domain_cost sd[SCHED_DOMAINS];
 
 	/* stats */
