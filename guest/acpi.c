@@ -18,6 +18,17 @@
 #define GAS_IO		1
 
 static u64 dsdt_addr;
+/* Kernel copies: bootinfo is writable by ring 3 and only reports them. */
+static u8 sleep_space;
+static u64 sleep_addr;
+
+static void set_sleep_reg(u8 space, u64 addr)
+{
+	sleep_space = space;
+	sleep_addr = addr;
+	bootinfo.sleep_space = space;
+	bootinfo.sleep_addr = addr;
+}
 
 static u32 rd32(const u8 *p)
 {
@@ -78,8 +89,7 @@ static void parse_fadt(const u8 *t, u32 len)
 	else if (len >= FADT_DSDT + 4)
 		dsdt_addr = rd32(t + FADT_DSDT);
 	if (len >= FADT_SLEEP_CTL + 12 && rd64(t + FADT_SLEEP_CTL + 4)) {
-		bootinfo.sleep_space = t[FADT_SLEEP_CTL];
-		bootinfo.sleep_addr = rd64(t + FADT_SLEEP_CTL + 4);
+		set_sleep_reg(t[FADT_SLEEP_CTL], rd64(t + FADT_SLEEP_CTL + 4));
 	}
 }
 
@@ -108,8 +118,7 @@ int acpi_init(u64 rsdp_hint)
 	u64 root_addr;
 
 	/* Documented fixed values until the FADT says otherwise. */
-	bootinfo.sleep_space = GAS_IO;
-	bootinfo.sleep_addr = PORT_ACPI_SLEEP_CTL;
+	set_sleep_reg(GAS_IO, PORT_ACPI_SLEEP_CTL);
 	if (!rsdp)
 		return -1;
 	if (rsdp[15] >= 2 && rd64(rsdp + 24)) {
@@ -232,11 +241,11 @@ void acpi_scan_dsdt(void)
 void acpi_poweroff(void)
 {
 	u8 val = (ACPI_S5_SLP_TYP << ACPI_SLP_TYP_SHIFT) | ACPI_SLP_EN;
-	u64 a = bootinfo.sleep_addr;
+	u64 a = sleep_addr;
 
-	if (bootinfo.sleep_space == GAS_IO && a < 0x10000)
+	if (sleep_space == GAS_IO && a < 0x10000)
 		outb((u16)a, val);
-	else if (bootinfo.sleep_space == GAS_MEMORY && a >= LAYOUT_MMIO_HOLE_START &&
+	else if (sleep_space == GAS_MEMORY && a >= LAYOUT_MMIO_HOLE_START &&
 		 a < LAYOUT_MMIO_HOLE_END)
 		*(volatile u8 *)a = val;
 	/* Still here: capvisor's documented port, then the i8042 reset line. */

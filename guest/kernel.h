@@ -25,6 +25,7 @@ struct percpu {
 	u32 apic_id;
 	volatile u32 timer_fired;
 	volatile u32 never;		/* stays 0: idle_wait() on it parks */
+	u32 uid;			/* ACPI UID = the VMM's vCPU index */
 } __attribute__((aligned(64)));
 
 extern struct percpu percpu[GUEST_MAX_CPUS];

@@ -101,13 +101,16 @@ void smp_boot(void)
 	bootinfo.ncpus = usable_cpus = 1;
 	if (n <= 1) {	/* no MADT, or one CPU */
 		bootinfo.apic_id[0] = bsp_id;
+		percpu[0].uid = bootinfo.uid[0];	/* 0 without a MADT */
 		return;
 	}
 	order_bsp_first(bsp_id, n);
+	percpu[0].uid = bootinfo.uid[0];
 	n = usable_entries(n);
 	for (unsigned int i = 1; i < n; i++) {
 		percpu[i].index = i;
 		percpu[i].apic_id = bootinfo.apic_id[i];
+		percpu[i].uid = bootinfo.uid[i];
 		apic_to_cpu[bootinfo.apic_id[i]] = (u8)i;
 	}
 	memcpy((void *)GUEST_TRAMPOLINE, tramp_start, (size_t)(tramp_end - tramp_start));

@@ -16,12 +16,12 @@ static int user_range_ok(u64 p, u64 len)
 
 static u64 cppc_page(void)
 {
-	return LAYOUT_CPPC_BASE + bootinfo.uid[this_cpu()->index] * LAYOUT_PER_VCPU_STRIDE;
+	return LAYOUT_CPPC_BASE + this_cpu()->uid * LAYOUT_PER_VCPU_STRIDE;
 }
 
 static u64 hint_page(void)
 {
-	return LAYOUT_HINT_BASE + bootinfo.uid[this_cpu()->index] * LAYOUT_PER_VCPU_STRIDE;
+	return LAYOUT_HINT_BASE + this_cpu()->uid * LAYOUT_PER_VCPU_STRIDE;
 }
 
 static int msr_allowed(u64 msr)
@@ -36,7 +36,7 @@ static long sys_cppc_read(u64 out)
 
 	if (!user_range_ok(out, sizeof(*r)))
 		return GERR_FAULT;
-	if (bootinfo.uid[this_cpu()->index] >= LAYOUT_MAX_VCPUS)
+	if (this_cpu()->uid >= LAYOUT_MAX_VCPUS)
 		return GERR_NODEV;
 	r->desired = mmio_read32(page + CPPC_REG_DESIRED_PERF);
 	r->min = mmio_read32(page + CPPC_REG_MIN_PERF);
@@ -54,7 +54,7 @@ static long sys_cppc_write(u64 off, u64 val)
 	if (off != CPPC_REG_DESIRED_PERF && off != CPPC_REG_MIN_PERF &&
 	    off != CPPC_REG_MAX_PERF && off != CPPC_REG_ENABLE)
 		return GERR_INVAL;
-	if (val > 0xffffffffULL || bootinfo.uid[this_cpu()->index] >= LAYOUT_MAX_VCPUS)
+	if (val > 0xffffffffULL || this_cpu()->uid >= LAYOUT_MAX_VCPUS)
 		return GERR_INVAL;
 	mmio_write32(cppc_page() + off, (u32)val);
 	return 0;
@@ -117,7 +117,7 @@ long syscall_dispatch(long a0, long a1, long a2, long a3, long nr)
 		sleep_tsc((u64)a0);
 		return 0;
 	case SYS_YIELD:
-		if (!bootinfo.hint_device || bootinfo.uid[this_cpu()->index] >= LAYOUT_MAX_VCPUS)
+		if (!bootinfo.hint_device || this_cpu()->uid >= LAYOUT_MAX_VCPUS)
 			return GERR_NODEV;
 		mmio_write32(hint_page() + HINT_REG_YIELD, 1);
 		return 0;
