@@ -175,8 +175,8 @@ void update_misfit(struct sched *s, struct sched_rq *rq)
 		return;
 	if (entity_fits_cpu(s, curr, rq->cpu))
 		return;
-	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
-		if (s->rq[cpu].capacity > rq->capacity && sched_cpumask_test(&curr->allowed, cpu)) {
+	for (unsigned int w = 0; w < SCHED_MAX_CPUS / 64; w++) {
+		if (s->cluster[rq->cluster].bigger.bits[w] & curr->allowed.bits[w]) {
 			rq->misfit = true;
 			return;
 		}

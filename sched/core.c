@@ -510,8 +510,10 @@ void sched_tick_cpu(struct sched *s, unsigned int cpu, uint64_t now)
 	rq = &s->rq[cpu];
 	update_rq_clock(s, rq, now);
 	update_curr_pelt(s, rq, now);
-	dl_replenish_due(s, rq, now);
-	dl_check_misses(s, rq, now);
+	if (!slist_empty(&rq->dl_assigned)) {
+		dl_replenish_due(s, rq, now);
+		dl_check_misses(s, rq, now);
+	}
 	if (rq->curr && rq->curr->on_rq)
 		rq->curr->class->tick(s, rq, now);
 	update_misfit(s, rq);

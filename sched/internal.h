@@ -239,6 +239,7 @@ struct sched_rq {
 
 struct sched_cluster {
 	struct sched_cluster_desc desc;
+	struct sched_cpumask bigger;	/* pCPUs of larger capacity (misfit targets) */
 	unsigned int first_cpu;
 	unsigned int level;
 	unsigned int requested;

@@ -87,6 +87,12 @@ int topology_build(struct sched *s, const struct sched_topology *topo, char *err
 	}
 	s->nr_clusters = topo->nr_clusters;
 	s->nr_cpus = cpu;
+	for (unsigned int c = 0; c < s->nr_clusters; c++)
+		for (unsigned int o = 0; o < s->nr_clusters; o++)
+			if (s->cluster[o].desc.capacity > s->cluster[c].desc.capacity)
+				for (unsigned int i = 0; i < s->cluster[o].desc.nr_cpus; i++)
+					sched_cpumask_set(&s->cluster[c].bigger,
+							  s->cluster[o].first_cpu + i);
 	return 0;
 }
 
