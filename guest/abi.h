@@ -28,6 +28,7 @@ typedef unsigned long uintptr_t;
  *   0x200000-0x3fffff  user image: ring-3 code, data, pvclock pages (user)
  *   0x400000-0x5fffff  ring-3 stacks, 32 KiB per CPU (user)
  *   0x600000-0x7fffff  ring-0 stacks, 32 KiB per CPU (supervisor)
+ *   8 MiB-1 GiB        the rest of RAM, unused (supervisor)
  * The MMIO hole 3-4 GiB is mapped uncached, supervisor only except the 2 MiB
  * pages holding the per-vCPU CPPC and hint pages, which ring 3 may touch.
  */
@@ -41,7 +42,7 @@ typedef unsigned long uintptr_t;
 #define KSTACK_SYSCALL_TOP	0x4000ULL
 #define KSTACK_IST1_TOP		0x6000ULL
 #define KSTACK_IST2_TOP		0x8000ULL
-#define GUEST_MIN_RAM		0x800000ULL	/* everything above must be RAM */
+#define GUEST_MIN_RAM		0x800000ULL	/* RAM must cover 1 MiB up to here */
 
 /* Syscalls (UD2 from ring 3): number in rax, arguments in rdi, rsi, rdx, r10;
  * result in rax; other registers preserved. */
