@@ -150,6 +150,54 @@ static void test_newidle_pull_and_skip(void)
 	sched_destroy(s);
 }
 
+/*
+ * Walking the domains stops once avg_idle < cost so far + the next
+ * domain's max cost (rule 26): the cluster domain is tried, the host
+ * domain is not, and nothing is pulled from the other cluster.
+ */
+static void test_newidle_abort(void)
+{
+	struct sched_config cfg = { 0 };
+	struct sched_cpu_stats cs;
+	struct sched *s;
+	int a, b, c;
+
+	cfg.balance_interval_ns = 1000 * MS;
+	s = mk_sched(2, 1024, 1, 512, &cfg);
+	a = add_ent(s, "a", 1024, true, 0);		/* cpu 0 */
+	b = add_ent(s, "b", 1024, true, 0);		/* cpu 1 */
+	c = add_ent(s, "c", 1024, true, 0);		/* cpu 2 (little) */
+	add_ent(s, "d", 1024, true, 0);			/* waits somewhere */
+	CU_ASSERT_EQUAL(s->nr_overloaded, 1);
+	/* Make sure the waiting one sits on the little pCPU. */
+	if (s->rq[2].nr_running != 2) {
+		struct sched_cpumask m;
+
+		sched_cpumask_clear(&m);
+		sched_cpumask_set(&m, 2);
+		for (int i = 0; i < 4; i++)
+			if (sched_ent(s, i)->on_rq && sched_ent(s, i)->cpu != 2 &&
+			    s->rq[sched_ent(s, i)->cpu].curr != sched_ent(s, i))
+				sched_set_affinity(s, i, &m, 0, NULL, 0);
+	}
+	CU_ASSERT_EQUAL_FATAL(s->rq[2].nr_running, 2);
+	s->rq[0].avg_idle = 100 * US;
+	s->rq[0].sd[0].max_newidle_lb_cost = 10 * US;	/* cluster: tried */
+	s->rq[0].sd[1].max_newidle_lb_cost = 95 * US;	/* host: 50 + 95 > 100 */
+	s->cfg.newidle_model_ns_per_cpu = 25 * US;	/* the cluster try costs 50 us */
+	sched_block(s, curr_of(s, 0), MS);
+	sched_cpu_stats(s, 0, &cs);
+	CU_ASSERT_EQUAL(cs.nr_newidle, 1);
+	CU_ASSERT_EQUAL(cs.nr_newidle_aborted, 1);
+	CU_ASSERT_EQUAL(cs.nr_newidle_pulled, 0);
+	CU_ASSERT_EQUAL(s->rq[0].nr_running, 0);
+	CU_ASSERT_EQUAL(s->rq[0].sd[0].max_newidle_lb_cost, 50 * US);	/* raised */
+	(void)a;
+	(void)b;
+	(void)c;
+	sched_destroy(s);
+}
+
 /* avg_idle is a 1/8 EWMA of idle periods (rule 26). */
 static void test_avg_idle(void)
 {
@@ -237,6 +285,7 @@ UNIT_SUITE(sched_balance_perf, NULL, NULL,
 	   UNIT_TEST(test_load_balance),
 	   UNIT_TEST(test_newidle_cost_decay),
 	   UNIT_TEST(test_newidle_pull_and_skip),
+	   UNIT_TEST(test_newidle_abort),
 	   UNIT_TEST(test_avg_idle),
 	   UNIT_TEST(test_perf_round),
 	   UNIT_TEST(test_perf_selection))
