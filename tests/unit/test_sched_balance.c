@@ -167,19 +167,18 @@ static void test_newidle_abort(void)
 	a = add_ent(s, "a", 1024, true, 0);		/* cpu 0 */
 	b = add_ent(s, "b", 1024, true, 0);		/* cpu 1 */
 	c = add_ent(s, "c", 1024, true, 0);		/* cpu 2 (little) */
-	add_ent(s, "d", 1024, true, 0);			/* waits somewhere */
-	CU_ASSERT_EQUAL(s->nr_overloaded, 1);
-	/* Make sure the waiting one sits on the little pCPU. */
-	if (s->rq[2].nr_running != 2) {
+	{
+		/* d waits on the little pCPU, free to run anywhere. */
 		struct sched_cpumask m;
+		int d = add_ent(s, "d", 1024, false, 0);
 
 		sched_cpumask_clear(&m);
 		sched_cpumask_set(&m, 2);
-		for (int i = 0; i < 4; i++)
-			if (sched_ent(s, i)->on_rq && sched_ent(s, i)->cpu != 2 &&
-			    s->rq[sched_ent(s, i)->cpu].curr != sched_ent(s, i))
-				sched_set_affinity(s, i, &m, 0, NULL, 0);
+		sched_set_affinity(s, d, &m, 0, NULL, 0);
+		sched_wakeup(s, d, 0);
+		sched_set_affinity(s, d, NULL, 0, NULL, 0);
 	}
+	CU_ASSERT_EQUAL(s->nr_overloaded, 1);
 	CU_ASSERT_EQUAL_FATAL(s->rq[2].nr_running, 2);
 	s->rq[0].avg_idle = 100 * US;
 	s->rq[0].sd[0].max_newidle_lb_cost = 10 * US;	/* cluster: tried */
