@@ -278,7 +278,33 @@ static void test_perf_selection(void)
 	sched_destroy(s);
 }
 
+/*
+ * Over-utilization (seed 002): a pCPU busy without a break asks for its
+ * maximum at once instead of creeping up 1.25x per PELT ramp; a clamp
+ * still caps it.
+ */
+static void test_overutilized_max(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	struct sched_cluster_stats cs;
+	uint64_t now = 0;
+	int a;
+
+	s->cluster[0].level = 64;
+	a = add_ent(s, "busy", 1024, true, 0);
+	run_until(s, &now, 20 * MS, MS);
+	sched_cluster_stats(s, 0, &cs);
+	CU_ASSERT_TRUE(cs.overutilized);
+	CU_ASSERT_EQUAL(cs.level, 1024);
+	sched_set_uclamp(s, a, 0, 500, now, NULL, 0);
+	run_until(s, &now, 40 * MS, MS);
+	sched_cluster_stats(s, 0, &cs);
+	CU_ASSERT_EQUAL(cs.level, 500);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_balance_perf, NULL, NULL,
+	   UNIT_TEST(test_overutilized_max),
 	   UNIT_TEST(test_placement_fits),
 	   UNIT_TEST(test_misfit_migration),
 	   UNIT_TEST(test_load_balance),
