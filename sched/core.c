@@ -10,8 +10,7 @@
  */
 #include "sched/internal.h"
 
-#include <errno.h>
-#include <stdarg.h>
+#include <stdarg.h>	/* va_list for sched_errf(): a freestanding header */
 #include <stdlib.h>
 
 int sched_errf(char *err, size_t errlen, int code, const char *fmt, ...)
