@@ -19,30 +19,30 @@ typedef long s64;
 typedef unsigned long size_t;
 typedef unsigned long uintptr_t;
 
-#define GUEST_MAX_CPUS		64
+#define GUEST_MAX_CPUS		255	/* every xAPIC id but the broadcast one */
 
 /*
  * Guest memory map (identity mapped, 2 MiB pages):
  *   0x000000-0x1fffff  kernel: boot data from the VMM, AP trampoline at 0x8000,
  *                      kernel image from 1 MiB (supervisor only)
  *   0x200000-0x3fffff  user image: ring-3 code, data, pvclock pages (user)
- *   0x400000-0x5fffff  ring-3 stacks, 32 KiB per CPU (user)
- *   0x600000-0x7fffff  ring-0 stacks, 32 KiB per CPU (supervisor)
- *   8 MiB-1 GiB        the rest of RAM, unused (supervisor)
+ *   0x400000-0x7fffff  ring-3 stacks, 16 KiB per CPU (user)
+ *   0x800000-0xbfffff  ring-0 stacks, 16 KiB per CPU (supervisor)
+ *   12 MiB-1 GiB       the rest of RAM, unused (supervisor)
  * The MMIO hole 3-4 GiB is mapped uncached, supervisor only except the 2 MiB
  * pages holding the per-vCPU CPPC and hint pages, which ring 3 may touch.
  */
 #define GUEST_TRAMPOLINE	0x8000ULL
 #define GUEST_USER_BASE		0x200000ULL
-#define GUEST_USER_END		0x600000ULL
+#define GUEST_USER_END		0x800000ULL
 #define GUEST_USTACKS		0x400000ULL
-#define GUEST_KSTACKS		0x600000ULL
-#define GUEST_STACK_SIZE	0x8000ULL
-/* Inside a CPU's 32 KiB ring-0 stack area: syscalls, interrupts, exceptions. */
-#define KSTACK_SYSCALL_TOP	0x4000ULL
-#define KSTACK_IST1_TOP		0x6000ULL
-#define KSTACK_IST2_TOP		0x8000ULL
-#define GUEST_MIN_RAM		0x800000ULL	/* RAM must cover 1 MiB up to here */
+#define GUEST_KSTACKS		0x800000ULL
+#define GUEST_STACK_SIZE	0x4000ULL
+/* Inside a CPU's 16 KiB ring-0 stack area: syscalls, interrupts, exceptions. */
+#define KSTACK_SYSCALL_TOP	0x2000ULL
+#define KSTACK_IST1_TOP		0x3000ULL
+#define KSTACK_IST2_TOP		0x4000ULL
+#define GUEST_MIN_RAM		0xc00000ULL	/* RAM must cover 1 MiB up to here */
 
 /* Syscalls (UD2 from ring 3): number in rax, arguments in rdi, rsi, rdx, r10;
  * result in rax; other registers preserved. */

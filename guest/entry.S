@@ -16,8 +16,8 @@
 #define MSR_EFER	0xc0000080
 #define EFER_LME_SCE	0x101
 #define TRAMP		0x8000
-#define KSTACK_TOP0	0x604000	/* GUEST_KSTACKS + KSTACK_SYSCALL_TOP */
-#define STACK_SHIFT	15		/* GUEST_STACK_SIZE = 32 KiB */
+#define KSTACK_TOP0	0x802000	/* GUEST_KSTACKS + KSTACK_SYSCALL_TOP */
+#define STACK_SHIFT	14		/* GUEST_STACK_SIZE = 16 KiB */
 #define LAPIC_ID_REG	0xfee00020
 #define LAPIC_EOI_REG	0xfee000b0
 #define PERCPU_TIMER_FIRED 24		/* offsetof(struct percpu, timer_fired) */
@@ -45,7 +45,7 @@ pdpt:
 pd_low:			/* first 16 MiB here; kmain() maps the rest of RAM below 1 GiB */
 	.set i, 0
 	.rept 8
-	.if i == 1 || i == 2		/* 0x200000-0x5fffff: user image, stacks */
+	.if i >= 1 && i <= 3		/* 0x200000-0x7fffff: user image, stacks */
 	.quad (i << 21) | 0x87
 	.else
 	.quad (i << 21) | 0x83
@@ -75,7 +75,7 @@ gdt:
 	.quad 0x00cf92000000ffff
 	.quad 0x00cff2000000ffff
 	.quad 0x00affa000000ffff
-	.fill 2 * 64, 8, 0
+	.fill 2 * 255, 8, 0		/* GUEST_MAX_CPUS */
 gdt_end:
 gdt_desc:
 	.word gdt_end - gdt - 1

@@ -6,7 +6,7 @@
  */
 #include "guest/kernel.h"
 
-#define REPORT_MAX	2048
+#define REPORT_MAX	8192
 #define OUT_LOOP_MAX	1000000
 
 static int user_range_ok(u64 p, u64 len)

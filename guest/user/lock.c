@@ -13,13 +13,14 @@
 #include "guest/user/user.h"
 
 #define NO_HOLDER 0xffffffffu
+#define OWNER_SLOTS 256	/* > GUEST_MAX_CPUS, divides 2^32 */
 #define PREEMPTED_SPIN_NS 5000
 
 struct ticket_lock {
 	volatile u32 next;
 	volatile u32 serving;
 	volatile u32 holder;	/* CPU index of the holder, NO_HOLDER between */
-	volatile u32 owner[GUEST_MAX_CPUS];	/* CPU index by ticket % 64 */
+	volatile u32 owner[OWNER_SLOTS];	/* CPU index by ticket % OWNER_SLOTS */
 } __attribute__((aligned(64)));
 
 struct lock_count {
@@ -47,7 +48,7 @@ static void lock_acquire(unsigned int cpu, u64 yield_after)
 	u32 me = __atomic_fetch_add(&lock.next, 1, __ATOMIC_ACQ_REL), serving;
 	u64 since = now_ns(cpu);
 
-	lock.owner[me % GUEST_MAX_CPUS] = cpu;
+	lock.owner[me % OWNER_SLOTS] = cpu;
 	while ((serving = __atomic_load_n(&lock.serving, __ATOMIC_ACQUIRE)) != me) {
 		u32 h = lock.holder;
 		u64 spun;
@@ -56,7 +57,7 @@ static void lock_acquire(unsigned int cpu, u64 yield_after)
 		if (!cfg.hint)
 			continue;
 		if (h == NO_HOLDER)	/* between holders: whose turn is it? */
-			h = lock.owner[serving % GUEST_MAX_CPUS];
+			h = lock.owner[serving % OWNER_SLOTS];
 		if (h == cpu || h >= bootinfo.ncpus)
 			continue;
 		spun = now_ns(cpu) - since;

@@ -6,10 +6,10 @@
  */
 #include "guest/user/user.h"
 
-/* Latency histogram: 1 us buckets to 1 ms, then 64 us buckets to ~66 ms. */
-#define FINE_BUCKETS	1024
+/* Latency histogram: 1 us buckets to 512 us, then 64 us buckets to ~33 ms. */
+#define FINE_BUCKETS	512
 #define COARSE_SHIFT	6
-#define BUCKETS		2048
+#define BUCKETS		1024
 
 static u32 hist[GUEST_MAX_CPUS][BUCKETS];
 
