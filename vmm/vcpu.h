@@ -50,6 +50,7 @@ struct vcpu {
 	/* Exit counters, for --verbose and the tests. */
 	atomic_uint_fast64_t nr_exits, nr_io_exits, nr_mmio_exits, nr_msr_exits, nr_kicks;
 	atomic_uint_fast64_t nr_int3_emulated;	/* int3 the emulator failed on (PVM) */
+	atomic_uint_fast64_t nr_fwait_emulated;	/* fwait, likewise */
 };
 
 /* Installs the no-op kick handler (process-wide, idempotent). */
@@ -77,5 +78,13 @@ int vcpu_set_preempted(struct vcpu *v, bool preempted);
 
 /* The run loop's exit handling (vcpu_exit.c); returns false to end the thread. */
 bool vcpu_handle_exit(struct vcpu *v);
+/* Read guest memory at a linear address through the vCPU's page tables. */
+bool vcpu_read_linear(struct vcpu *v, uint64_t linear, uint8_t *out, unsigned int len);
+/*
+ * After an emulation failure: carry out the instruction at RIP if it is one
+ * the host's instruction emulator is known to lack and whose effect is simple
+ * (vcpu_emu_gaps.c). True when done and the vCPU may run on.
+ */
+bool vcpu_emulate_gap(struct vcpu *v);
 
 #endif

@@ -64,7 +64,7 @@ static void handle_msr(struct vcpu *v, bool write)
 }
 
 /* Linear -> guest-physical through the vCPU's page tables (KVM_TRANSLATE). */
-static bool read_linear(struct vcpu *v, uint64_t linear, uint8_t *out, unsigned int len)
+bool vcpu_read_linear(struct vcpu *v, uint64_t linear, uint8_t *out, unsigned int len)
 {
 	for (unsigned int i = 0; i < len; i++) {
 		struct kvm_translation tr = { .linear_address = (linear + i) & PAGE_MASK_4K };
@@ -94,7 +94,7 @@ static void describe_rip(struct vcpu *v, char *buf, size_t len)
 	}
 	n = (size_t)snprintf(buf, len, "RIP %#llx (%s, CS %#x)", (unsigned long long)regs.rip,
 			     sr.cs.l ? "64-bit" : sr.cs.db ? "32-bit" : "16-bit", sr.cs.selector);
-	if (n >= len || !read_linear(v, sr.cs.base + regs.rip, insn, sizeof(insn)))
+	if (n >= len || !vcpu_read_linear(v, sr.cs.base + regs.rip, insn, sizeof(insn)))
 		return;
 	n += (size_t)snprintf(buf + n, len - n, ", instruction bytes:");
 	for (unsigned int i = 0; i < sizeof(insn) && n < len; i++)
@@ -107,38 +107,6 @@ static void fail(struct vcpu *v, const char *what)
 
 	describe_rip(v, where, sizeof(where));
 	vm_request_exit(v->vm, VM_EXIT_ERROR, 0, "vCPU %u: %s at %s", v->index, what, where);
-}
-
-/*
- * PVM's instruction emulator cannot execute `int3` in guest ring 0 (it fails
- * instead of raising #BP), and Linux runs one on purpose in its alternatives
- * self-test. Do what the CPU would: step over the 1-byte instruction and
- * inject #BP (a trap: the pushed RIP is the next instruction). Only reached
- * when emulation failed, so hardware-virtualization hosts never get here.
- */
-static bool emulate_int3(struct vcpu *v)
-{
-	struct kvm_vcpu_events ev;
-	struct kvm_regs regs;
-	struct kvm_sregs sr;
-	uint8_t insn;
-
-	if (v->run->internal.suberror != KVM_INTERNAL_ERROR_EMULATION ||
-	    ioctl(v->fd, KVM_GET_REGS, &regs) < 0 || ioctl(v->fd, KVM_GET_SREGS, &sr) < 0 ||
-	    !read_linear(v, sr.cs.base + regs.rip, &insn, 1) || insn != 0xcc ||
-	    ioctl(v->fd, KVM_GET_VCPU_EVENTS, &ev) < 0)
-		return false;
-	regs.rip++;
-	ev.exception.injected = 1;
-	ev.exception.nr = 3;
-	ev.exception.has_error_code = 0;
-	ev.exception.error_code = 0;
-	ev.flags = 0;
-	if (ioctl(v->fd, KVM_SET_REGS, &regs) < 0 || ioctl(v->fd, KVM_SET_VCPU_EVENTS, &ev) < 0)
-		return false;
-	atomic_fetch_add(&v->nr_int3_emulated, 1);
-	pr_debug("vCPU %u: emulated int3 at RIP %#llx", v->index, (unsigned long long)regs.rip - 1);
-	return true;
 }
 
 static void handle_internal_error(struct vcpu *v)
@@ -201,7 +169,7 @@ bool vcpu_handle_exit(struct vcpu *v)
 		handle_system_event(v);
 		return false;
 	case KVM_EXIT_INTERNAL_ERROR:
-		if (emulate_int3(v))
+		if (vcpu_emulate_gap(v))
 			return true;
 		handle_internal_error(v);
 		return false;

@@ -343,7 +343,33 @@ static void test_kvm_int3_reaches_the_guest_handler(void)
 	vm_destroy(vm);
 }
 
+static void test_kvm_fwait_without_pending_x87_error(void)
+{
+	/* fninit; fwait; out 0x14, al: fwait must be a no-op with no x87 error pending. */
+	static const uint8_t code[] = { 0xdb, 0xe3, 0x9b, 0xe6, 0x14, 0xeb, 0xfe };
+	struct boot_entry e = { .mode = BOOT_LONG64, .rip = CODE_GPA, .cr3 = 0x9000, .gdt = 0x500 };
+	struct port_rec rec = { 0 };
+	struct bus_device dev = { &port_ops, 0x10, 5, &rec };
+	struct vm *vm;
+
+	if (!have_kvm())
+		return;
+	vm = tiny_vm(code, sizeof(code));
+	rec.vm = vm;
+	setup_long_mode_idt(vm, CODE_GPA + 0x100);
+	CU_ASSERT_EQUAL(bus_register(vm->pio, &dev), 0);
+	CU_ASSERT_EQUAL_FATAL(vm_start(vm, &e), 0);
+	run_main_loop(vm);
+	CU_ASSERT_EQUAL(vm_exit_kind(vm), VM_EXIT_POWEROFF);
+	if (vm_exit_kind(vm) != VM_EXIT_POWEROFF)
+		fprintf(stderr, "\n  (%s)\n", vm->exit_reason);
+	fprintf(stderr, "\n  (fwait carried out by capvisor: %llu)\n",
+		(unsigned long long)vm->vcpus[0]->nr_fwait_emulated);
+	vm_destroy(vm);
+}
+
 UNIT_SUITE(vmm_kvm, NULL, NULL,
+	   UNIT_TEST(test_kvm_fwait_without_pending_x87_error),
 	   UNIT_TEST(test_kvm_int3_reaches_the_guest_handler),
 	   UNIT_TEST(test_kvm_steal_time_preempted_flag),
 	   UNIT_TEST(test_kvm_msr_exits_and_pio),
