@@ -215,6 +215,17 @@ void dispatch_account(struct dispatch *d, unsigned int vcpu, uint64_t now)
  * while the vCPU thread has not been scheduled yet would only keep the
  * dispatcher busy on the CPU the vCPU needs to leave.
  */
+/*
+ * Charge every vCPU up to now under the states that held so far. Called
+ * before anything that may change a state (engine tick, wakeup, block, QoS),
+ * so an interval is never charged under the state that follows it.
+ */
+void dispatch_account_all(struct dispatch *d, uint64_t now)
+{
+	for (unsigned int i = 0; i < d->nr_vcpus; i++)
+		dispatch_account(d, i, now);
+}
+
 static void kick(struct dispatch *d, unsigned int vcpu)
 {
 	if (d->v[vcpu].kicked)
@@ -302,7 +313,6 @@ static void observe_vcpus(struct dispatch *d, uint64_t now)
 		h = d->ops->halted(d->opaque, i);
 		if (h < 0)
 			continue;
-		dispatch_account(d, i, now);
 		if (h && !v->halted)
 			dispatch_wake_host(d, v->pinned_host);
 		v->halted = h;
@@ -364,6 +374,7 @@ static void *dispatch_thread(void *arg)
 		if (!d->paused) {
 			bool ticked = now >= d->next_tick;
 
+			dispatch_account_all(d, now);
 			observe_vcpus(d, now);
 			if (ticked) {
 				sched_tick(d->sched, now);

@@ -59,6 +59,7 @@ bool dispatch_host_busy(struct dispatch *d, int host, unsigned int self);
 void dispatch_wake_host(struct dispatch *d, int host);
 void dispatch_apply(struct dispatch *d, uint64_t now);
 void dispatch_account(struct dispatch *d, unsigned int vcpu, uint64_t now);
+void dispatch_account_all(struct dispatch *d, uint64_t now);
 int dispatch_vcpu_pcpu(struct dispatch *d, unsigned int vcpu, struct sched_entity_info *info);
 
 #endif

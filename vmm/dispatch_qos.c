@@ -19,6 +19,7 @@ static int check_vcpu(const struct dispatch *d, unsigned int vcpu, char *err, si
 	({                                                              \
 		int __rc;                                               \
 		pthread_mutex_lock(&(d)->lock);                         \
+		dispatch_account_all((d), dispatch_now_ns());           \
 		__rc = (expr);                                          \
 		if (__rc >= 0)                                          \
 			dispatch_apply((d), dispatch_now_ns());         \
@@ -75,6 +76,7 @@ int dispatch_set_cluster(struct dispatch *d, unsigned int vcpu, const char *clus
 		return rc;
 	sched_cpumask_clear(&mask);
 	pthread_mutex_lock(&d->lock);
+	dispatch_account_all(d, dispatch_now_ns());
 	if (cluster && *cluster) {
 		c = sched_cluster_find(d->sched, cluster);
 		if (c < 0) {
