@@ -75,6 +75,7 @@ enum guest_syscall {
 struct guest_cppc_regs {
 	u32 desired, min, max, enable, perf_limited, auto_sel;
 	u64 reference, delivered;
+	u32 guaranteed;
 };
 
 enum guest_clock { CLOCK_KVMCLOCK = 1, CLOCK_CPUID_TSC, CLOCK_PIT_TSC, CLOCK_TSC_GUESS };

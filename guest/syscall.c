@@ -46,6 +46,7 @@ static long sys_cppc_read(u64 out)
 	r->auto_sel = mmio_read32(page + CPPC_REG_AUTO_SEL);
 	r->reference = mmio_read64(page + CPPC_REG_REF_COUNTER);
 	r->delivered = mmio_read64(page + CPPC_REG_DEL_COUNTER);
+	r->guaranteed = mmio_read32(page + CPPC_REG_GUARANTEED_PERF);
 	return 0;
 }
 

@@ -33,6 +33,7 @@ int perf_sample(struct perf_sample *s, int with_cppc)
 	s->min = r.min;
 	s->max = r.max;
 	s->enable = r.enable;
+	s->guaranteed = r.guaranteed;
 	return s->aperf_ok || s->cppc_ok;
 }
 
@@ -90,10 +91,11 @@ void test_cppc(unsigned int cpu)
 		return;
 	}
 	report("{\"test\":\"cppc\",\"vcpu\":%u,\"event\":\"start\",\"cppc\":%s,\"aperfmperf\":%s,"
-	       "\"desired\":%u,\"min\":%u,\"max\":%u,\"enable\":%u,\"highest_perf\":%u,"
+	       "\"desired\":%u,\"min\":%u,\"max\":%u,\"enable\":%u,\"guaranteed\":%u,\"highest_perf\":%u,"
 	       "\"nominal_perf\":%u,\"lowest_nonlinear_perf\":%u,\"lowest_perf\":%u}", cpu,
 	       first.cppc_ok ? "true" : "false", first.aperf_ok ? "true" : "false",
-	       first.desired, first.min, first.max, first.enable, bootinfo.cpc[cpu].highest,
+	       first.desired, first.min, first.max, first.enable, first.guaranteed,
+	       bootinfo.cpc[cpu].highest,
 	       bootinfo.cpc[cpu].nominal, bootinfo.cpc[cpu].lowest_nonlinear,
 	       bootinfo.cpc[cpu].lowest);
 	/* As an OS does (ACPI 8.4.6.1.2.5): enable CPPC before making requests. */

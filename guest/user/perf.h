@@ -9,7 +9,7 @@ struct perf_sample {
 	int aperf_ok, cppc_ok;
 	u64 aperf, mperf;
 	u64 reference, delivered;
-	u32 desired, min, max, enable;
+	u32 desired, min, max, enable, guaranteed;
 };
 
 /*

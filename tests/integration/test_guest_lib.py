@@ -122,7 +122,7 @@ def check_spin(c, cmd_of, nr, secs=1):
              f"{label}: expected one spin-summary line over {nr} vCPUs: {summ}", r)
     periodic = [l for l in r.of("spin") if "t_ms" in l]
     c.expect(len(periodic) >= nr * (secs * 10 - 2) // 2,
-             f"{label}: too few 100 ms progress lines ({len(periodic)})")
+             f"{label}: too few 100 ms progress lines ({len(periodic)})", r)
     c.expect(r.rc == 0, f"{label}: exit status {r.rc}", r)
     return r
 
