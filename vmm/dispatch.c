@@ -103,7 +103,7 @@ static int init_vcpus(struct dispatch *d, const struct dispatch_config *cfg, cha
 		monotonic_cond_init(&v->cond);
 		v->pinned_host = -1;
 		v->leave_at = UINT64_MAX;
-		v->onpart_cpu = -1;
+		v->run_cpu = -1;
 		rc = add_vcpu_entity(d, i, &cfg->qos[i], err, errlen);
 		if (rc)
 			return rc;
@@ -128,6 +128,7 @@ static int init_pcpus(struct dispatch *d, const struct dispatch_config *cfg)
 		d->p[p].host_cpu = cfg->host_cpu[p];
 		d->p[p].curr = -1;
 		d->p[p].gen = UINT64_MAX;
+		d->p[p].onpart_window = UINT64_MAX;
 	}
 	return 0;
 }
@@ -318,7 +319,6 @@ static void observe_vcpus(struct dispatch *d, uint64_t now)
 		v->halted = h;
 		sched_entity_info(d->sched, v->id, &info);
 		if (h && info.state != SCHED_BLOCKED) {
-			v->debt_ns = 0;
 			sched_block(d->sched, v->id, now);
 		} else if (!h && info.state == SCHED_BLOCKED) {
 			sched_wakeup(d->sched, v->id, now);

@@ -38,15 +38,22 @@ static void wait_until(struct dispatch *d, struct dvcpu *v, uint64_t abs_ns)
 }
 
 /*
- * On-time for a new on-part: the level's share of the window, corrected by
- * what earlier on-parts over- or under-ran (kick and wakeup latencies), so
- * that the delivered share converges on the level.
+ * On-time for a new on-part of pCPU p: the level's share of the window,
+ * corrected by what earlier on-parts over- or under-ran (kick and wakeup
+ * latencies, a vCPU that halted early), so that the delivered share
+ * converges on the level.
  */
-static uint64_t corrected_on_ns(struct dispatch *d, struct dvcpu *v, unsigned int p)
+static uint64_t corrected_on_ns(struct dispatch *d, unsigned int p)
 {
-	int64_t base = (int64_t)duty_on_ns(d->window_ns, d->p[p].level);
-	int64_t debt = v->debt_ns;
+	struct dpcpu *pc = &d->p[p];
+	int64_t base = (int64_t)duty_on_ns(d->window_ns, pc->level);
+	int64_t debt;
 
+	if (pc->debt_level != pc->level) {
+		pc->debt_ns = 0;
+		pc->debt_level = pc->level;
+	}
+	debt = pc->debt_ns;
 	if (debt > base / 2)
 		debt = base / 2;
 	if (debt < -base / 2)
@@ -58,52 +65,50 @@ static uint64_t corrected_on_ns(struct dispatch *d, struct dvcpu *v, unsigned in
 static bool may_run(struct dispatch *d, struct dvcpu *v, unsigned int p, uint64_t now,
 		    uint64_t *wake)
 {
+	struct dpcpu *pc = &d->p[p];
 	uint64_t rel = now - d->epoch_ns, window = rel / d->window_ns, until;
 
-	/* Re-entry inside the current on-part (after an I/O exit, say). */
-	if (v->onpart_cpu == (int)p && v->onpart_window == window) {
-		if (now < v->onpart_until) {
-			v->leave_at = v->onpart_until;
+	/* Inside the pCPU's current on-part (re-entry, or a switch within it). */
+	if (pc->onpart_window == window) {
+		if (now < pc->onpart_until) {
+			v->leave_at = pc->onpart_until;
 			return true;
 		}
-		*wake = d->epoch_ns + (window + 1) * d->window_ns + d->p[p].slot.offset_ns;
+		*wake = d->epoch_ns + (window + 1) * d->window_ns + pc->slot.offset_ns;
 		return false;
 	}
-	if (!duty_may_run(&d->p[p].slot, d->window_ns, corrected_on_ns(d, v, p), rel, &until)) {
+	if (!duty_may_run(&pc->slot, d->window_ns, corrected_on_ns(d, p), rel, &until)) {
 		*wake = until == DUTY_ALWAYS ? UINT64_MAX : d->epoch_ns + until;
 		return false;
 	}
 	if (until == DUTY_ALWAYS) {
 		v->leave_at = UINT64_MAX;
-		v->onpart_cpu = -1;
-		v->debt_ns = 0;
+		pc->debt_ns = 0;
 		return true;
 	}
-	if (v->onpart_cpu != (int)p)
-		v->debt_ns = 0;
 	v->leave_at = d->epoch_ns + until;
-	v->onpart_until = v->leave_at;
-	v->onpart_window = window;
-	v->onpart_cpu = (int)p;
-	v->debt_ns += (int64_t)duty_on_ns(d->window_ns, d->p[p].level);
+	pc->onpart_until = v->leave_at;
+	pc->onpart_window = window;
+	pc->debt_ns += (int64_t)duty_on_ns(d->window_ns, pc->level);
 	v->window_runs++;
 	return true;
 }
 
 /*
- * Charge a run against the on-time target. The debt stays within one
- * window either way, so a long stall (a vCPU that halted or was held up in
- * the host) is not paid back in a burst.
+ * Charge a run against its pCPU's on-time target. The debt stays within one
+ * window either way, so a long stall (a vCPU held up in the host) is not paid
+ * back in a burst.
  */
-static void settle_debt(struct dispatch *d, struct dvcpu *v, uint64_t ran)
+static void settle_debt(struct dispatch *d, unsigned int p, uint64_t ran)
 {
 	int64_t lim = (int64_t)d->window_ns;
+	struct dpcpu *pc = &d->p[p];
 
-	v->debt_ns -= (int64_t)ran;
-	if (v->debt_ns < -lim)
-		v->debt_ns = -lim;
-	if (v->debt_ns > lim)
-		v->debt_ns = lim;
+	pc->debt_ns -= (int64_t)ran;
+	if (pc->debt_ns < -lim)
+		pc->debt_ns = -lim;
+	if (pc->debt_ns > lim)
+		pc->debt_ns = lim;
 }
 
 enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu)
@@ -131,6 +136,7 @@ enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu)
 			/* Wait for the interrupt inside KVM_RUN, asleep in the kernel. */
 			v->sanctioned = false;
 			v->leave_at = UINT64_MAX;
+			v->run_cpu = -1;
 			break;
 		}
 		if (p >= 0) {
@@ -142,6 +148,7 @@ enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu)
 			}
 			if (may_run(d, v, (unsigned int)p, now, &wake)) {
 				v->sanctioned = true;
+				v->run_cpu = p;
 				v->halted = false;
 				break;
 			}
@@ -169,8 +176,8 @@ void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
 	now = dispatch_now_ns();
 	dispatch_account(d, vcpu, now);
 	ran = now - v->enter_ns;
-	if (v->sanctioned && v->leave_at != UINT64_MAX)
-		settle_debt(d, v, ran);
+	if (v->sanctioned && v->leave_at != UINT64_MAX && v->run_cpu >= 0)
+		settle_debt(d, (unsigned int)v->run_cpu, ran);
 	v->in_run = false;
 	if (!v->halted)
 		dispatch_wake_host(d, v->pinned_host);

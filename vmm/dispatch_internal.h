@@ -19,17 +19,23 @@ struct dvcpu {
 	int pinned_host;		/* host CPU the thread is pinned to, -1 none */
 	uint64_t enter_ns;		/* when it last entered KVM_RUN */
 	uint64_t leave_at;		/* absolute end of its on-part, UINT64_MAX none */
-	uint64_t onpart_until;		/* end of the current on-part */
-	uint64_t onpart_window;		/* window index of that on-part */
-	int onpart_cpu;
-	int64_t debt_ns;		/* target on-time minus measured on-time */
+	int run_cpu;			/* pCPU of the current run, -1 if none */
 	uint64_t acct_ns;		/* last active/stolen accounting point */
 	uint64_t run_ns, active_ns, stolen_ns;
 	unsigned int window_runs;
 };
 
+/*
+ * The duty cycle belongs to the pCPU, not to whichever vCPU it runs: a
+ * switch inside a window does not open a second on-part, and what one vCPU
+ * over- or under-ran is settled by the next.
+ */
 struct dpcpu {
 	struct duty_slot slot;
+	uint64_t onpart_until;		/* end of the current window's on-part */
+	uint64_t onpart_window;		/* index of that window, UINT64_MAX none */
+	int64_t debt_ns;		/* target on-time minus measured on-time */
+	unsigned int debt_level;	/* level the debt was built at */
 	unsigned int host_cpu;
 	int curr;			/* vCPU index or -1 */
 	unsigned int level;
