@@ -136,7 +136,12 @@ static int governor_init(unsigned int cpu, struct governor *g)
 	}
 	g->max_ratio = (model * SCALE / ref_nominal + SCALE) / 2;
 	g->max_perf = cfg.naive ? g->nominal : g->highest;
-	g->desired = g->nominal;
+	/* Start where the firmware leaves it (nominal), or at start=. */
+	g->desired = cfg.start ? cfg.start : g->nominal;
+	if (g->desired < g->lowest)
+		g->desired = g->lowest;
+	if (g->desired > g->highest)
+		g->desired = g->highest;
 	g->min_seen = g->max_seen = g->desired;
 	g->util = g->capacity * g->desired / g->highest;
 	if (!cfg.model) {

@@ -25,7 +25,7 @@ static const struct test_desc tests[] = {
 	{ "lock", test_lock, "secs cs_us hint yield_after_us", 1 },
 	{ "cppc", test_cppc, "secs interval_ms desired switch_ms", 1 },
 	{ "governor", test_governor,
-	  "secs tick_ms naive highest nominal duty model asym interval_ms", 1 },
+	  "secs tick_ms naive highest nominal duty model asym start interval_ms", 1 },
 	{ "hostile", test_hostile, "secs seed", 0 },
 	{ "ioexit", test_ioexit, "n port", 0 },
 };
@@ -57,6 +57,7 @@ static const struct key_slot key_slots[] = {
 	{ "duty", &cfg.duty, 1, 100 },
 	{ "model", &cfg.model, 0, 1 },
 	{ "asym", &cfg.asym, 0, 1 },
+	{ "start", &cfg.start, 1, 0xffffffffUL },
 	{ "n", &cfg.n, 1, 1000000 },
 	{ "port", &cfg.port, 1, 0xffff },
 };

@@ -44,7 +44,7 @@ struct config {
 	unsigned int n_desired;
 	u64 switch_ms;
 	/* governor */
-	u64 tick_ms, naive, highest, nominal, duty, model, asym;
+	u64 tick_ms, naive, highest, nominal, duty, model, asym, start;
 	/* ioexit */
 	u64 n, port;
 };
