@@ -3,16 +3,17 @@
  * Test guest entry code: the PVH entry (32-bit protected mode, paging off,
  * EBX = hvm_start_info), the switch to long mode on static page tables, the
  * AP real-mode trampoline, interrupt stubs (syscalls arrive as #UD, see
- * trap.c) and the HLT window that the timer interrupt skips (so a wakeup is never lost).
+ * trap.c) and the HLT window that the timer interrupt skips (so a wakeup is
+ * never lost).
  *
- * Guest ring 0 is emulated on PVM hosts (~0.5 us per instruction), so the
+ * Guest ring 0 is emulated on PVM hosts (~0.5-1 us per instruction), so the
  * page tables are built by the assembler, not by loops at run time.
  */
 #define KERNEL_CS	0x08
 #define KERNEL_DS	0x10
 #define USER_DS		0x1b
 #define USER_CS		0x23
-#define USER_RFLAGS	0x3202		/* IF, IOPL=3 (ring 3 may use out), bit 1 */
+#define USER_RFLAGS	0x3202		/* IF, IOPL=3 (PVM needs the TSS bitmap too), bit 1 */
 #define MSR_EFER	0xc0000080
 #define EFER_LME_SCE	0x101
 #define TRAMP		0x8000
