@@ -63,6 +63,9 @@ enum guest_syscall {
 	SYS_ACPI_SCAN,		/* (): scan the DSDT once for each CPU's _CPC and
 				 * the hint device, into bootinfo */
 	SYS_APERFMPERF,		/* (u64 out[2]): APERF then MPERF, one entry */
+	SYS_MSR_LOOP,		/* (msr, n): n RDMSR of 0xe7/0xe8 in ring 0; ns */
+	SYS_MMIO_LOOP,		/* (offset, n): n 32-bit reads of this vCPU's
+				 * CPPC page in ring 0; ns */
 	SYS_MAX
 };
 

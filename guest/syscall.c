@@ -92,6 +92,36 @@ static long sys_aperfmperf(u64 out)
 	return err ? err : msr_read_safe(MSR_IA32_MPERF, &v[1]);
 }
 
+/* Costs for the VMM's benchmarks: n emulated RDMSRs, or n CPPC register reads. */
+static long sys_msr_loop(u64 msr, u64 n)
+{
+	u64 t0, v;
+	long err = 0;
+
+	if ((msr != MSR_IA32_MPERF && msr != MSR_IA32_APERF) || n > OUT_LOOP_MAX)
+		return GERR_INVAL;
+	if (!bootinfo.aperfmperf)
+		return GERR_NODEV;
+	t0 = clock_ns();
+	for (u64 i = 0; i < n && !err; i++)
+		err = msr_read_safe((u32)msr, &v);
+	return err ? err : (long)(clock_ns() - t0);
+}
+
+static long sys_mmio_loop(u64 off, u64 n)
+{
+	u64 t0;
+
+	if (off > LAYOUT_PER_VCPU_STRIDE - 4 || (off & 3) || n > OUT_LOOP_MAX)
+		return GERR_INVAL;
+	if (this_cpu()->uid >= LAYOUT_MAX_VCPUS)
+		return GERR_NODEV;
+	t0 = clock_ns();
+	for (u64 i = 0; i < n; i++)
+		(void)mmio_read32(cppc_page() + off);
+	return (long)(clock_ns() - t0);
+}
+
 static long sys_out_loop(u64 port, u64 n)
 {
 	u64 t0;
@@ -147,6 +177,10 @@ long syscall_dispatch(long a0, long a1, long a2, long a3, long nr)
 		return bootinfo.cppc_dsdt ? 0 : GERR_NODEV;
 	case SYS_APERFMPERF:
 		return sys_aperfmperf(a0);
+	case SYS_MSR_LOOP:
+		return sys_msr_loop(a0, a1);
+	case SYS_MMIO_LOOP:
+		return sys_mmio_loop(a0, a1);
 	default:
 		return GERR_INVAL;
 	}

@@ -5,16 +5,9 @@
  * from ring 3), and random RDMSR/WRMSR of MPERF, APERF and 0xC0010062
  * through ring 0, which survives a #GP. Then it reports that it survived,
  * with the CPPC registers as they read afterwards.
- *
- * `ioexit n=N port=P`: the cost of N `out` instructions to an unused port
- * from ring 3 (I/O bitmap) and from ring 0, and of a null syscall (the
- * SYS_TIME round trip), for the VMM's exit benchmark.
  */
 #include "guest/user/user.h"
 
-#define IOEXIT_DEFAULT_PORT	0x80
-#define IOEXIT_DEFAULT_N	10000
-#define SYSCALL_SAMPLES		200
 
 static u64 xorshift(u64 *s)
 {
@@ -107,26 +100,4 @@ void test_hostile(unsigned int cpu)
 	       "\"cppc_rc\":%ld,\"desired\":%u,\"min\":%u,\"max\":%u,\"enable\":%u,\"seconds\":%s}",
 	       cpu, st.ops, st.mmio_writes, st.mmio_reads, st.msr_ok, st.msr_gp, st.msr_other, rc,
 	       r.desired, r.min, r.max, r.enable, fmt_secs(secs, now_ns(cpu) - start));
-}
-
-void test_ioexit(unsigned int cpu)
-{
-	u64 n = cfg.n ? cfg.n : IOEXIT_DEFAULT_N, port = cfg.port ? cfg.port : IOEXIT_DEFAULT_PORT;
-	u64 t0, ring3_ns, syscall_ns;
-	long ring0_ns;
-
-	if (cpu != 0)
-		return;
-	t0 = now_ns(cpu);
-	for (u64 i = 0; i < n; i++)
-		asm volatile("outb %0, %1" : : "a"((u8)0), "Nd"((u16)port));
-	ring3_ns = now_ns(cpu) - t0;
-	ring0_ns = sys2(SYS_OUT_LOOP, (long)port, (long)n);
-	t0 = now_ns(cpu);
-	for (int i = 0; i < SYSCALL_SAMPLES; i++)
-		sys0(SYS_TIME);
-	syscall_ns = (now_ns(cpu) - t0) / SYSCALL_SAMPLES;
-	report("{\"test\":\"ioexit\",\"vcpu\":0,\"n\":%lu,\"port\":%lu,\"ring3_ns_per_exit\":%lu,"
-	       "\"ring0_ns_per_exit\":%ld,\"syscall_ns\":%lu}", n, port, ring3_ns / n,
-	       ring0_ns < 0 ? ring0_ns : ring0_ns / (long)n, syscall_ns);
 }

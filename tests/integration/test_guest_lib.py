@@ -194,5 +194,8 @@ def check_modes(c, cmd_of, nr=2):
                  f"'{cmdline}': expected final_desired {want} on every vCPU: {fin}", r)
     r = Run(cmd_of(1, "test=ioexit n=1000"))
     io = r.of("ioexit")
-    c.expect(len(io) == 1 and io[0]["ring3_ns_per_exit"] > 0 and io[0]["ring0_ns_per_exit"] > 0,
+    c.expect(len(io) == 1 and io[0]["ring3_ns_per_exit"] > 0 and io[0]["ring0_ns_per_exit"] > 0
+             and all(k in io[0] for k in ("syscall_ns", "msr_ring0_ns", "cppc_ring3_ns",
+                                          "cppc_ring0_ns")),
              f"ioexit: {io}", r)
+    return io[0] if io else {}
