@@ -243,6 +243,7 @@ isr_\vec:
 	.endr
 
 isr_common:
+	cld				/* ring 3 may have left DF set (rep outsb) */
 	push %rax
 	push %rcx
 	push %rdx
