@@ -179,20 +179,40 @@ int host_spec_parse(const char *spec, struct host_spec *out, char *err, size_t e
 	return 0;
 }
 
-void host_spec_default(struct host_spec *out, unsigned int nr_host_cpus)
+static void default_cluster(struct host_cluster_spec *cl, const char *name, unsigned int count)
 {
-	struct host_cluster_spec *cl = &out->clusters[0];
-
-	memset(out, 0, sizeof(*out));
-	out->nr_clusters = 1;
-	snprintf(cl->name, sizeof(cl->name), "host");
-	cl->count = nr_host_cpus ? nr_host_cpus : 1;
-	if (cl->count > HOST_MAX_PCPUS)
-		cl->count = HOST_MAX_PCPUS;
+	snprintf(cl->name, sizeof(cl->name), "%s", name);
+	cl->count = count;
 	cl->capacity = 1024;
 	default_levels(cl);
 	for (unsigned int i = 0; i < cl->nr_levels; i++)
 		cl->mhz[i] = (cl->levels[i] * HOST_TOP_MHZ + 512) / 1024;
+}
+
+/*
+ * x86 cores set their performance one by one (per-core P-states, CPPC), so
+ * by default each host CPU is a cluster of its own: a clamp on one vCPU then
+ * slows that vCPU, whatever runs on the others. Hosts with more CPUs than
+ * clusters allowed get one cluster (one performance domain) for all.
+ */
+void host_spec_default(struct host_spec *out, unsigned int nr_host_cpus)
+{
+	char name[HOST_NAME_MAX_LEN + 1];
+
+	memset(out, 0, sizeof(*out));
+	if (!nr_host_cpus)
+		nr_host_cpus = 1;
+	if (nr_host_cpus > HOST_MAX_CLUSTERS) {
+		out->nr_clusters = 1;
+		default_cluster(&out->clusters[0], "host",
+				nr_host_cpus < HOST_MAX_PCPUS ? nr_host_cpus : HOST_MAX_PCPUS);
+		return;
+	}
+	out->nr_clusters = nr_host_cpus;
+	for (unsigned int i = 0; i < nr_host_cpus; i++) {
+		snprintf(name, sizeof(name), "cpu%u", i);
+		default_cluster(&out->clusters[i], name, 1);
+	}
 }
 
 unsigned int host_spec_nr_pcpus(const struct host_spec *spec)

@@ -36,7 +36,11 @@ struct host_spec {
 
 /* Parse SPEC; on error fills err (naming the part that is wrong) and returns -EINVAL. */
 int host_spec_parse(const char *spec, struct host_spec *out, char *err, size_t errlen);
-/* One 1024-capacity pCPU per host CPU, in one cluster named "host". */
+/*
+ * One 1024-capacity pCPU per host CPU, each its own cluster "cpuN" (its own
+ * performance domain, as x86 cores are); one cluster "host" for them all
+ * when there are more than HOST_MAX_CLUSTERS host CPUs.
+ */
 void host_spec_default(struct host_spec *out, unsigned int nr_host_cpus);
 unsigned int host_spec_nr_pcpus(const struct host_spec *spec);
 /* Cluster index of pCPU p (pCPUs are numbered cluster by cluster). */

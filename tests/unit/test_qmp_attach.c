@@ -71,7 +71,7 @@ static void test_attach_serves_and_quits(void)
 		total += n;
 	out[total] = '\0';
 	CU_ASSERT(strstr(out, "{\"QMP\":") == out);
-	CU_ASSERT(strstr(out, "\"clusters\":[{\"name\":\"host\",\"capacity\":1024") != NULL);
+	CU_ASSERT(strstr(out, "\"clusters\":[{\"name\":\"cpu0\",\"capacity\":1024") != NULL);
 	CU_ASSERT(strstr(out, "\"pcpus\":[{\"pcpu\":0,") != NULL);
 	/* No vCPUs in this shell, so even vCPU 0 is out of range. */
 	CU_ASSERT(strstr(out, "Parameter 'vcpu' out of range: 0") != NULL);

@@ -93,13 +93,20 @@ static void test_default_spec(void)
 	struct host_spec hs;
 	unsigned int host[HOST_MAX_PCPUS];
 
+	/* Few host CPUs: one performance domain per CPU, as x86 cores are. */
 	host_spec_default(&hs, 2);
 	CU_ASSERT_EQUAL(host_spec_nr_pcpus(&hs), 2);
-	CU_ASSERT_EQUAL(hs.clusters[0].capacity, 1024);
+	CU_ASSERT_EQUAL(hs.nr_clusters, 2);
+	CU_ASSERT_EQUAL(hs.clusters[1].capacity, 1024);
 	CU_ASSERT_EQUAL(host_spec_place(&hs, 2, host, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(host[1], 1);
-	CU_ASSERT_EQUAL(host_spec_find_cluster(&hs, "host"), 0);
+	CU_ASSERT_EQUAL(host_spec_find_cluster(&hs, "cpu1"), 1);
 	CU_ASSERT_EQUAL(host_spec_find_cluster(&hs, "big"), -1);
+	/* Many: one cluster for all. */
+	host_spec_default(&hs, HOST_MAX_CLUSTERS + 1);
+	CU_ASSERT_EQUAL(hs.nr_clusters, 1);
+	CU_ASSERT_EQUAL(hs.clusters[0].count, HOST_MAX_CLUSTERS + 1);
+	CU_ASSERT_EQUAL(host_spec_find_cluster(&hs, "host"), 0);
 }
 
 UNIT_SUITE(spec_host, NULL, NULL, UNIT_TEST(test_parse_two_clusters),
