@@ -258,7 +258,7 @@ static const struct vm_option options[] = {
 	  set_api_socket },
 	{ "user", "NAME", "switch to this user after setup (capabilities are dropped anyway)",
 	  set_user },
-	{ "config", "FILE", "read options from a VM definition file (JSON, docs/vmm.md)",
+	{ "config", "FILE", "read options from a VM definition file (JSON, docs/dispatcher.md)",
 	  set_config },
 	{ "verbose", NULL, "log more (repeat: debug)", set_verbose },
 	{ "help", NULL, "show this help", set_help },

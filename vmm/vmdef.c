@@ -128,7 +128,7 @@ static int top_key(const char *key, json_object *v, struct vmdef_args *a, char *
 			return -EINVAL;
 		return push(a, opt) ?: push(a, val);
 	}
-	snprintf(err, errlen, "%s: unknown key (see docs/vmm.md, 'VM definition files')", key);
+	snprintf(err, errlen, "%s: unknown key (see docs/dispatcher.md, 'VM definition files')", key);
 	return -EINVAL;
 }
 
