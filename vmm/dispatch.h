@@ -49,7 +49,7 @@ struct dispatch_config {
 	bool no_pin;			/* leave host CPU placement to the host */
 	const struct dispatch_vcpu_ops *ops;
 	void *opaque;
-	/* Called by the dispatcher thread after each engine tick, unlocked. */
+	/* Called by the dispatcher thread after every 4th engine tick, unlocked. */
 	void (*tick_hook)(void *opaque);
 };
 

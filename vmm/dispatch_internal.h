@@ -51,7 +51,7 @@ struct dispatch {
 	const struct dispatch_vcpu_ops *ops;
 	void *opaque;
 	void (*tick_hook)(void *opaque);
-	uint64_t tick_ns, window_ns, epoch_ns, next_tick;
+	uint64_t tick_ns, window_ns, epoch_ns, next_tick, nr_ticks;
 	bool no_pin;
 	clockid_t thread_clock;
 	unsigned int nr_vcpus, nr_pcpus;
