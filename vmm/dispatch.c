@@ -129,6 +129,10 @@ static int init_pcpus(struct dispatch *d, const struct dispatch_config *cfg)
 		d->p[p].curr = -1;
 		d->p[p].gen = UINT64_MAX;
 		d->p[p].onpart_window = UINT64_MAX;
+		d->p[p].own_host = true;
+		for (unsigned int q = 0; q < d->nr_pcpus; q++)
+			if (q != p && cfg->host_cpu[q] == cfg->host_cpu[p])
+				d->p[p].own_host = false;
 	}
 	return 0;
 }
@@ -235,6 +239,23 @@ static void kick(struct dispatch *d, unsigned int vcpu)
 	d->ops->kick(d->opaque, vcpu);
 }
 
+/*
+ * An idle pCPU that gets work starts a new window now, so a vCPU waking from
+ * idle runs at once for its on-part instead of waiting for the slot of a
+ * window that began while nothing ran (a slow CPU is slow, it does not sleep
+ * through its wakeups). Only for a pCPU alone on its host CPU: slots shared
+ * with other pCPUs must stay in step.
+ */
+static void rephase(struct dispatch *d, struct dpcpu *pc)
+{
+	uint64_t now = dispatch_now_ns();
+
+	if (!pc->own_host || (pc->onpart_window != UINT64_MAX && now < pc->onpart_until))
+		return;
+	pc->phase_ns = (now - d->epoch_ns) % d->window_ns;
+	pc->onpart_window = UINT64_MAX;
+}
+
 /* A pCPU changed hands or level: kick the old vCPU, wake the new one. */
 static void apply_pcpu(struct dispatch *d, unsigned int p, const struct sched_cpu_state *st)
 {
@@ -245,6 +266,8 @@ static void apply_pcpu(struct dispatch *d, unsigned int p, const struct sched_cp
 	pc->gen = st->gen;
 	pc->level = st->level;
 	pc->curr = next;
+	if (prev < 0 && next >= 0)
+		rephase(d, pc);
 	if (prev >= 0 && prev != next && d->v[prev].in_run && !d->v[prev].halted)
 		kick(d, (unsigned int)prev);
 	if (next >= 0)

@@ -66,7 +66,8 @@ static bool may_run(struct dispatch *d, struct dvcpu *v, unsigned int p, uint64_
 		    uint64_t *wake)
 {
 	struct dpcpu *pc = &d->p[p];
-	uint64_t rel = now - d->epoch_ns, window = rel / d->window_ns, until;
+	uint64_t base = d->epoch_ns + pc->phase_ns;
+	uint64_t rel = now - base, window = rel / d->window_ns, until;
 
 	/* Inside the pCPU's current on-part (re-entry, or a switch within it). */
 	if (pc->onpart_window == window) {
@@ -74,11 +75,11 @@ static bool may_run(struct dispatch *d, struct dvcpu *v, unsigned int p, uint64_
 			v->leave_at = pc->onpart_until;
 			return true;
 		}
-		*wake = d->epoch_ns + (window + 1) * d->window_ns + pc->slot.offset_ns;
+		*wake = base + (window + 1) * d->window_ns + pc->slot.offset_ns;
 		return false;
 	}
 	if (!duty_may_run(&pc->slot, d->window_ns, corrected_on_ns(d, p), rel, &until)) {
-		*wake = until == DUTY_ALWAYS ? UINT64_MAX : d->epoch_ns + until;
+		*wake = until == DUTY_ALWAYS ? UINT64_MAX : base + until;
 		return false;
 	}
 	if (until == DUTY_ALWAYS) {
@@ -86,7 +87,7 @@ static bool may_run(struct dispatch *d, struct dvcpu *v, unsigned int p, uint64_
 		pc->debt_ns = 0;
 		return true;
 	}
-	v->leave_at = d->epoch_ns + until;
+	v->leave_at = base + until;
 	pc->onpart_until = v->leave_at;
 	pc->onpart_window = window;
 	pc->debt_ns += (int64_t)duty_on_ns(d->window_ns, pc->level);

@@ -36,6 +36,8 @@ struct dpcpu {
 	uint64_t onpart_window;		/* index of that window, UINT64_MAX none */
 	int64_t debt_ns;		/* target on-time minus measured on-time */
 	unsigned int debt_level;	/* level the debt was built at */
+	uint64_t phase_ns;		/* its windows start at epoch + phase */
+	bool own_host;			/* alone on its host CPU: may re-phase */
 	unsigned int host_cpu;
 	int curr;			/* vCPU index or -1 */
 	unsigned int level;
