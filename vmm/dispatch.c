@@ -206,9 +206,17 @@ void dispatch_account(struct dispatch *d, unsigned int vcpu, uint64_t now)
 
 	v->acct_ns = now;
 	sched_entity_info(d->sched, v->id, &info);
-	/* Time inside KVM_RUN counts as it passes, so counters never stall. */
-	if (v->in_run && v->sanctioned && !v->halted)
-		v->run_ns += dt;
+	/*
+	 * Run time is the vCPU thread's own CPU time, read as it passes (so the
+	 * counters never stall): wall time inside KVM_RUN would also count time
+	 * the host gave to other processes, or spent reaching a kicked thread.
+	 */
+	if (v->in_run && v->sanctioned && !v->halted) {
+		uint64_t cpu = dispatch_thread_cpu(v->cpu_clock);
+
+		v->run_ns += cpu > v->cpu_acct ? cpu - v->cpu_acct : 0;
+		v->cpu_acct = cpu;
+	}
 	if (info.state == SCHED_RUNNING && !v->halted)
 		v->active_ns += dt;
 	else if (info.state == SCHED_RUNNABLE || info.state == SCHED_THROTTLED)
@@ -220,6 +228,15 @@ void dispatch_account(struct dispatch *d, unsigned int vcpu, uint64_t now)
  * while the vCPU thread has not been scheduled yet would only keep the
  * dispatcher busy on the CPU the vCPU needs to leave.
  */
+uint64_t dispatch_thread_cpu(clockid_t clock)
+{
+	struct timespec ts;
+
+	if (clock_gettime(clock, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /*
  * Charge every vCPU up to now under the states that held so far. Called
  * before anything that may change a state (engine tick, wakeup, block, QoS),
@@ -455,9 +472,5 @@ void dispatch_stop(struct dispatch *d)
 
 uint64_t dispatch_thread_cpu_ns(struct dispatch *d)
 {
-	struct timespec ts;
-
-	if (!d->thread_started || clock_gettime(d->thread_clock, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return d->thread_started ? dispatch_thread_cpu(d->thread_clock) : 0;
 }

@@ -120,6 +120,7 @@ enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu)
 	pthread_mutex_lock(&d->lock);
 	if (!v->tid) {
 		v->tid = gettid();
+		pthread_getcpuclockid(pthread_self(), &v->cpu_clock);
 		prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	}
 	for (;;) {
@@ -158,6 +159,7 @@ enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu)
 	}
 	now = dispatch_now_ns();
 	dispatch_account(d, vcpu, now);
+	v->cpu_acct = dispatch_thread_cpu(v->cpu_clock);
 	v->in_run = true;
 	v->kicked = false;
 	v->enter_ns = now;

@@ -20,6 +20,8 @@ struct dvcpu {
 	uint64_t enter_ns;		/* when it last entered KVM_RUN */
 	uint64_t leave_at;		/* absolute end of its on-part, UINT64_MAX none */
 	int run_cpu;			/* pCPU of the current run, -1 if none */
+	clockid_t cpu_clock;		/* the vCPU thread's CPU-time clock */
+	uint64_t cpu_acct;		/* its CPU time at the last accounting point */
 	uint64_t acct_ns;		/* last active/stolen accounting point */
 	uint64_t run_ns, active_ns, stolen_ns;
 	unsigned int window_runs;
@@ -68,6 +70,7 @@ void dispatch_wake_host(struct dispatch *d, int host);
 void dispatch_apply(struct dispatch *d, uint64_t now);
 void dispatch_account(struct dispatch *d, unsigned int vcpu, uint64_t now);
 void dispatch_account_all(struct dispatch *d, uint64_t now);
+uint64_t dispatch_thread_cpu(clockid_t clock);
 int dispatch_vcpu_pcpu(struct dispatch *d, unsigned int vcpu, struct sched_entity_info *info);
 
 #endif
