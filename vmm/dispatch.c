@@ -194,9 +194,10 @@ int dispatch_vcpu_pcpu(struct dispatch *d, unsigned int vcpu, struct sched_entit
 }
 
 /*
- * Charge the time since the last accounting point: run time while inside
- * KVM_RUN as the engine's choice, active (MPERF base) while current and not
- * halted, stolen while runnable but held out.
+ * Charge the time since the last accounting point: active (MPERF base) while
+ * current and not halted, stolen while runnable but held out. Run time is
+ * settled separately (dispatch_settle_run) because reading a thread's CPU
+ * clock is a system call.
  */
 void dispatch_account(struct dispatch *d, unsigned int vcpu, uint64_t now)
 {
@@ -206,17 +207,6 @@ void dispatch_account(struct dispatch *d, unsigned int vcpu, uint64_t now)
 
 	v->acct_ns = now;
 	sched_entity_info(d->sched, v->id, &info);
-	/*
-	 * Run time is the vCPU thread's own CPU time, read as it passes (so the
-	 * counters never stall): wall time inside KVM_RUN would also count time
-	 * the host gave to other processes, or spent reaching a kicked thread.
-	 */
-	if (v->in_run && v->sanctioned && !v->halted) {
-		uint64_t cpu = dispatch_thread_cpu(v->cpu_clock);
-
-		v->run_ns += cpu > v->cpu_acct ? cpu - v->cpu_acct : 0;
-		v->cpu_acct = cpu;
-	}
 	if (info.state == SCHED_RUNNING && !v->halted)
 		v->active_ns += dt;
 	else if (info.state == SCHED_RUNNABLE || info.state == SCHED_THROTTLED)
@@ -224,10 +214,23 @@ void dispatch_account(struct dispatch *d, unsigned int vcpu, uint64_t now)
 }
 
 /*
- * One kick per run is enough (immediate_exit makes it stick); kicking again
- * while the vCPU thread has not been scheduled yet would only keep the
- * dispatcher busy on the CPU the vCPU needs to leave.
+ * Run time is the vCPU thread's own CPU time inside KVM_RUN as the engine's
+ * choice: wall time would also count time the host gave to other processes,
+ * or spent reaching a kicked thread. Settled on leave, when the vCPU halts,
+ * and whenever someone reads it, so the counters never stall.
  */
+void dispatch_settle_run(struct dispatch *d, unsigned int vcpu)
+{
+	struct dvcpu *v = &d->v[vcpu];
+	uint64_t cpu;
+
+	if (!v->in_run || !v->sanctioned || v->halted)
+		return;
+	cpu = dispatch_thread_cpu(v->cpu_clock);
+	v->run_ns += cpu > v->cpu_acct ? cpu - v->cpu_acct : 0;
+	v->cpu_acct = cpu;
+}
+
 uint64_t dispatch_thread_cpu(clockid_t clock)
 {
 	struct timespec ts;
@@ -354,8 +357,10 @@ static void observe_vcpus(struct dispatch *d, uint64_t now)
 		h = d->ops->halted(d->opaque, i);
 		if (h < 0)
 			continue;
-		if (h && !v->halted)
+		if (h && !v->halted) {
+			dispatch_settle_run(d, i);
 			dispatch_wake_host(d, v->pinned_host);
+		}
 		v->halted = h;
 		sched_entity_info(d->sched, v->id, &info);
 		if (h && info.state != SCHED_BLOCKED) {

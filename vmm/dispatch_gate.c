@@ -178,6 +178,7 @@ void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
 	pthread_mutex_lock(&d->lock);
 	now = dispatch_now_ns();
 	dispatch_account(d, vcpu, now);
+	dispatch_settle_run(d, vcpu);
 	ran = now - v->enter_ns;
 	if (v->sanctioned && v->leave_at != UINT64_MAX && v->run_cpu >= 0)
 		settle_debt(d, (unsigned int)v->run_cpu, ran);

@@ -70,6 +70,7 @@ void dispatch_wake_host(struct dispatch *d, int host);
 void dispatch_apply(struct dispatch *d, uint64_t now);
 void dispatch_account(struct dispatch *d, unsigned int vcpu, uint64_t now);
 void dispatch_account_all(struct dispatch *d, uint64_t now);
+void dispatch_settle_run(struct dispatch *d, unsigned int vcpu);
 uint64_t dispatch_thread_cpu(clockid_t clock);
 int dispatch_vcpu_pcpu(struct dispatch *d, unsigned int vcpu, struct sched_entity_info *info);
 

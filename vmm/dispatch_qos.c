@@ -133,6 +133,7 @@ int dispatch_vcpu_report(struct dispatch *d, unsigned int vcpu, struct dispatch_
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_lock(&d->lock);
 	dispatch_account(d, vcpu, dispatch_now_ns());
+	dispatch_settle_run(d, vcpu);
 	sched_entity_info(d->sched, v->id, &r->info);
 	sched_entity_stats(d->sched, v->id, &r->stats);
 	r->tid = v->tid;
@@ -152,6 +153,7 @@ void dispatch_vcpu_times(struct dispatch *d, unsigned int vcpu, uint64_t *active
 {
 	pthread_mutex_lock(&d->lock);
 	dispatch_account(d, vcpu, dispatch_now_ns());
+	dispatch_settle_run(d, vcpu);
 	*active_ns = d->v[vcpu].active_ns;
 	*run_ns = d->v[vcpu].run_ns;
 	pthread_mutex_unlock(&d->lock);
