@@ -375,7 +375,8 @@ void migrate_entity(struct sched *s, struct sched_entity *se, unsigned int to, i
 
 /* ---------------------------------------------------------------- events */
 
-static void emit_simple(struct sched *s, int type, struct sched_entity *se, uint64_t now)
+/* An event about one entity on its pCPU (wakeup, block, throttle, ...). */
+void sched_emit_entity(struct sched *s, int type, struct sched_entity *se, uint64_t now)
 {
 	struct sched_event ev;
 
@@ -409,7 +410,7 @@ int sched_activate(struct sched *s, struct sched_entity *se, int flags, uint64_t
 	if (prev_cpu >= 0 && prev_cpu != (int)cpu)
 		emit_migrate(s, se, prev_cpu, (int)cpu, SCHED_MIGRATE_WAKEUP, now);
 	enqueue_entity(s, rq, se, flags, now);
-	emit_simple(s, SCHED_EV_WAKEUP, se, now);
+	sched_emit_entity(s, SCHED_EV_WAKEUP, se, now);
 	wakeup_preempt(s, rq, se);
 	if (rq->need_resched)
 		schedule_rq(s, rq, now);
@@ -446,14 +447,14 @@ int sched_block(struct sched *s, int id, uint64_t now)
 		return 0;
 	if (se->state == SCHED_THROTTLED) {
 		se->state = SCHED_BLOCKED;	/* the CBS timer still replenishes */
-		emit_simple(s, SCHED_EV_BLOCK, se, now);
+		sched_emit_entity(s, SCHED_EV_BLOCK, se, now);
 		return 0;
 	}
 	rq = &s->rq[se->cpu];
 	update_rq_clock(s, rq, now);
 	dequeue_entity(s, rq, se, DEQ_SLEEP, now);
 	se->state = SCHED_BLOCKED;
-	emit_simple(s, SCHED_EV_BLOCK, se, now);
+	sched_emit_entity(s, SCHED_EV_BLOCK, se, now);
 	if (rq->curr == se || rq->need_resched)
 		schedule_rq(s, rq, now);
 	perf_kick(s, now);

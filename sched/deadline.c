@@ -203,26 +203,12 @@ void dl_clear_params(struct sched *s, struct sched_entity *se)
 	se->class = &fair_sched_class;
 }
 
-static void emit_dl(struct sched *s, int type, struct sched_entity *se, uint64_t now)
-{
-	struct sched_event ev;
-
-	if (!s->cfg.event)
-		return;
-	memset(&ev, 0, sizeof(ev));
-	ev.type = type;
-	ev.now = now;
-	ev.cpu = se->cpu;
-	ev.entity = se->id;
-	sched_emit(s, &ev);
-}
-
 static void new_period(struct sched *s, struct sched_entity *se, uint64_t now)
 {
 	se->dl_deadline = now + se->dl.deadline_ns;
 	se->dl_runtime = (int64_t)se->dl.runtime_ns;
 	se->st.nr_periods++;
-	emit_dl(s, SCHED_EV_REPLENISH, se, now);
+	sched_emit_entity(s, SCHED_EV_REPLENISH, se, now);
 }
 
 /* dl_entity_overflow(): runtime / (deadline - now) > dl_runtime / dl_deadline. */
@@ -265,7 +251,7 @@ static void replenish_dl_entity(struct sched *s, struct sched_entity *se, uint64
 		se->dl_deadline = now + se->dl.deadline_ns;
 		se->dl_runtime = (int64_t)se->dl.runtime_ns;
 	}
-	emit_dl(s, SCHED_EV_REPLENISH, se, now);
+	sched_emit_entity(s, SCHED_EV_REPLENISH, se, now);
 }
 
 static void enqueue_dl(struct sched *s, struct sched_rq *rq, struct sched_entity *se, int flags)
@@ -348,7 +334,7 @@ void dl_throttle(struct sched *s, struct sched_rq *rq, struct sched_entity *se, 
 	se->throttle_start = now;
 	se->st.nr_throttles++;
 	se->dl_timer = timer;
-	emit_dl(s, SCHED_EV_THROTTLE, se, now);
+	sched_emit_entity(s, SCHED_EV_THROTTLE, se, now);
 }
 
 /* dl_task_timer(): replenish throttled entities whose period has begun. */
@@ -385,7 +371,7 @@ void dl_check_misses(struct sched *s, struct sched_rq *rq, uint64_t now)
 			continue;
 		se->dl_missed = se->dl_deadline;
 		se->st.nr_deadline_misses++;
-		emit_dl(s, SCHED_EV_DL_MISS, se, now);
+		sched_emit_entity(s, SCHED_EV_DL_MISS, se, now);
 	}
 }
 

@@ -328,6 +328,7 @@ static inline uint64_t engine_now(struct sched *s, uint64_t now)
 
 struct sched_entity *sched_ent(const struct sched *s, int id);
 void sched_emit(struct sched *s, const struct sched_event *ev);
+void sched_emit_entity(struct sched *s, int type, struct sched_entity *se, uint64_t now);
 void resched_rq(struct sched_rq *rq);
 void update_rq_clock(struct sched *s, struct sched_rq *rq, uint64_t now);
 void update_curr_pelt(struct sched *s, struct sched_rq *rq, uint64_t now);

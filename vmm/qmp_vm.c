@@ -139,21 +139,22 @@ static int vm_query_vcpus(void *opaque, struct qmp_vcpu_info *out, unsigned int 
 	return 0;
 }
 
-/* A change went through: let the VM's guest-visible state follow it. */
-static int changed(struct qmp_vm *vm, unsigned int vcpu)
+/*
+ * The end of every QoS change: an engine refusal becomes the QMP error
+ * (admission refusals are told apart), a change that went through makes the
+ * VM's guest-visible state (CPPC limits) follow it.
+ */
+static int finish(struct qmp_vm *vm, unsigned int vcpu, int rc, const char *msg,
+		  struct qmp_error *err)
 {
+	if (rc < 0) {
+		qmp_error_set(err, QMP_ERR_GENERIC, "%s", msg);
+		return rc == -SCHED_E_CAPACITY_FIT || rc == -SCHED_E_BANDWIDTH ?
+		       QMP_ADMISSION_REJECTED : -1;
+	}
 	if (vm->qos_changed)
 		vm->qos_changed(vm->qos_opaque, vcpu);
 	return 0;
-}
-
-static int engine_error(int rc, const char *msg, struct qmp_error *err)
-{
-	if (rc == -SCHED_E_CAPACITY_FIT || rc == -SCHED_E_BANDWIDTH) {
-		qmp_error_set(err, QMP_ERR_GENERIC, "%s", msg);
-		return QMP_ADMISSION_REJECTED;
-	}
-	return qmp_error_set(err, QMP_ERR_GENERIC, "%s", msg);
 }
 
 static int vm_set_weight(void *opaque, unsigned int vcpu, uint32_t weight, struct qmp_error *err)
@@ -165,7 +166,7 @@ static int vm_set_weight(void *opaque, unsigned int vcpu, uint32_t weight, struc
 	if (!vm->d)
 		return no_dispatcher(err);
 	rc = dispatch_set_weight(vm->d, vcpu, weight, msg, sizeof(msg));
-	return rc < 0 ? engine_error(rc, msg, err) : changed(vm, vcpu);
+	return finish(vm, vcpu, rc, msg, err);
 }
 
 static int vm_set_clamp(void *opaque, unsigned int vcpu, uint32_t min, uint32_t max,
@@ -178,7 +179,7 @@ static int vm_set_clamp(void *opaque, unsigned int vcpu, uint32_t min, uint32_t 
 	if (!vm->d)
 		return no_dispatcher(err);
 	rc = dispatch_set_uclamp(vm->d, vcpu, min, max, msg, sizeof(msg));
-	return rc < 0 ? engine_error(rc, msg, err) : changed(vm, vcpu);
+	return finish(vm, vcpu, rc, msg, err);
 }
 
 static int vm_set_reservation(void *opaque, unsigned int vcpu, const struct qmp_reservation *res,
@@ -192,7 +193,7 @@ static int vm_set_reservation(void *opaque, unsigned int vcpu, const struct qmp_
 		return no_dispatcher(err);
 	rc = dispatch_set_reservation(vm->d, vcpu, res->runtime_us * 1000, res->deadline_us * 1000,
 				      res->period_us * 1000, msg, sizeof(msg));
-	return rc < 0 ? engine_error(rc, msg, err) : changed(vm, vcpu);
+	return finish(vm, vcpu, rc, msg, err);
 }
 
 static int vm_clear_reservation(void *opaque, unsigned int vcpu, struct qmp_error *err)
@@ -204,7 +205,7 @@ static int vm_clear_reservation(void *opaque, unsigned int vcpu, struct qmp_erro
 	if (!vm->d)
 		return no_dispatcher(err);
 	rc = dispatch_set_reservation(vm->d, vcpu, 0, 0, 0, msg, sizeof(msg));
-	return rc < 0 ? engine_error(rc, msg, err) : changed(vm, vcpu);
+	return finish(vm, vcpu, rc, msg, err);
 }
 
 static int vm_set_cluster(void *opaque, unsigned int vcpu, const char *cluster,
@@ -217,10 +218,9 @@ static int vm_set_cluster(void *opaque, unsigned int vcpu, const char *cluster,
 	if (!vm->d)
 		return no_dispatcher(err);
 	rc = dispatch_set_cluster(vm->d, vcpu, cluster, msg, sizeof(msg));
-	if (rc < 0)
-		return engine_error(rc, msg, err);
-	snprintf(vm->affinity[vcpu], sizeof(vm->affinity[vcpu]), "%s", cluster ? cluster : "");
-	return changed(vm, vcpu);
+	if (rc >= 0)
+		snprintf(vm->affinity[vcpu], sizeof(vm->affinity[vcpu]), "%s", cluster ? cluster : "");
+	return finish(vm, vcpu, rc, msg, err);
 }
 
 static int vm_stop(void *opaque, struct qmp_error *err)
