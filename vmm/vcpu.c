@@ -154,6 +154,15 @@ static void gate_leave(struct vcpu *v, int reason)
 		g->leave(v->vm->gate_opaque, v->index, reason);
 }
 
+/* Where each vCPU was when it stopped (debug): tells a busy guest from a stuck one. */
+static void log_final_rip(struct vcpu *v)
+{
+	struct kvm_regs regs;
+
+	if (log_get_level() >= LOG_DEBUG && !ioctl(v->fd, KVM_GET_REGS, &regs))
+		pr_debug("vCPU %u stopped at RIP %#llx", v->index, (unsigned long long)regs.rip);
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
@@ -186,6 +195,7 @@ static void *vcpu_thread(void *arg)
 		if (!vcpu_handle_exit(v))
 			break;
 	}
+	log_final_rip(v);
 	return NULL;
 }
 
