@@ -112,6 +112,11 @@ class Guest:
                 f"{self.stdout[-3000:]}\nstderr (tail):\n{self.stderr[-3000:]}")
 
 
+# Under ASan/UBSan (make check) capvisor runs several times slower: the
+# functional checks still hold, the timing figures are printed, not judged.
+SANITIZED = bool(os.environ.get("CAPVISOR_SANITIZED"))
+
+
 class Checker:
     def __init__(self, name):
         self.name, self.failures = name, []
@@ -120,6 +125,13 @@ class Checker:
         print(("ok    " if cond else "FAIL  ") + what)
         if not cond:
             self.failures.append(what + ("\n" + run.dump() if run else ""))
+
+    def timing(self, cond, what, run=None):
+        """A check on measured shares, speeds or latencies."""
+        if SANITIZED:
+            print(("ok    " if cond else "info  ") + what + " (sanitized build: not judged)")
+            return
+        self.expect(cond, what, run)
 
     def done(self):
         if self.failures:
