@@ -113,8 +113,16 @@ struct sched_pelt {
  * on a pCPU at performance `level` (contributions scaled by level/1024,
  * rule 22).
  */
-void pelt_update(struct sched_pelt *sa, uint64_t now, unsigned long load,
-		 unsigned long runnable, bool running, unsigned int level);
+void __pelt_update(struct sched_pelt *sa, uint64_t now, unsigned long load,
+		   unsigned long runnable, bool running, unsigned int level);
+
+/* Most calls come less than 1024 ns after the last one: nothing to do. */
+static inline void pelt_update(struct sched_pelt *sa, uint64_t now, unsigned long load,
+			       unsigned long runnable, bool running, unsigned int level)
+{
+	if (now - sa->last_update >= 1024)	/* also when now is behind */
+		__pelt_update(sa, now, load, runnable, running, level);
+}
 uint64_t pelt_decay(uint64_t val, uint64_t periods);
 
 /* --------------------------------------------------------------- entity */

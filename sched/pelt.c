@@ -75,19 +75,39 @@ static uint64_t accumulate_segments(struct decay d, uint32_t d1, uint32_t d3)
 }
 
 /*
- * x / d with one reciprocal shared by the three averages: the 128-bit
- * product underestimates the quotient by at most one, fixed up exactly.
+ * 2^64 / divider for each divider LOAD_AVG_MAX - 1024 + period_contrib
+ * (period_contrib 0..1023), computed by the compiler: the averages need
+ * no division at run time.
+ */
+#define PELT_DIV(i)	(LOAD_AVG_MAX - 1024 + (i))
+#define RECIP1(i)	(UINT64_MAX / PELT_DIV(i))
+#define RECIP4(i)	RECIP1(i), RECIP1((i) + 1), RECIP1((i) + 2), RECIP1((i) + 3)
+#define RECIP16(i)	RECIP4(i), RECIP4((i) + 4), RECIP4((i) + 8), RECIP4((i) + 12)
+#define RECIP64(i)	RECIP16(i), RECIP16((i) + 16), RECIP16((i) + 32), RECIP16((i) + 48)
+#define RECIP256(i)	RECIP64(i), RECIP64((i) + 64), RECIP64((i) + 128), RECIP64((i) + 192)
+
+static const uint64_t pelt_recip[1024] = {
+	RECIP256(0), RECIP256(256), RECIP256(512), RECIP256(768),
+};
+
+/*
+ * x / d with the reciprocal above: the 128-bit product underestimates the
+ * quotient by at most one (q x d <= x always), fixed up with the 64-bit
+ * remainder.
  */
 static inline uint64_t div_recip(uint64_t x, uint64_t d, uint64_t recip)
 {
 	uint64_t q = (uint64_t)(((unsigned __int128)x * recip) >> 64);
+	uint64_t r = x - q * d;
 
-	while ((unsigned __int128)(q + 1) * d <= x)
+	while (r >= d) {
 		q++;
+		r -= d;
+	}
 	return q;
 }
 
-void pelt_update(struct sched_pelt *sa, uint64_t now, unsigned long load,
+void __pelt_update(struct sched_pelt *sa, uint64_t now, unsigned long load,
 		 unsigned long runnable, bool running, unsigned int level)
 {
 	uint64_t delta, periods, contrib, scaled, divider, recip;
@@ -128,8 +148,8 @@ void pelt_update(struct sched_pelt *sa, uint64_t now, unsigned long load,
 	/* Averages move only when a period boundary was crossed (as in the kernel). */
 	if (!periods)
 		return;
-	divider = LOAD_AVG_MAX - 1024 + sa->period_contrib;
-	recip = UINT64_MAX / divider;
+	divider = PELT_DIV(sa->period_contrib);
+	recip = pelt_recip[sa->period_contrib];
 	sa->load_avg = (unsigned long)div_recip(sa->load_sum, divider, recip);
 	sa->runnable_avg = (unsigned long)div_recip(sa->runnable_sum, divider, recip);
 	sa->util_avg = (unsigned long)div_recip(sa->util_sum, divider, recip);

@@ -186,6 +186,58 @@ static void test_pelt_values_and_invariance(void)
 	CU_ASSERT(q.util_avg >= 500 && q.util_avg <= 512);
 }
 
+/*
+ * The averages are sum / (LOAD_AVG_MAX - 1024 + period_contrib) exactly
+ * (pelt.c divides with a table of reciprocals), after updates of every
+ * length, state and level, including sums far above 32 bits.
+ */
+static void test_pelt_avg_exact(void)
+{
+	struct sched_pelt p, old;
+	uint64_t now = 0, x = 12345, max_sum = 0;
+	unsigned int checked = 0;
+
+	memset(&p, 0, sizeof(p));
+	for (int i = 0; i < 20000; i++) {
+		uint64_t div, units;
+
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		now += (x >> 33) % (3 * MS) + 1;
+		old = p;
+		pelt_update(&p, now, (x >> 20) % 4 ? 1024 + (unsigned long)(x % 90000) : 0,
+			    (unsigned long)((x >> 8) % 1000), (x >> 12) & 1,
+			    1 + (unsigned int)((x >> 40) % 1024));
+		CU_ASSERT(now - p.last_update < 1024);
+		/* The averages move only when a period boundary was crossed. */
+		units = (p.last_update - old.last_update) >> 10;
+		if (old.period_contrib + units < 1024)
+			continue;
+		div = LOAD_AVG_MAX - 1024 + p.period_contrib;
+		checked++;
+		CU_ASSERT_EQUAL(p.load_avg, p.load_sum / div);
+		CU_ASSERT_EQUAL(p.runnable_avg, p.runnable_sum / div);
+		CU_ASSERT_EQUAL(p.util_avg, p.util_sum / div);
+		if (p.runnable_sum > max_sum)
+			max_sum = p.runnable_sum;
+	}
+	CU_ASSERT(checked > 10000);
+	CU_ASSERT(max_sum > UINT32_MAX);	/* the 128-bit product path ran */
+
+	/* Sums that decay onto exact multiples of the divider, small and large. */
+	for (uint64_t base = 1000; base < (1ull << 40); base <<= 30) {
+		for (uint64_t sum = base; sum < base + 120000; sum++) {
+			memset(&p, 0, sizeof(p));
+			p.util_sum = p.runnable_sum = p.load_sum = sum;
+			pelt_update(&p, 1024 * 1024, 0, 0, false, 1024);	/* one period */
+			if (p.util_avg != p.util_sum / (LOAD_AVG_MAX - 1024) ||
+			    p.load_avg != p.load_sum / (LOAD_AVG_MAX - 1024)) {
+				CU_FAIL("average differs from sum / divider");
+				break;
+			}
+		}
+	}
+}
+
 /* Entity stats report PELT up to the latest time. */
 static void test_entity_util(void)
 {
@@ -213,4 +265,5 @@ UNIT_SUITE(sched_uclamp_pelt, NULL, NULL,
 	   UNIT_TEST(test_perf_request),
 	   UNIT_TEST(test_pelt_decay),
 	   UNIT_TEST(test_pelt_values_and_invariance),
+	   UNIT_TEST(test_pelt_avg_exact),
 	   UNIT_TEST(test_entity_util))
