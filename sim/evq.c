@@ -3,10 +3,18 @@
  * The simulator's event queue: an indexed binary min-heap of vCPUs keyed
  * by (next_event, index), so the next workload event is found in O(1) and
  * updated in O(log n) instead of scanning every vCPU at every step.
+ *
+ * Only vCPUs with an event are in the heap: one whose event is gone (a
+ * busy vCPU, a burst cut short by preemption) leaves it when its stale
+ * entry reaches the top, so the heap stays as small as the number of
+ * pending events. The true keys are mirrored in a compact array (key[])
+ * so that checking the top does not touch the vCPU structures.
  */
 #include "sim/sim.h"
 
 #include <stdlib.h>
+
+#define NO_EVENT	UINT64_MAX
 
 /* Keys live in the heap array itself: sifting touches no vCPU state. */
 static bool before(const struct sim_evq_slot *a, const struct sim_evq_slot *b)
@@ -64,10 +72,13 @@ int evq_init(struct sim *sim, unsigned int n)
 {
 	sim->heap = calloc(n ? n : 1, sizeof(*sim->heap));
 	sim->heap_pos = calloc(n ? n : 1, sizeof(*sim->heap_pos));
-	if (!sim->heap || !sim->heap_pos)
+	sim->evq_key = calloc(n ? n : 1, sizeof(*sim->evq_key));
+	if (!sim->heap || !sim->heap_pos || !sim->evq_key)
 		return -1;
-	for (unsigned int i = 0; i < n; i++)
+	for (unsigned int i = 0; i < n; i++) {
 		sim->heap_pos[i] = -1;
+		sim->evq_key[i] = NO_EVENT;
+	}
 	sim->heap_len = 0;
 	return 0;
 }
@@ -76,8 +87,10 @@ void evq_free(struct sim *sim)
 {
 	free(sim->heap);
 	free(sim->heap_pos);
+	free(sim->evq_key);
 	sim->heap = NULL;
 	sim->heap_pos = NULL;
+	sim->evq_key = NULL;
 }
 
 /*
@@ -91,23 +104,41 @@ void evq_update(struct sim *sim, unsigned int idx)
 	int pos = sim->heap_pos[idx];
 	struct sim_evq_slot e = { sim->vcpu[idx].next_event, idx };
 
+	sim->evq_key[idx] = e.key;
 	if (pos >= 0 && e.key >= sim->heap[pos].key)
 		return;
-	if (pos < 0)
+	if (pos < 0) {
+		if (e.key == NO_EVENT)
+			return;
 		pos = (int)sim->heap_len++;
+	}
 	place(sim, (unsigned int)pos, e);
 	sift_up(sim, (unsigned int)pos);
 }
 
-/* The vCPU with the earliest event, or -1. */
+/* Take the top out of the heap: its vCPU has no event any more. */
+static void remove_top(struct sim *sim)
+{
+	sim->heap_pos[sim->heap[0].idx] = -1;
+	if (--sim->heap_len) {
+		place(sim, 0, sim->heap[sim->heap_len]);
+		sift_down(sim, 0);
+	}
+}
+
+/* The vCPU with the earliest event, or -1 if no vCPU has one. */
 int evq_first(struct sim *sim)
 {
 	while (sim->heap_len) {
 		struct sim_evq_slot *top = &sim->heap[0];
-		uint64_t key = sim->vcpu[top->idx].next_event;
+		uint64_t key = sim->evq_key[top->idx];
 
 		if (top->key == key)
 			return (int)top->idx;
+		if (key == NO_EVENT) {
+			remove_top(sim);
+			continue;
+		}
 		top->key = key;	/* stale lower bound: settle it */
 		sift_down(sim, 0);
 	}

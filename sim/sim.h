@@ -111,6 +111,7 @@ struct sim {
 	struct sim_evq_slot *heap;	/* evq.c */
 	unsigned int heap_len;
 	int *heap_pos;
+	uint64_t *evq_key;		/* each vCPU's next_event, compact */
 };
 
 /* run.c */
@@ -131,7 +132,7 @@ void workload_sync(struct sim *sim, struct sim_vcpu *v);
 uint64_t sim_rand(struct sim *sim);
 uint64_t sim_exp(struct sim *sim, uint64_t mean_ns);
 
-/* evq.c */
+/* evq.c (the true keys are vcpu[i].next_event, set before evq_update()) */
 int evq_init(struct sim *sim, unsigned int n);
 void evq_free(struct sim *sim);
 void evq_update(struct sim *sim, unsigned int idx);
