@@ -93,37 +93,7 @@ static inline void slist_del(struct slist *n)
 
 /* --------------------------------------------------------------- PELT */
 
-struct sched_pelt {
-	uint64_t last_update;	/* ns, multiple of 1024 ns */
-	uint64_t load_sum;
-	uint64_t runnable_sum;
-	uint64_t util_sum;
-	uint32_t period_contrib;	/* 1024-ns units into the current period */
-	unsigned long load_avg;
-	unsigned long runnable_avg;
-	unsigned long util_avg;
-};
-
-#define LOAD_AVG_PERIOD	32
-#define LOAD_AVG_MAX	47742
-
-/*
- * Bring *sa up to `now`: during [last_update, now) the thing was running
- * (`running`), runnable with `runnable` entities, with load weight `load`,
- * on a pCPU at performance `level` (contributions scaled by level/1024,
- * rule 22).
- */
-void __pelt_update(struct sched_pelt *sa, uint64_t now, unsigned long load,
-		   unsigned long runnable, bool running, unsigned int level);
-
-/* Most calls come less than 1024 ns after the last one: nothing to do. */
-static inline void pelt_update(struct sched_pelt *sa, uint64_t now, unsigned long load,
-			       unsigned long runnable, bool running, unsigned int level)
-{
-	if (now - sa->last_update >= 1024)	/* also when now is behind */
-		__pelt_update(sa, now, load, runnable, running, level);
-}
-uint64_t pelt_decay(uint64_t val, uint64_t periods);
+#include "sched/pelt.h"
 
 /* --------------------------------------------------------------- entity */
 

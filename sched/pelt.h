@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * PELT arithmetic (kernel/sched/pelt.c, rules 21-23), inline: every tick
+ * updates each busy pCPU and its running entity, so this is the engine's
+ * hottest code. Included by sched/internal.h only; not part of the API.
+ *
+ * Time is cut in 1024-us periods (1024 ns units inside a period); a
+ * contribution made n periods ago weighs y^n with y^32 = 0.5, so the
+ * geometric series saturates at LOAD_AVG_MAX = 47742.
+ *
+ * Invariance (rule 22): running and runnable contributions are scaled by
+ * the pCPU's performance level / 1024 (which is capacity x frequency
+ * scale in the kernel's cap_scale(cap_scale(delta, cap), freq) terms), so
+ * a workload shows the same util on a big pCPU and on a slow one as long
+ * as it is not saturating it. load_avg is not scaled: it is weighted
+ * runnable time, and balancing normalizes it by capacity itself.
+ */
+#ifndef CAPVISOR_SCHED_PELT_H
+#define CAPVISOR_SCHED_PELT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct sched_pelt {
+	uint64_t last_update;	/* ns, multiple of 1024 ns */
+	uint64_t load_sum;
+	uint64_t runnable_sum;
+	uint64_t util_sum;
+	uint32_t period_contrib;	/* 1024-ns units into the current period */
+	unsigned long load_avg;
+	unsigned long runnable_avg;
+	unsigned long util_avg;
+};
+
+#define LOAD_AVG_PERIOD	32
+#define LOAD_AVG_MAX	47742
+#define PELT_DIVIDER(contrib)	(LOAD_AVG_MAX - 1024 + (contrib))
+
+/* pelt.c: y^n x 2^32 for n = 0..31, and 2^64 / PELT_DIVIDER(c) for c = 0..1023. */
+extern const uint32_t pelt_y_inv[LOAD_AVG_PERIOD];
+extern const uint64_t pelt_recip[1024];
+
+/* y^periods (periods >= 1) as a shift and a 32-bit fixed-point factor. */
+struct pelt_decay_factor {
+	unsigned int shift;	/* 64: everything decays to zero */
+	uint32_t mul;
+};
+
+static inline struct pelt_decay_factor pelt_decay_for(uint64_t periods)
+{
+	struct pelt_decay_factor d = { 64, 0 };
+
+	if (periods <= LOAD_AVG_PERIOD * 63) {
+		d.shift = (unsigned int)(periods / LOAD_AVG_PERIOD);
+		d.mul = pelt_y_inv[periods % LOAD_AVG_PERIOD];
+	}
+	return d;
+}
+
+/* One 64x64->128 multiply: exact for every val, no branch on its size. */
+static inline uint64_t pelt_decay_apply(uint64_t val, struct pelt_decay_factor d)
+{
+	if (d.shift >= 64)
+		return 0;
+	return (uint64_t)(((unsigned __int128)(val >> d.shift) * d.mul) >> 32);
+}
+
+/*
+ * x / PELT_DIVIDER(c) with the reciprocal table: the 128-bit product
+ * underestimates the quotient by at most one (q x d <= x always, short
+ * when d divides x), fixed up with the 64-bit remainder.
+ */
+static inline uint64_t pelt_div(uint64_t x, uint32_t c)
+{
+	uint64_t d = PELT_DIVIDER(c);
+	uint64_t q = (uint64_t)(((unsigned __int128)x * pelt_recip[c]) >> 64);
+	uint64_t r = x - q * d;
+
+	while (r >= d) {
+		q++;
+		r -= d;
+	}
+	return q;
+}
+
+/*
+ * The part of an update that crosses period boundaries: decay the sums by
+ * y^periods, and return the contribution of the segment that finishes the
+ * current period (d1), spans periods - 1 full ones, and starts a new one
+ * (d3), all decayed to now: d1 y^p + 1024 (y + ... + y^(p-1)) + d3.
+ */
+static inline uint64_t pelt_new_periods(struct sched_pelt *sa, uint64_t periods, uint32_t d1,
+					uint32_t d3)
+{
+	struct pelt_decay_factor d = pelt_decay_for(periods);
+
+	sa->load_sum = pelt_decay_apply(sa->load_sum, d);
+	sa->runnable_sum = pelt_decay_apply(sa->runnable_sum, d);
+	sa->util_sum = pelt_decay_apply(sa->util_sum, d);
+	return pelt_decay_apply(d1, d) + (LOAD_AVG_MAX - pelt_decay_apply(LOAD_AVG_MAX, d) - 1024) +
+	       d3;
+}
+
+/*
+ * Bring *sa up to `now`: during [last_update, now) the thing was running
+ * (`running`), runnable with `runnable` entities, with load weight `load`,
+ * on a pCPU at performance `level` (contributions scaled by level/1024,
+ * rule 22).
+ */
+static inline void pelt_update(struct sched_pelt *sa, uint64_t now, unsigned long load,
+			       unsigned long runnable, bool running, unsigned int level)
+{
+	uint64_t delta, periods, contrib, scaled;
+
+	if (now - sa->last_update < 1024)	/* most calls: nothing to do */
+		return;
+	if ((int64_t)(now - sa->last_update) < 0) {
+		sa->last_update = now;
+		return;
+	}
+	delta = (now - sa->last_update) >> 10;
+	sa->last_update += delta << 10;
+
+	contrib = delta;
+	delta += sa->period_contrib;
+	periods = delta / 1024;
+	if (periods) {
+		uint32_t d1 = 1024 - sa->period_contrib;
+
+		delta %= 1024;
+		/* Used below only when something is added. */
+		contrib = pelt_new_periods(sa, periods, d1, (uint32_t)delta);
+	}
+	sa->period_contrib = (uint32_t)delta;
+
+	/* (contrib << SCHED_CAPACITY_SHIFT) x level / 1024, without rounding loss. */
+	scaled = contrib * level;
+	if (load)
+		sa->load_sum += (uint64_t)load * contrib;
+	if (runnable)
+		sa->runnable_sum += (uint64_t)runnable * scaled;
+	if (running)
+		sa->util_sum += scaled;
+
+	/* Averages move only when a period boundary was crossed (as in the kernel). */
+	if (!periods)
+		return;
+	sa->load_avg = (unsigned long)pelt_div(sa->load_sum, sa->period_contrib);
+	sa->runnable_avg = (unsigned long)pelt_div(sa->runnable_sum, sa->period_contrib);
+	sa->util_avg = (unsigned long)pelt_div(sa->util_sum, sa->period_contrib);
+}
+
+/* val x y^periods. */
+static inline uint64_t pelt_decay(uint64_t val, uint64_t periods)
+{
+	return periods ? pelt_decay_apply(val, pelt_decay_for(periods)) : val;
+}
+
+#endif
