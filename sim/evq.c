@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The simulator's event queue: an indexed binary min-heap of vCPUs keyed
+ * The simulator's event queue: an indexed min-heap of vCPUs keyed
  * by (next_event, index), so the next workload event is found in O(1) and
  * updated in O(log n) instead of scanning every vCPU at every step.
  *
@@ -16,10 +16,22 @@
 
 #define NO_EVENT	UINT64_MAX
 
-/* Keys live in the heap array itself: sifting touches no vCPU state. */
-static bool before(const struct sim_evq_slot *a, const struct sim_evq_slot *b)
+/*
+ * A 4-ary heap: half the depth of a binary one, and the smallest of four
+ * siblings (adjacent in memory) is picked without branches, as which one
+ * it is is a coin toss. Keys live in the heap array itself: sifting
+ * touches no vCPU state.
+ */
+#define EVQ_ARITY	4
+
+static inline unsigned __int128 slot_order(const struct sim_evq_slot *a)
 {
-	return a->key != b->key ? a->key < b->key : a->idx < b->idx;
+	return (unsigned __int128)a->key << 32 | a->idx;	/* (time, index) */
+}
+
+static inline bool before(const struct sim_evq_slot *a, const struct sim_evq_slot *b)
+{
+	return slot_order(a) < slot_order(b);
 }
 
 static void place(struct sim *sim, unsigned int slot, struct sim_evq_slot e)
@@ -33,7 +45,7 @@ static void sift_up(struct sim *sim, unsigned int slot)
 	struct sim_evq_slot e = sim->heap[slot];
 
 	while (slot) {
-		unsigned int parent = (slot - 1) / 2;
+		unsigned int parent = (slot - 1) / EVQ_ARITY;
 
 		if (!before(&e, &sim->heap[parent]))
 			break;
@@ -45,24 +57,23 @@ static void sift_up(struct sim *sim, unsigned int slot)
 
 static void sift_down(struct sim *sim, unsigned int slot)
 {
-	struct sim_evq_slot e = sim->heap[slot];
-	unsigned int n = sim->heap_len;
+	struct sim_evq_slot *h = sim->heap, e = h[slot];
+	unsigned int n = sim->heap_len, first;
 
-	for (;;) {
-		unsigned int l = 2 * slot + 1, r = l + 1, m = slot;
-		const struct sim_evq_slot *best = &e;
+	while ((first = EVQ_ARITY * slot + 1) < n) {
+		unsigned int last = first + EVQ_ARITY < n ? first + EVQ_ARITY : n, m = first;
+		unsigned __int128 best = slot_order(&h[first]);
 
-		if (l < n && before(&sim->heap[l], best)) {
-			m = l;
-			best = &sim->heap[l];
+		for (unsigned int c = first + 1; c < last; c++) {
+			unsigned __int128 o = slot_order(&h[c]);
+			bool less = o < best;
+
+			m = less ? c : m;
+			best = less ? o : best;
 		}
-		if (r < n && before(&sim->heap[r], best)) {
-			m = r;
-			best = &sim->heap[r];
-		}
-		if (m == slot)
+		if (best >= slot_order(&e))
 			break;
-		place(sim, slot, sim->heap[m]);
+		place(sim, slot, h[m]);
 		slot = m;
 	}
 	place(sim, slot, e);
