@@ -102,26 +102,32 @@ enum uclamp_id { UCLAMP_MIN, UCLAMP_MAX, UCLAMP_CNT };
 struct sched_class;
 struct sched;
 
+/*
+ * Field order is for the cache: what the tick, the pick and a switch touch
+ * comes first (a handful of lines per entity), configuration and the big
+ * statistics block (with its latency histogram) last.
+ */
 struct sched_entity {
-	int id;
-	char name[SCHED_NAME_MAX];
 	const struct sched_class *class;
+	int id;
 	enum sched_state state;
 	int cpu;			/* rq it is on or was last on; -1 never placed */
 	bool on_rq;			/* counted on its rq's class (queued or curr) */
+	bool protect;			/* fair: RUN_TO_PARITY armed */
+	bool new_entity;		/* first enqueue gets half a slice */
+	bool wake_pending;
 	uint32_t weight;
-	struct sched_cpumask affinity;	/* as given */
-	struct sched_cpumask allowed;	/* affinity & existing pCPUs */
-	struct slist rq_link;		/* rq->queued (on_rq entities) */
 
 	/* fair (EEVDF) */
-	struct tnode run_node;		/* key = deadline, aux = vruntime */
 	uint64_t vruntime, deadline;
 	int64_t vlag;
 	uint64_t slice;
 	uint64_t prot_deadline;		/* RUN_TO_PARITY: deadline at set_next */
-	bool protect;
-	bool new_entity;		/* first enqueue gets half a slice */
+	uint64_t wait_start;		/* became runnable-not-running */
+	uint64_t wake_time;		/* woken, not yet run (latency) */
+	struct sched_pelt pelt;
+	struct tnode run_node;		/* key = deadline, aux = vruntime */
+	struct slist rq_link;		/* rq->queued (on_rq entities) */
 
 	/* deadline (CBS) */
 	struct sched_dl_params dl;
@@ -142,13 +148,11 @@ struct sched_entity {
 	bool uc_active;			/* counted in its rq's buckets */
 	unsigned int perf_request;
 
-	/* PELT and stats */
-	struct sched_pelt pelt;
-	struct sched_entity_stats st;
-	uint64_t wait_start;		/* became runnable-not-running */
-	uint64_t wake_time;		/* woken, not yet run (latency) */
+	char name[SCHED_NAME_MAX];
+	struct sched_cpumask affinity;	/* as given */
+	struct sched_cpumask allowed;	/* affinity & existing pCPUs */
 	uint64_t throttle_start;
-	bool wake_pending;
+	struct sched_entity_stats st;
 };
 
 /* ---------------------------------------------------------------- rq */
@@ -166,13 +170,18 @@ struct sched_domain_cost {
 	uint64_t last_decay_max_lb_cost;
 };
 
+/* Hot fields first (tick, pick, perf selection), as in struct sched_entity. */
 struct sched_rq {
 	unsigned int cpu, cluster, capacity;
+	unsigned int nr_running;	/* on_rq entities, all classes */
 	struct sched_entity *curr;
 	uint64_t clock;			/* last accounting update */
 	uint64_t gen;
 	bool need_resched;
-	unsigned int nr_running;	/* on_rq entities, all classes */
+	bool idle;
+	bool overutil;			/* at the last periodic evaluation */
+	bool misfit;
+	unsigned int nr_dl;
 	struct slist queued;		/* on_rq entities */
 
 	/* fair */
@@ -184,33 +193,30 @@ struct sched_rq {
 	uint64_t avg_load;		/* sum over tree of w */
 	struct sched_entity *next_buddy;
 
+	/* PELT, and the time accounting of every update */
+	struct sched_pelt pelt;
+	uint64_t busy_ns, idle_ns;
+	uint64_t idle_in_window;	/* idle ns since the last perf evaluation */
+	uint64_t last_idle;		/* last time this pCPU was idle */
+	uint64_t dl_bw;			/* bandwidth of entities assigned here */
+	unsigned int bucket_tasks;	/* entities counted in the buckets */
+	unsigned int lb_streak;		/* balances in a row above the mean load */
+
 	/* deadline */
 	struct treap dl;
-	unsigned int nr_dl;
-	uint64_t dl_bw;			/* bandwidth of entities assigned here */
 	struct slist dl_assigned;
 
 	/* uclamp */
 	struct uclamp_bucket bucket[UCLAMP_CNT][UCLAMP_BUCKETS];
 	unsigned int uc_value[UCLAMP_CNT];
-	unsigned int bucket_tasks;	/* entities counted in the buckets */
-
-	/* PELT */
-	struct sched_pelt pelt;
 
 	/* idle and balancing */
-	bool idle;
 	uint64_t idle_start;
 	uint64_t avg_idle;
-	uint64_t idle_in_window;	/* idle ns since the last perf evaluation */
-	bool overutil;			/* at the last periodic evaluation */
-	uint64_t last_idle;		/* last time this pCPU was idle */
-	bool misfit;
-	unsigned int lb_streak;		/* balances in a row above the mean load */
 	struct sched_domain_cost sd[SCHED_DOMAINS];
 
 	/* stats */
-	uint64_t busy_ns, idle_ns, nr_switches;
+	uint64_t nr_switches;
 	uint64_t nr_newidle, nr_newidle_skipped, nr_newidle_aborted, nr_newidle_pulled;
 	uint64_t nr_lb_migrations, nr_misfit_migrations;
 };
