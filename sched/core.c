@@ -164,8 +164,14 @@ static void se_pelt_sync(struct sched *s, struct sched_entity *se, uint64_t now)
 /* The running entity's PELT, at every tick (the kernel's entity_tick()). */
 void update_curr_pelt(struct sched *s, struct sched_rq *rq, uint64_t now)
 {
-	if (rq->curr)
-		se_pelt_sync(s, rq->curr, now);
+	struct sched_entity *curr = rq->curr;
+
+	if (!curr)
+		return;
+	if (curr->cpu == (int)rq->cpu)	/* what se_pelt_sync() finds, known here */
+		pelt_update(&curr->pelt, now, curr->weight, 1, true, rq_level(s, rq));
+	else
+		se_pelt_sync(s, curr, now);
 }
 
 /*
