@@ -153,6 +153,7 @@ static int prepare_sched(struct run_ctx *c)
 		.mode = c->cfg.sched == SCHED_KIND_HOST ? VM_SCHED_HOST : VM_SCHED_CAPVISOR,
 		.tick_ns = c->cfg.tick_ns,
 		.window_ns = c->cfg.window_ns,
+		.slice_ns = c->cfg.slice_ns,
 		.no_cppc = c->cfg.no_cppc,
 	};
 	struct vcpu_qos *qos = calloc(c->cfg.nr_vcpus, sizeof(*qos));

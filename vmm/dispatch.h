@@ -46,6 +46,7 @@ struct dispatch_config {
 	const struct vcpu_qos *qos;	/* one per vCPU */
 	uint64_t tick_ns;		/* engine tick [1 ms] */
 	uint64_t window_ns;		/* duty-cycle window [4 ms] */
+	uint64_t slice_ns;		/* fair-class base slice [4 ms] */
 	bool no_pin;			/* leave host CPU placement to the host */
 	const struct dispatch_vcpu_ops *ops;
 	void *opaque;

@@ -199,6 +199,11 @@ static int set_window(struct vm_config *cfg, const char *arg)
 	return set_us("window-us", arg, 500, 100000, &cfg->window_ns);
 }
 
+static int set_slice(struct vm_config *cfg, const char *arg)
+{
+	return set_us("slice-us", arg, 100, 100000, &cfg->slice_ns);
+}
+
 static int set_no_cppc(struct vm_config *cfg, const char *arg)
 {
 	(void)arg;
@@ -252,6 +257,7 @@ static const struct vm_option options[] = {
 	{ "sched", "capvisor|host", "who schedules the vCPU threads (default capvisor)", set_sched },
 	{ "tick-us", "US", "scheduler tick (default 1000)", set_tick },
 	{ "window-us", "US", "duty-cycle window of emulated capacity (default 4000)", set_window },
+	{ "slice-us", "US", "fair-class base slice of the engine (default 4000)", set_slice },
 	{ "no-cppc", NULL, "no _CPC, CPPC registers or APERF/MPERF for the guest", set_no_cppc },
 	{ "stats-json", "FILE", "write the per-vCPU summary as JSON at exit", set_stats_json },
 	{ "api-socket", "PATH", "serve the QMP control socket on PATH (docs/qmp.md)",

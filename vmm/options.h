@@ -45,6 +45,7 @@ struct vm_config {
 	enum sched_kind sched;
 	uint64_t tick_ns;		/* 0: the default */
 	uint64_t window_ns;
+	uint64_t slice_ns;
 	bool no_cppc;
 	const char *stats_json;		/* write the per-vCPU summary as JSON at exit */
 	/* Control socket and privileges. */

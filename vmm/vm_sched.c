@@ -97,6 +97,7 @@ static int create_dispatcher(struct vm_sched *vs, char *err, size_t errlen)
 		.qos = vs->qos,
 		.tick_ns = vs->cfg.tick_ns,
 		.window_ns = vs->cfg.window_ns,
+		.slice_ns = vs->cfg.slice_ns,
 		.ops = &vs_vcpu_ops,
 		.opaque = vs,
 		.tick_hook = vs->cfg.no_cppc ? NULL : vm_sched_feed_cppc,

@@ -34,6 +34,7 @@ struct vm_sched_config {
 	bool host_set;
 	uint64_t tick_ns;		/* [1 ms] */
 	uint64_t window_ns;		/* duty-cycle window [4 ms] */
+	uint64_t slice_ns;		/* fair-class base slice [4 ms] */
 	bool no_cppc;			/* no _CPC, CPPC pages or APERF/MPERF */
 };
 

@@ -17,7 +17,8 @@ static const struct {
 } vmdef_keys[] = {
 	{ "kernel", false }, { "initrd", false }, { "cmdline", false }, { "vcpus", false },
 	{ "mem", false }, { "console", false }, { "host", false }, { "sched", false },
-	{ "tick-us", false }, { "api-socket", false }, { "user", false },
+	{ "tick-us", false }, { "window-us", false }, { "slice-us", false },
+	{ "api-socket", false }, { "user", false }, { "no-cppc", true }, { "stats-json", false },
 	{ "cpu-hide", false }, { "verbose", true },
 };
 
