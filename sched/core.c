@@ -193,9 +193,8 @@ void update_rq_clock(struct sched *s, struct sched_rq *rq, uint64_t now)
 		return;
 	delta = now - rq->clock;
 	if (curr) {
-		curr->st.cpu_time_ns += delta;
-		curr->st.work_ns += (delta * level) >> 10;
-		curr->st.cpu_time_by_cluster_ns[rq->cluster] += delta;
+		curr->run_ns += delta;	/* into st at switch-out, on this rq's cluster */
+		curr->run_work_ns += (delta * level) >> 10;
 		if (curr->on_rq)
 			curr->class->update_curr(s, rq, delta, now);
 		rq->busy_ns += delta;

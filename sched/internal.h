@@ -125,6 +125,12 @@ struct sched_entity {
 	uint64_t prot_deadline;		/* RUN_TO_PARITY: deadline at set_next */
 	uint64_t wait_start;		/* became runnable-not-running */
 	uint64_t wake_time;		/* woken, not yet run (latency) */
+	/*
+	 * Run time charged while current and not yet added to st (whose
+	 * lines the tick would otherwise touch for every busy pCPU): added
+	 * at switch-out by stats_flush_run(), and by readers until then.
+	 */
+	uint64_t run_ns, run_work_ns;
 	struct sched_pelt pelt;
 	struct tnode run_node;		/* key = deadline, aux = vruntime */
 	struct slist rq_link;		/* rq->queued (on_rq entities) */
@@ -405,6 +411,7 @@ void stats_switch_in(struct sched *s, struct sched_rq *rq, struct sched_entity *
 		     uint64_t now);
 void stats_switch_out(struct sched *s, struct sched_rq *rq, struct sched_entity *se,
 		      uint64_t now);
+void stats_flush_run(struct sched_entity *se, unsigned int cluster);
 
 /* ---------------------------------------------------------------- topology.c */
 

@@ -70,13 +70,22 @@ void stats_switch_in(struct sched *s, struct sched_rq *rq, struct sched_entity *
 	}
 }
 
+/* Add the run time charged while current to the statistics. */
+void stats_flush_run(struct sched_entity *se, unsigned int cluster)
+{
+	se->st.cpu_time_ns += se->run_ns;
+	se->st.work_ns += se->run_work_ns;
+	se->st.cpu_time_by_cluster_ns[cluster] += se->run_ns;
+	se->run_ns = 0;
+	se->run_work_ns = 0;
+}
+
 void stats_switch_out(struct sched *s, struct sched_rq *rq, struct sched_entity *se,
 		      uint64_t now)
 {
 	(void)s;
-	(void)rq;
-	(void)se;
 	(void)now;
+	stats_flush_run(se, rq->cluster);
 }
 
 /* An entity's PELT signals decayed to the latest time seen (a copy). */
@@ -115,6 +124,12 @@ int sched_entity_stats(const struct sched *s, int id, struct sched_entity_stats 
 	if (!se || !out)
 		return -SCHED_E_NOENT;
 	*out = se->st;
+	/* Run time of the current stint (only a current entity has any). */
+	if (se->run_ns || se->run_work_ns) {
+		out->cpu_time_ns += se->run_ns;
+		out->work_ns += se->run_work_ns;
+		out->cpu_time_by_cluster_ns[s->rq[se->cpu].cluster] += se->run_ns;
+	}
 	/* Waiting and throttled time so far. */
 	if (se->on_rq && !(se->cpu >= 0 && s->rq[se->cpu].curr == se))
 		out->wait_ns += s->now - se->wait_start;

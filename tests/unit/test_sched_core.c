@@ -199,6 +199,42 @@ static void test_stats(void)
 	sched_destroy(s);
 }
 
+/*
+ * CPU time per cluster across a migration, read while the entity runs (the
+ * current stint is kept aside until switch-out) and after it blocked.
+ */
+static void test_stats_run_time_by_cluster(void)
+{
+	struct sched *s = mk_sched(1, 1024, 1, 512, NULL);
+	struct sched_entity_stats st;
+	struct sched_cpumask big, little;
+	uint64_t now = 0;
+	int a;
+
+	sched_cluster_mask(s, 0, &big);
+	sched_cluster_mask(s, 1, &little);
+	a = add_ent(s, "a", 1024, true, 0);
+	sched_set_affinity(s, a, &big, 0, NULL, 0);
+	run_until(s, &now, 20 * MS, MS);
+	sched_entity_stats(s, a, &st);
+	CU_ASSERT_EQUAL(st.cpu_time_ns, 20 * MS);
+	CU_ASSERT_EQUAL(st.cpu_time_by_cluster_ns[0], 20 * MS);
+	CU_ASSERT(st.work_ns > 0 && st.work_ns <= 20 * MS);
+	sched_set_affinity(s, a, &little, now, NULL, 0);	/* moves it */
+	run_until(s, &now, 50 * MS, MS);
+	sched_entity_stats(s, a, &st);
+	CU_ASSERT_EQUAL(st.cpu_time_ns, 50 * MS);
+	CU_ASSERT_EQUAL(st.cpu_time_by_cluster_ns[0], 20 * MS);
+	CU_ASSERT_EQUAL(st.cpu_time_by_cluster_ns[1], 30 * MS);
+	sched_block(s, a, now);
+	run_until(s, &now, 60 * MS, MS);
+	sched_entity_stats(s, a, &st);
+	CU_ASSERT_EQUAL(st.cpu_time_ns, 50 * MS);
+	CU_ASSERT_EQUAL(st.cpu_time_by_cluster_ns[1], 30 * MS);
+	CU_ASSERT(st.work_ns <= 20 * MS + 30 * MS / 2);	/* little runs at <= 512 */
+	sched_destroy(s);
+}
+
 /* The latency histogram: exact below 8 ns, then within 12.5%. */
 static void test_latency_histogram(void)
 {
@@ -287,6 +323,7 @@ UNIT_SUITE(sched_core, NULL, NULL,
 	   UNIT_TEST(test_add_remove),
 	   UNIT_TEST(test_gen_and_events),
 	   UNIT_TEST(test_stats),
+	   UNIT_TEST(test_stats_run_time_by_cluster),
 	   UNIT_TEST(test_latency_histogram),
 	   UNIT_TEST(test_next_event),
 	   UNIT_TEST(test_affinity))
