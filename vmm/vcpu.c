@@ -163,9 +163,25 @@ static void log_final_rip(struct vcpu *v)
 		pr_debug("vCPU %u stopped at RIP %#llx", v->index, (unsigned long long)regs.rip);
 }
 
+/* May the vCPU go straight back into KVM_RUN after this exit, still inside the gate? */
+static bool stay_inside(struct vcpu *v, int reason)
+{
+	const struct vcpu_gate_ops *g = v->vm->gate;
+
+	/*
+	 * A pending kick is not checked here: immediate_exit is still set, so the
+	 * next KVM_RUN returns -EINTR at once and leave() sees why the run ended.
+	 */
+	if (!g || !(v->vm->gate_flags & VCPU_GATE_FAST_REENTRY))
+		return false;
+	return reason == KVM_EXIT_IO || reason == KVM_EXIT_MMIO ||
+	       reason == KVM_EXIT_X86_RDMSR || reason == KVM_EXIT_X86_WRMSR;
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
+	bool inside = false;	/* between gate enter() and leave() */
 	sigset_t kick;
 	char name[16];
 
@@ -175,15 +191,23 @@ static void *vcpu_thread(void *arg)
 	sigaddset(&kick, VCPU_KICK_SIGNAL);
 	pthread_sigmask(SIG_UNBLOCK, &kick, NULL);
 	for (;;) {
-		int ret, err;
+		int ret, err, reason;
 
-		/* Clear before checking: a kick after this point is never lost. */
-		__atomic_store_n(&v->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
-		if (atomic_load(&v->stop) || !gate_enter(v))
-			break;
+		if (!inside) {
+			/* Clear before checking: a kick after this point is never lost. */
+			__atomic_store_n(&v->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
+			if (atomic_load(&v->stop) || !gate_enter(v))
+				break;
+			inside = true;
+		}
+		/* Inside without a clear: a pending kick makes KVM_RUN return at once. */
 		ret = ioctl(v->fd, KVM_RUN, 0);
 		err = errno;
-		gate_leave(v, ret < 0 ? -err : (int)v->run->exit_reason);
+		reason = ret < 0 ? -err : (int)v->run->exit_reason;
+		if (!stay_inside(v, reason)) {
+			gate_leave(v, reason);
+			inside = false;
+		}
 		if (ret < 0) {
 			if (err == EINTR || err == EAGAIN)
 				continue;
@@ -195,6 +219,8 @@ static void *vcpu_thread(void *arg)
 		if (!vcpu_handle_exit(v))
 			break;
 	}
+	if (inside)
+		gate_leave(v, -EINTR);
 	log_final_rip(v);
 	return NULL;
 }

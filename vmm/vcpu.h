@@ -37,6 +37,14 @@ struct vcpu_gate_ops {
 	void (*leave)(void *opaque, unsigned int vcpu, int exit_reason);
 };
 
+/*
+ * Gate flag (vm_set_gate_flags()), opt-in: after an exit the VMM handles on
+ * the spot (I/O, MMIO, MSR), re-enter KVM_RUN without leave()/enter() unless
+ * a kick is pending, so the gate sees one run per slice instead of one per
+ * exit. A kick still ends the run at once (leave() gets -EINTR).
+ */
+#define VCPU_GATE_FAST_REENTRY	0x1u
+
 struct vcpu {
 	struct vm *vm;
 	unsigned int index;

@@ -286,6 +286,11 @@ void vm_set_gate(struct vm *vm, const struct vcpu_gate_ops *ops, void *opaque)
 	vm->gate_opaque = opaque;
 }
 
+void vm_set_gate_flags(struct vm *vm, unsigned int flags)
+{
+	vm->gate_flags = flags;
+}
+
 int vm_start(struct vm *vm, const struct boot_entry *entry)
 {
 	if (install_msr_filter(vm) || vcpu_set_boot_entry(vm->vcpus[0], entry))

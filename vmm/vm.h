@@ -73,6 +73,7 @@ struct vm {
 	bool msr_filter_installed;
 	const struct vcpu_gate_ops *gate;
 	void *gate_opaque;
+	unsigned int gate_flags;	/* VCPU_GATE_* */
 	struct acpi_tables acpi;
 	struct serial *serial;
 	struct acpi_pm *acpi_pm;
@@ -100,6 +101,8 @@ void vm_kick_vcpu(void *vm, unsigned int vcpu);
 int vm_vcpu_halted(void *vm, unsigned int vcpu);
 /* Install the gate before vm_start(). */
 void vm_set_gate(struct vm *vm, const struct vcpu_gate_ops *ops, void *opaque);
+/* VCPU_GATE_* flags (vcpu.h), before vm_start(). */
+void vm_set_gate_flags(struct vm *vm, unsigned int flags);
 
 /* COM1, the ACPI sleep registers and the i8042 (vm_devices.c); console_fd gets COM1 output. */
 int vm_setup_devices(struct vm *vm, int console_fd);

@@ -368,7 +368,84 @@ static void test_kvm_fwait_without_pending_x87_error(void)
 	vm_destroy(vm);
 }
 
+/* 1000 I/O exits, then done; the gate counts its runs. */
+static void run_io_loop(bool fast, struct gate_rec *g, uint64_t *exits)
+{
+	static const uint8_t code[] = {
+		0xb9, 0xe8, 0x03,	/* mov cx, 1000 */
+		0xe6, 0x15,		/* 1: out 0x15, al */
+		0x49,			/* dec cx */
+		0x75, 0xfb,		/* jnz 1b */
+		0xe6, 0x14,		/* out 0x14, al: done */
+		0xeb, 0xfe,
+	};
+	struct port_rec rec = { 0 };
+	struct bus_device dev = { &port_ops, 0x10, 6, &rec };
+	struct vm *vm = tiny_vm(code, sizeof(code));
+
+	rec.vm = vm;
+	memset(g, 0, sizeof(*g));
+	CU_ASSERT_EQUAL(bus_register(vm->pio, &dev), 0);
+	vm_set_gate(vm, &gate_ops, g);
+	vm_set_gate_flags(vm, fast ? VCPU_GATE_FAST_REENTRY : 0);
+	start_real(vm);
+	run_main_loop(vm);
+	CU_ASSERT_EQUAL(vm_exit_kind(vm), VM_EXIT_POWEROFF);
+	CU_ASSERT_EQUAL(rec.writes, 1001);
+	*exits = vm->vcpus[0]->nr_io_exits;
+	vm_destroy(vm);
+}
+
+static void test_kvm_gate_fast_reentry(void)
+{
+	struct gate_rec g;
+	uint64_t exits;
+
+	if (!have_kvm())
+		return;
+	run_io_loop(false, &g, &exits);
+	CU_ASSERT(exits >= 1001);
+	CU_ASSERT(atomic_load(&g.enters) >= 1001);	/* one gate pass per exit */
+	CU_ASSERT_EQUAL(atomic_load(&g.enters), atomic_load(&g.leaves));
+	run_io_loop(true, &g, &exits);
+	CU_ASSERT(exits >= 1001);
+	CU_ASSERT(atomic_load(&g.enters) < 10);		/* one run, plus the stop */
+	CU_ASSERT_EQUAL(atomic_load(&g.enters), atomic_load(&g.leaves));
+}
+
+static void test_kvm_kick_with_fast_reentry(void)
+{
+	static const uint8_t code[] = { 0xe6, 0x15, 0xeb, 0xfc };	/* 1: out 0x15, al; jmp 1b */
+	struct port_rec rec = { 0 };
+	struct bus_device dev = { &port_ops, 0x10, 6, &rec };
+	struct gate_rec g = { 0 };
+	struct vm *vm;
+
+	if (!have_kvm())
+		return;
+	vm = tiny_vm(code, sizeof(code));
+	rec.vm = vm;
+	CU_ASSERT_EQUAL(bus_register(vm->pio, &dev), 0);
+	vm_set_gate(vm, &gate_ops, &g);
+	vm_set_gate_flags(vm, VCPU_GATE_FAST_REENTRY);
+	start_real(vm);
+	for (int i = 0; i < 2000 && vm->vcpus[0]->nr_io_exits < 100; i++)
+		sleep_ms(1);
+	CU_ASSERT_EQUAL(atomic_load(&g.enters), 1);	/* still in its first run */
+	vm_kick_vcpu(vm, 0);
+	for (int i = 0; i < 2000 && atomic_load(&g.enters) < 2; i++)
+		sleep_ms(1);
+	CU_ASSERT(atomic_load(&g.eintr) >= 1);		/* the kick ended the run */
+	CU_ASSERT(atomic_load(&g.enters) >= 2);		/* and the gate let it in again */
+	vm_request_exit(vm, VM_EXIT_SIGNAL, 15, "test stop");
+	vm_stop_vcpus(vm);
+	CU_ASSERT_EQUAL(atomic_load(&g.enters), atomic_load(&g.leaves));
+	vm_destroy(vm);
+}
+
 UNIT_SUITE(vmm_kvm, NULL, NULL,
+	   UNIT_TEST(test_kvm_gate_fast_reentry),
+	   UNIT_TEST(test_kvm_kick_with_fast_reentry),
 	   UNIT_TEST(test_kvm_fwait_without_pending_x87_error),
 	   UNIT_TEST(test_kvm_int3_reaches_the_guest_handler),
 	   UNIT_TEST(test_kvm_steal_time_preempted_flag),
