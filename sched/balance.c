@@ -300,32 +300,41 @@ static void balance_misfit(struct sched *s, uint64_t now)
 	}
 }
 
-/*
- * One move from the busiest pCPU (with something waiting) to the idlest,
- * if it lowers the maximum load. load[] is kept current by the caller.
- */
-static bool balance_once(struct sched *s, uint64_t *load, uint64_t mean, uint64_t now)
+/* May give entities away: something waiting, and above the mean for a while. */
+static bool lb_candidate(const struct sched_rq *rq)
 {
-	struct sched_rq *busiest = NULL, *idlest = NULL;
+	return rq->nr_fair >= 2 && rq->lb_streak >= LB_STREAK;
+}
+
+/*
+ * One move from the busiest candidate pCPU to the idlest, if it lowers the
+ * maximum load. load[] and cand[] are kept current by the caller (only the
+ * two pCPUs of a move change), so that the scan reads two small arrays and
+ * not every runqueue, up to nr_cpus times per balance.
+ */
+static bool balance_once(struct sched *s, uint64_t *load, bool *cand, uint64_t mean,
+			 uint64_t now)
+{
+	struct sched_rq *busiest, *idlest;
 	struct sched_entity *se;
 	uint64_t lb = 0, li = 0, m = 0;
+	int b = -1, i = -1;
 
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
-		struct sched_rq *rq = &s->rq[cpu];
-
-		if (rq->nr_fair >= 2 && rq->lb_streak >= LB_STREAK && (!busiest || load[cpu] > lb)) {
-			busiest = rq;
+		if (cand[cpu] && (b < 0 || load[cpu] > lb)) {
+			b = (int)cpu;
 			lb = load[cpu];
 		}
-		if (!idlest || load[cpu] < li) {
-			idlest = rq;
+		if (i < 0 || load[cpu] < li) {
+			i = (int)cpu;
 			li = load[cpu];
 		}
 	}
 	/* Both ends clearly off the mean: no shuffling between average pCPUs. */
-	if (!busiest || busiest == idlest || lb * 100 <= li * IMBALANCE_PCT ||
-	    li * IMBALANCE_PCT >= mean * 100)
+	if (b < 0 || b == i || lb * 100 <= li * IMBALANCE_PCT || li * IMBALANCE_PCT >= mean * 100)
 		return false;
+	busiest = &s->rq[b];
+	idlest = &s->rq[i];
 	se = pick_movable(busiest, idlest, &m);
 	if (!se)
 		return false;
@@ -334,8 +343,10 @@ static bool balance_once(struct sched *s, uint64_t *load, uint64_t mean, uint64_
 	wakeup_preempt(s, idlest, se);
 	if (idlest->need_resched)
 		schedule_rq(s, idlest, now);
-	load[busiest->cpu] = rq_load(busiest, 0);
-	load[idlest->cpu] = rq_load(idlest, 0);
+	load[b] = rq_load(busiest, 0);
+	load[i] = rq_load(idlest, 0);
+	cand[b] = lb_candidate(busiest);
+	cand[i] = lb_candidate(idlest);
 	return true;
 }
 
@@ -343,6 +354,7 @@ static bool balance_once(struct sched *s, uint64_t *load, uint64_t mean, uint64_
 void sched_balance(struct sched *s, uint64_t now)
 {
 	uint64_t load[SCHED_MAX_CPUS], sum = 0;
+	bool cand[SCHED_MAX_CPUS];
 
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
 		for (int d = 0; d < SCHED_DOMAINS; d++)
@@ -366,9 +378,10 @@ void sched_balance(struct sched *s, uint64_t now)
 			rq->lb_streak++;
 		else
 			rq->lb_streak = 0;
+		cand[cpu] = lb_candidate(rq);
 	}
 	for (unsigned int i = 0; i < s->nr_cpus; i++)
-		if (!balance_once(s, load, sum / s->nr_cpus, now))
+		if (!balance_once(s, load, cand, sum / s->nr_cpus, now))
 			break;
 }
 
