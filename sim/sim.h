@@ -60,24 +60,25 @@ struct sim_lock_group {
 	uint64_t yield_to_calls, yield_to_boosted;
 };
 
+/* What every switch and event touches first (one cache line), the name last. */
 struct sim_vcpu {
-	char name[SCHED_NAME_MAX];
 	const struct sim_vcpu_spec *spec;
 	int id;				/* engine entity */
 	int cpu;			/* running on, or -1 */
 	unsigned int level;
 	enum sim_phase phase;
 	uint64_t rem;			/* work left in ns x 1024 (UINT64_MAX: forever) */
+	uint64_t next_event;
+	uint64_t synced_at;		/* progress accounted up to here */
 	uint64_t wake_at;		/* PH_SLEEP */
 	uint64_t next_arrival;		/* periodic */
 	uint64_t spun;			/* running ns spent spinning since the last PLE exit */
-	uint64_t next_event;
-	uint64_t synced_at;		/* progress accounted up to here */
 	int group;			/* lock group index or -1 */
-	uint64_t jobs;			/* periodic jobs / random bursts completed */
-	uint64_t util_sum, util_samples;
 	bool rejected;
 	bool started;			/* first phase begun (start_us passed) */
+	uint64_t jobs;			/* periodic jobs / random bursts completed */
+	uint64_t util_sum, util_samples;
+	char name[SCHED_NAME_MAX];
 };
 
 struct sim_rejection {
