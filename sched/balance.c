@@ -171,7 +171,8 @@ void update_misfit(struct sched *s, struct sched_rq *rq)
 	struct sched_entity *curr = rq->curr;
 
 	rq->misfit = false;
-	if (!curr || dl_entity(curr) || !curr->on_rq || rq->capacity >= s->max_capacity)
+	/* The biggest pCPUs first: nothing to read from the entity there. */
+	if (rq->capacity >= s->max_capacity || !curr || dl_entity(curr) || !curr->on_rq)
 		return;
 	if (entity_fits_cpu(s, curr, rq->cpu))
 		return;

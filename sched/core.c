@@ -58,11 +58,6 @@ void resched_rq(struct sched_rq *rq)
 	rq->need_resched = true;
 }
 
-unsigned int rq_level(const struct sched *s, const struct sched_rq *rq)
-{
-	return s->cluster[rq->cluster].level;
-}
-
 /* ---------------------------------------------------------------- create */
 
 static void rq_init(struct sched *s, struct sched_rq *rq, unsigned int cpu, unsigned int cluster)

@@ -303,6 +303,12 @@ static inline bool dl_entity(const struct sched_entity *se)
 
 /* ---------------------------------------------------------------- core.c */
 
+/* A pCPU's performance level: its cluster's (read by every PELT update). */
+static inline unsigned int rq_level(const struct sched *s, const struct sched_rq *rq)
+{
+	return s->cluster[rq->cluster].level;
+}
+
 /*
  * Engine time never goes backwards: callers on several threads may read
  * their clock, then take the lock in another order. Every entry point
@@ -331,7 +337,6 @@ void wakeup_preempt(struct sched *s, struct sched_rq *rq, struct sched_entity *s
 int sched_activate(struct sched *s, struct sched_entity *se, int flags, uint64_t now);
 void migrate_entity(struct sched *s, struct sched_entity *se, unsigned int to, int reason,
 		    uint64_t now);
-unsigned int rq_level(const struct sched *s, const struct sched_rq *rq);
 int sched_errf(char *err, size_t errlen, int code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
