@@ -24,14 +24,12 @@
  */
 #define EVQ_ARITY	4
 
-static inline unsigned __int128 slot_order(const struct sim_evq_slot *a)
-{
-	return (unsigned __int128)a->key << 32 | a->idx;	/* (time, index) */
-}
-
+/* (time, index): equal times are rare, so the index test is a predictable branch. */
 static inline bool before(const struct sim_evq_slot *a, const struct sim_evq_slot *b)
 {
-	return slot_order(a) < slot_order(b);
+	if (a->key != b->key)
+		return a->key < b->key;
+	return a->idx < b->idx;
 }
 
 static void place(struct sim *sim, unsigned int slot, struct sim_evq_slot e)
@@ -62,16 +60,10 @@ static void sift_down(struct sim *sim, unsigned int slot)
 
 	while ((first = EVQ_ARITY * slot + 1) < n) {
 		unsigned int last = first + EVQ_ARITY < n ? first + EVQ_ARITY : n, m = first;
-		unsigned __int128 best = slot_order(&h[first]);
 
-		for (unsigned int c = first + 1; c < last; c++) {
-			unsigned __int128 o = slot_order(&h[c]);
-			bool less = o < best;
-
-			m = less ? c : m;
-			best = less ? o : best;
-		}
-		if (best >= slot_order(&e))
+		for (unsigned int c = first + 1; c < last; c++)
+			m = before(&h[c], &h[m]) ? c : m;
+		if (!before(&h[m], &e))
 			break;
 		place(sim, slot, h[m]);
 		slot = m;
