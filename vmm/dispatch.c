@@ -287,6 +287,7 @@ static void apply_pcpu(struct dispatch *d, unsigned int p, const struct sched_cp
 	struct dpcpu *pc = &d->p[p];
 	int prev = pc->curr;
 	int next = st->curr == SCHED_NONE ? -1 : d->vcpu_of_entity[st->curr];
+	bool level_changed = pc->level != st->level;
 
 	pc->gen = st->gen;
 	pc->level = st->level;
@@ -297,8 +298,13 @@ static void apply_pcpu(struct dispatch *d, unsigned int p, const struct sched_cp
 		kick(d, (unsigned int)prev);
 	if (next >= 0)
 		pthread_cond_signal(&d->v[next].cond);
-	/* A level change moves the end of the on-part: let the gate redo it. */
-	if (next >= 0 && next == prev && d->v[next].in_run && d->v[next].leave_at != UINT64_MAX)
+	/*
+	 * A level change moves (or creates) the end of the on-part: let the gate
+	 * redo it. Exits handled on the spot do not pass the gate, so this kick
+	 * is what makes a new level take effect.
+	 */
+	if (next >= 0 && next == prev && level_changed && d->v[next].in_run &&
+	    !d->v[next].halted)
 		kick(d, (unsigned int)next);
 }
 
@@ -341,9 +347,13 @@ void dispatch_apply(struct dispatch *d, uint64_t now)
 
 		if (!v->in_run || v->halted)
 			continue;
-		/* Running without the engine's say-so (woken while halted), or past its on-part. */
+		/*
+		 * Running without the engine's say-so (woken while halted), current
+		 * but not yet through the gate (it went in while blocked), or past
+		 * its on-part.
+		 */
 		if (dispatch_vcpu_pcpu(d, i, &info) < 0 ? info.state != SCHED_BLOCKED :
-		    v->leave_at <= now)
+		    !v->sanctioned || v->leave_at <= now)
 			kick(d, i);
 	}
 	pthread_cond_signal(&d->tick_cond);
