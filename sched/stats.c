@@ -108,6 +108,16 @@ int sched_entity_util(const struct sched *s, int id, unsigned int *util_avg,
 
 	if (!se)
 		return -SCHED_E_NOENT;
+	if (!runnable_avg) {	/* util only (the simulator's sampling): the cheap path */
+		const struct sched_rq *rq = se->cpu >= 0 ? &s->rq[se->cpu] : NULL;
+
+		if (util_avg)
+			*util_avg = (unsigned int)pelt_util_at(&se->pelt, s->now,
+							       rq && rq->curr == se,
+							       rq ? rq_level(s, rq) :
+							       SCHED_CAPACITY_SCALE);
+		return 0;
+	}
 	se_pelt_now(s, se, &p);
 	if (util_avg)
 		*util_avg = (unsigned int)p.util_avg;

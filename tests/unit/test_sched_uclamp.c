@@ -238,6 +238,34 @@ static void test_pelt_avg_exact(void)
 	}
 }
 
+/* pelt_util_at() is util_avg after pelt_update() on a copy, in every case. */
+static void test_pelt_util_at(void)
+{
+	struct sched_pelt p, q;
+	uint64_t now = 0, x = 777;
+	unsigned int mismatches = 0;
+
+	memset(&p, 0, sizeof(p));
+	for (int i = 0; i < 50000; i++) {
+		uint64_t probe;
+		bool running;
+		unsigned int level;
+
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		running = (x >> 13) & 1;
+		level = 1 + (unsigned int)((x >> 40) % 1024);
+		now += (x >> 33) % (2 * MS);
+		pelt_update(&p, now, running ? 1024 : 0, running, running, level);
+		/* Probe up to 40 ms ahead, sometimes behind (a caller's older clock). */
+		probe = (x >> 7) % 16 ? now + (x >> 20) % (40 * MS) : now - (x >> 20) % 5000;
+		q = p;
+		pelt_update(&q, probe, running ? 1024 : 0, running, running, level);
+		if (pelt_util_at(&p, probe, running, level) != q.util_avg)
+			mismatches++;
+	}
+	CU_ASSERT_EQUAL(mismatches, 0);
+}
+
 /* Entity stats report PELT up to the latest time. */
 static void test_entity_util(void)
 {
@@ -266,4 +294,5 @@ UNIT_SUITE(sched_uclamp_pelt, NULL, NULL,
 	   UNIT_TEST(test_pelt_decay),
 	   UNIT_TEST(test_pelt_values_and_invariance),
 	   UNIT_TEST(test_pelt_avg_exact),
+	   UNIT_TEST(test_pelt_util_at),
 	   UNIT_TEST(test_entity_util))
