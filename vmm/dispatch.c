@@ -152,6 +152,7 @@ struct dispatch *dispatch_create(const struct dispatch_config *cfg, char *err, s
 	d->ops = cfg->ops;
 	d->opaque = cfg->opaque;
 	d->tick_hook = cfg->tick_hook;
+	d->kick_signal = cfg->kick_signal;
 	d->nr_vcpus = cfg->nr_vcpus;
 	d->tick_ns = cfg->tick_ns ? cfg->tick_ns : 1000000;
 	d->window_ns = cfg->window_ns ? cfg->window_ns : 4000000;
@@ -178,8 +179,11 @@ void dispatch_destroy(struct dispatch *d)
 		return;
 	if (d->thread_started)
 		dispatch_stop(d);
-	for (unsigned int i = 0; d->v && i < d->nr_vcpus; i++)
+	for (unsigned int i = 0; d->v && i < d->nr_vcpus; i++) {
 		pthread_cond_destroy(&d->v[i].cond);
+		if (d->v[i].has_timer)
+			timer_delete(d->v[i].onpart_timer);
+	}
 	sched_destroy(d->sched);
 	free(d->v);
 	free(d->p);

@@ -50,6 +50,13 @@ struct dispatch_config {
 	bool no_pin;			/* leave host CPU placement to the host */
 	const struct dispatch_vcpu_ops *ops;
 	void *opaque;
+	/*
+	 * Signal that interrupts a vCPU thread's KVM_RUN (the kick signal). The
+	 * vCPU thread arms a timer with it for the end of each on-part, so the
+	 * duty cycle does not depend on how soon the host schedules the
+	 * dispatcher thread; 0: rely on the dispatcher's kick alone.
+	 */
+	int kick_signal;
 	/* Called by the dispatcher thread after every 4th engine tick, unlocked. */
 	void (*tick_hook)(void *opaque);
 };

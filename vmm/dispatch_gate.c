@@ -7,10 +7,43 @@
 #include "vmm/dispatch_internal.h"
 
 #include <sched.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
+
+/* The vCPU thread's own timer for the end of its on-parts (first entry). */
+static void create_onpart_timer(struct dispatch *d, struct dvcpu *v)
+{
+	struct sigevent sev = {
+		.sigev_notify = SIGEV_THREAD_ID,
+		.sigev_signo = d->kick_signal,
+	};
+
+	if (!d->kick_signal)
+		return;
+	sev._sigev_un._tid = gettid();
+	v->has_timer = !timer_create(CLOCK_MONOTONIC, &sev, &v->onpart_timer);
+}
+
+/*
+ * Arm (or, with UINT64_MAX, disarm) the on-part timer. The thread runs its
+ * vCPU when the timer fires, so the signal interrupts KVM_RUN at once; the
+ * dispatcher's kick at the same deadline remains the guarantee.
+ */
+static void arm_onpart_timer(struct dvcpu *v, uint64_t abs_ns)
+{
+	struct itimerspec its = { 0 };
+
+	if (!v->has_timer)
+		return;
+	if (abs_ns != UINT64_MAX) {
+		its.it_value.tv_sec = (time_t)(abs_ns / 1000000000ull);
+		its.it_value.tv_nsec = (long)(abs_ns % 1000000000ull);
+	}
+	timer_settime(v->onpart_timer, TIMER_ABSTIME, &its, NULL);
+}
 
 static void pin_to(struct dispatch *d, struct dvcpu *v, unsigned int host)
 {
@@ -121,6 +154,7 @@ enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu)
 	if (!v->tid) {
 		v->tid = gettid();
 		pthread_getcpuclockid(pthread_self(), &v->cpu_clock);
+		create_onpart_timer(d, v);
 		prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	}
 	for (;;) {
@@ -160,12 +194,13 @@ enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu)
 	now = dispatch_now_ns();
 	dispatch_account(d, vcpu, now);
 	v->cpu_acct = dispatch_thread_cpu(v->cpu_clock);
+	v->cpu_enter = v->cpu_acct;
 	v->in_run = true;
 	v->kicked = false;
-	v->enter_ns = now;
 	/* The dispatcher thread must wake at leave_at to end the on-part. */
 	if (v->leave_at != UINT64_MAX)
 		pthread_cond_signal(&d->tick_cond);
+	arm_onpart_timer(v, v->leave_at);
 	pthread_mutex_unlock(&d->lock);
 	return DISPATCH_RUN;
 }
@@ -173,15 +208,19 @@ enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu)
 void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
 {
 	struct dvcpu *v = &d->v[vcpu];
-	uint64_t now, ran;
+	uint64_t now;
 
 	pthread_mutex_lock(&d->lock);
 	now = dispatch_now_ns();
 	dispatch_account(d, vcpu, now);
 	dispatch_settle_run(d, vcpu);
-	ran = now - v->enter_ns;
+	/*
+	 * The debt is settled in the thread's CPU time, not wall time: a level
+	 * promises that share of a host CPU, and the host may take part of an
+	 * on-part (kick delivery, other processes) that the next ones make up.
+	 */
 	if (v->sanctioned && v->leave_at != UINT64_MAX && v->run_cpu >= 0)
-		settle_debt(d, (unsigned int)v->run_cpu, ran);
+		settle_debt(d, (unsigned int)v->run_cpu, v->cpu_acct - v->cpu_enter);
 	v->in_run = false;
 	if (!v->halted)
 		dispatch_wake_host(d, v->pinned_host);

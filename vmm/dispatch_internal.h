@@ -4,6 +4,7 @@
 #define CAPVISOR_DISPATCH_INTERNAL_H
 
 #include <pthread.h>
+#include <time.h>
 
 #include "vmm/dispatch.h"
 #include "vmm/dutycycle.h"
@@ -17,11 +18,13 @@ struct dvcpu {
 	bool sanctioned;		/* entered as the engine's current, not as blocked */
 	bool kicked;			/* kicked in this run: do not kick (or wake for it) again */
 	int pinned_host;		/* host CPU the thread is pinned to, -1 none */
-	uint64_t enter_ns;		/* when it last entered KVM_RUN */
 	uint64_t leave_at;		/* absolute end of its on-part, UINT64_MAX none */
 	int run_cpu;			/* pCPU of the current run, -1 if none */
 	clockid_t cpu_clock;		/* the vCPU thread's CPU-time clock */
+	timer_t onpart_timer;		/* fires the kick signal at leave_at */
+	bool has_timer;
 	uint64_t cpu_acct;		/* its CPU time at the last accounting point */
+	uint64_t cpu_enter;		/* its CPU time when the run began */
 	uint64_t acct_ns;		/* last active/stolen accounting point */
 	uint64_t run_ns, active_ns, stolen_ns;
 	unsigned int window_runs;
@@ -55,6 +58,7 @@ struct dispatch {
 	const struct dispatch_vcpu_ops *ops;
 	void *opaque;
 	void (*tick_hook)(void *opaque);
+	int kick_signal;
 	uint64_t tick_ns, window_ns, epoch_ns, next_tick, nr_ticks;
 	bool no_pin;
 	clockid_t thread_clock;

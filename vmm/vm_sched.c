@@ -101,6 +101,7 @@ static int create_dispatcher(struct vm_sched *vs, char *err, size_t errlen)
 		.ops = &vs_vcpu_ops,
 		.opaque = vs,
 		.tick_hook = vs->cfg.no_cppc ? NULL : vm_sched_feed_cppc,
+		.kick_signal = VCPU_KICK_SIGNAL,
 	};
 
 	vs->d = dispatch_create(&dc, err, errlen);
