@@ -223,32 +223,30 @@ static int vm_set_cluster(void *opaque, unsigned int vcpu, const char *cluster,
 	return finish(vm, vcpu, rc, msg, err);
 }
 
-static int vm_stop(void *opaque, struct qmp_error *err)
+/* stop and cont: hold or release every vCPU, and tell the clients once. */
+static int set_paused(struct qmp_vm *vm, bool paused, struct qmp_error *err)
 {
-	struct qmp_vm *vm = opaque;
-
 	if (!vm->d)
 		return no_dispatcher(err);
-	if (!vm->paused) {
+	if (vm->paused == paused)
+		return 0;
+	if (paused)
 		dispatch_pause(vm->d);
-		vm->paused = true;
-		qmp_server_emit_event(vm->server, "STOP", NULL);
-	}
+	else
+		dispatch_resume(vm->d);
+	vm->paused = paused;
+	qmp_server_emit_event(vm->server, paused ? "STOP" : "RESUME", NULL);
 	return 0;
+}
+
+static int vm_stop(void *opaque, struct qmp_error *err)
+{
+	return set_paused(opaque, true, err);
 }
 
 static int vm_cont(void *opaque, struct qmp_error *err)
 {
-	struct qmp_vm *vm = opaque;
-
-	if (!vm->d)
-		return no_dispatcher(err);
-	if (vm->paused) {
-		dispatch_resume(vm->d);
-		vm->paused = false;
-		qmp_server_emit_event(vm->server, "RESUME", NULL);
-	}
-	return 0;
+	return set_paused(opaque, false, err);
 }
 
 static int vm_quit(void *opaque, struct qmp_error *err)
