@@ -472,7 +472,6 @@ int dispatch_start(struct dispatch *d)
 	rc = pthread_create(&d->thread, NULL, dispatch_thread, d);
 	if (rc)
 		return -rc;
-	pthread_getcpuclockid(d->thread, &d->thread_clock);
 	d->thread_started = true;
 	return 0;
 }
@@ -492,9 +491,4 @@ void dispatch_stop(struct dispatch *d)
 		pthread_join(d->thread, NULL);
 		d->thread_started = false;
 	}
-}
-
-uint64_t dispatch_thread_cpu_ns(struct dispatch *d)
-{
-	return d->thread_started ? dispatch_thread_cpu(d->thread_clock) : 0;
 }

@@ -110,7 +110,6 @@ struct dispatch_vcpu_report {
 	uint64_t run_ns;
 	uint64_t active_ns;
 	uint64_t stolen_ns;		/* runnable, held out by the engine */
-	unsigned int window_runs;	/* on-parts granted */
 };
 
 int dispatch_vcpu_report(struct dispatch *d, unsigned int vcpu, struct dispatch_vcpu_report *r);
@@ -121,10 +120,6 @@ void dispatch_vcpu_times(struct dispatch *d, unsigned int vcpu, uint64_t *active
 struct sched *dispatch_engine(struct dispatch *d);
 void dispatch_lock(struct dispatch *d);
 void dispatch_unlock(struct dispatch *d);
-unsigned int dispatch_nr_vcpus(const struct dispatch *d);
-int dispatch_pcpu_host_cpu(const struct dispatch *d, unsigned int pcpu);
-/* Host CPU time used by the dispatcher thread itself (for the benchmark). */
-uint64_t dispatch_thread_cpu_ns(struct dispatch *d);
 uint64_t dispatch_now_ns(void);
 
 #endif

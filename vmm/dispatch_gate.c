@@ -124,7 +124,6 @@ static bool may_run(struct dispatch *d, struct dvcpu *v, unsigned int p, uint64_
 	pc->onpart_until = v->leave_at;
 	pc->onpart_window = window;
 	pc->debt_ns += (int64_t)duty_on_ns(d->window_ns, pc->level);
-	v->window_runs++;
 	return true;
 }
 

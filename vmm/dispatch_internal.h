@@ -27,7 +27,6 @@ struct dvcpu {
 	uint64_t cpu_enter;		/* its CPU time when the run began */
 	uint64_t acct_ns;		/* last active/stolen accounting point */
 	uint64_t run_ns, active_ns, stolen_ns;
-	unsigned int window_runs;
 };
 
 /*
@@ -61,7 +60,6 @@ struct dispatch {
 	int kick_signal;
 	uint64_t tick_ns, window_ns, epoch_ns, next_tick, nr_ticks;
 	bool no_pin;
-	clockid_t thread_clock;
 	unsigned int nr_vcpus, nr_pcpus;
 	struct dvcpu *v;
 	struct dpcpu *p;

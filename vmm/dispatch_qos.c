@@ -143,7 +143,6 @@ int dispatch_vcpu_report(struct dispatch *d, unsigned int vcpu, struct dispatch_
 	r->run_ns = v->run_ns;
 	r->active_ns = v->active_ns;
 	r->stolen_ns = v->stolen_ns;
-	r->window_runs = v->window_runs;
 	pthread_mutex_unlock(&d->lock);
 	return 0;
 }
@@ -172,16 +171,6 @@ void dispatch_lock(struct dispatch *d)
 void dispatch_unlock(struct dispatch *d)
 {
 	pthread_mutex_unlock(&d->lock);
-}
-
-unsigned int dispatch_nr_vcpus(const struct dispatch *d)
-{
-	return d->nr_vcpus;
-}
-
-int dispatch_pcpu_host_cpu(const struct dispatch *d, unsigned int pcpu)
-{
-	return pcpu < d->nr_pcpus ? (int)d->p[pcpu].host_cpu : -1;
 }
 
 /* Scheduler hints from the guest (devices/hint.c), on the vCPU's own thread. */
