@@ -9,7 +9,6 @@
 #include "guest/user/user.h"
 #include "guest/user/perf.h"
 
-#define CHUNK 4096
 
 int perf_sample(struct perf_sample *s, int with_cppc)
 {
@@ -42,9 +41,7 @@ static u64 spin_for(unsigned int cpu, u64 until, u64 *iters)
 	u64 t, n = *iters;
 
 	do {
-		for (int i = 0; i < CHUNK; i++)
-			asm volatile("" : "+r"(n));
-		n += CHUNK;
+		n = spin_count(n);
 		t = now_ns(cpu);
 	} while (t < until);
 	*iters = n;

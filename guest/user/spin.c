@@ -7,7 +7,6 @@
  */
 #include "guest/user/user.h"
 
-#define CHUNK 4096
 #define SUMMARY_MAX 6144	/* 255 vCPUs: ~4.6 KB */
 
 struct spin_result {
@@ -46,14 +45,6 @@ static void report_summary(unsigned int cpu)
 		sys2(SYS_REPORT, (long)buf, n);
 }
 
-/* Count CHUNK iterations; the barrier keeps the compiler from folding them. */
-static inline u64 spin_chunk(u64 iters)
-{
-	for (int i = 0; i < CHUNK; i++)
-		asm volatile("" : "+r"(iters));
-	return iters + CHUNK;
-}
-
 void test_spin(unsigned int cpu)
 {
 	u64 start = now_ns(cpu), end = start + cfg.secs * 1000000000UL;
@@ -62,7 +53,7 @@ void test_spin(unsigned int cpu)
 	char secs[24];
 
 	for (;;) {
-		iters = spin_chunk(iters);
+		iters = spin_count(iters);
 		t = now_ns(cpu);
 		if (t >= end)
 			break;

@@ -22,6 +22,20 @@ static inline long sys0(long nr) { return syscall4(nr, 0, 0, 0, 0); }
 static inline long sys1(long nr, long a) { return syscall4(nr, a, 0, 0, 0); }
 static inline long sys2(long nr, long a, long b) { return syscall4(nr, a, b, 0, 0); }
 
+/*
+ * The unit of work every workload counts: SPIN_CHUNK loop iterations (the
+ * barrier keeps the compiler from folding them), then the caller reads the
+ * clock. spin and periodic count the same loop so their rates compare.
+ */
+#define SPIN_CHUNK 4096
+
+static inline u64 spin_count(u64 iters)
+{
+	for (int i = 0; i < SPIN_CHUNK; i++)
+		__asm__ volatile("" : "+r"(iters));
+	return iters + SPIN_CHUNK;
+}
+
 static inline void cpu_pause(void)
 {
 	asm volatile("pause" ::: "memory");
