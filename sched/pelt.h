@@ -27,8 +27,17 @@ struct sched_pelt {
 	uint64_t runnable_sum;
 	uint64_t util_sum;
 	uint32_t period_contrib;	/* 1024-ns units into the current period */
-	unsigned long load_avg;
-	unsigned long runnable_avg;
+	/*
+	 * The averages move only when a period boundary is crossed (as in
+	 * the kernel). util_avg, which placement and performance selection
+	 * read all the time, is computed then; load and runnable, which
+	 * mostly only statistics read, keep their sums and divider of that
+	 * moment and are divided when read (pelt_load_avg(),
+	 * pelt_runnable_avg()): the same values, two divisions fewer per
+	 * update of an entity.
+	 */
+	uint32_t avg_contrib;
+	uint64_t load_at_avg, runnable_at_avg;
 	unsigned long util_avg;
 };
 
@@ -67,20 +76,17 @@ static inline uint64_t pelt_decay_apply(uint64_t val, struct pelt_decay_factor d
 
 /*
  * x / PELT_DIVIDER(c) with the reciprocal table: the 128-bit product
- * underestimates the quotient by at most one (q x d <= x always, short
- * when d divides x), fixed up with the 64-bit remainder.
+ * underestimates the quotient by at most one (the reciprocal is short of
+ * 2^64 / d by less than one, so the error is below x (1 + 1/d) / 2^64 < 1
+ * for any x < 2^64 - 2^49, far above any PELT sum), fixed up with the
+ * 64-bit remainder, without a branch.
  */
 static inline uint64_t pelt_div(uint64_t x, uint32_t c)
 {
 	uint64_t d = PELT_DIVIDER(c);
 	uint64_t q = (uint64_t)(((unsigned __int128)x * pelt_recip[c]) >> 64);
-	uint64_t r = x - q * d;
 
-	while (r >= d) {
-		q++;
-		r -= d;
-	}
-	return q;
+	return q + (x - q * d >= d);
 }
 
 /*
@@ -105,10 +111,13 @@ static inline uint64_t pelt_new_periods(struct sched_pelt *sa, uint64_t periods,
  * Bring *sa up to `now`: during [last_update, now) the thing was running
  * (`running`), runnable with `runnable` entities, with load weight `load`,
  * on a pCPU at performance `level` (contributions scaled by level/1024,
- * rule 22).
+ * rule 22). Always inlined: the hot callers pass constants (a running
+ * entity: load = weight, runnable = 1, running) and the tests on them
+ * vanish.
  */
-static inline void pelt_update(struct sched_pelt *sa, uint64_t now, unsigned long load,
-			       unsigned long runnable, bool running, unsigned int level)
+static inline __attribute__((always_inline)) void
+pelt_update(struct sched_pelt *sa, uint64_t now, unsigned long load, unsigned long runnable,
+	    bool running, unsigned int level)
 {
 	uint64_t delta, periods, contrib, scaled;
 
@@ -145,9 +154,21 @@ static inline void pelt_update(struct sched_pelt *sa, uint64_t now, unsigned lon
 	/* Averages move only when a period boundary was crossed (as in the kernel). */
 	if (!periods)
 		return;
-	sa->load_avg = (unsigned long)pelt_div(sa->load_sum, sa->period_contrib);
-	sa->runnable_avg = (unsigned long)pelt_div(sa->runnable_sum, sa->period_contrib);
-	sa->util_avg = (unsigned long)pelt_div(sa->util_sum, sa->period_contrib);
+	sa->avg_contrib = (uint32_t)delta;
+	sa->load_at_avg = sa->load_sum;
+	sa->runnable_at_avg = sa->runnable_sum;
+	sa->util_avg = (unsigned long)pelt_div(sa->util_sum, (uint32_t)delta);
+}
+
+/* load_avg and runnable_avg as of the last period boundary (see struct sched_pelt). */
+static inline unsigned long pelt_load_avg(const struct sched_pelt *sa)
+{
+	return (unsigned long)pelt_div(sa->load_at_avg, sa->avg_contrib);
+}
+
+static inline unsigned long pelt_runnable_avg(const struct sched_pelt *sa)
+{
+	return (unsigned long)pelt_div(sa->runnable_at_avg, sa->avg_contrib);
 }
 
 /*

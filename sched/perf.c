@@ -63,11 +63,12 @@ static void perf_cpu(struct sched *s, struct sched_rq *rq, struct perf_req *r, b
 		     uint64_t now)
 {
 	unsigned long util = rq->pelt.util_avg, level = rq_level(s, rq);
+	unsigned long runnable = pelt_runnable_avg(&rq->pelt);
 	unsigned long req, dl_util, cap = rq->capacity;
 	bool over;
 
-	if (rq->pelt.runnable_avg > util)
-		util = rq->pelt.runnable_avg;
+	if (runnable > util)
+		util = runnable;
 	if (util > rq->capacity)
 		util = rq->capacity;
 	/*

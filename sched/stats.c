@@ -122,7 +122,7 @@ int sched_entity_util(const struct sched *s, int id, unsigned int *util_avg,
 	if (util_avg)
 		*util_avg = (unsigned int)p.util_avg;
 	if (runnable_avg)
-		*runnable_avg = (unsigned int)p.runnable_avg;
+		*runnable_avg = (unsigned int)pelt_runnable_avg(&p);
 	return 0;
 }
 
@@ -147,8 +147,8 @@ int sched_entity_stats(const struct sched *s, int id, struct sched_entity_stats 
 		out->throttled_ns += s->now - se->throttle_start;
 	se_pelt_now(s, se, &p);
 	out->util_avg = (unsigned int)p.util_avg;
-	out->runnable_avg = (unsigned int)p.runnable_avg;
-	out->load_avg = p.load_avg;
+	out->runnable_avg = (unsigned int)pelt_runnable_avg(&p);
+	out->load_avg = pelt_load_avg(&p);
 	return 0;
 }
 
@@ -168,8 +168,8 @@ int sched_cpu_stats(const struct sched *s, unsigned int cpu, struct sched_cpu_st
 	out->idle_ns = rq->idle_ns;
 	out->nr_switches = rq->nr_switches;
 	out->util_avg = (unsigned int)rq->pelt.util_avg;
-	out->runnable_avg = (unsigned int)rq->pelt.runnable_avg;
-	out->load_avg = rq->pelt.load_avg;
+	out->runnable_avg = (unsigned int)pelt_runnable_avg(&rq->pelt);
+	out->load_avg = pelt_load_avg(&rq->pelt);
 	out->uclamp_min = rq->uc_value[UCLAMP_MIN];
 	out->uclamp_max = rq->uc_value[UCLAMP_MAX];
 	out->avg_idle_ns = rq->avg_idle;

@@ -167,11 +167,11 @@ static void test_pelt_values_and_invariance(void)
 	CU_ASSERT(p.util_avg >= 245 && p.util_avg <= 262);
 	pelt_update(&p, 2000ull * 1024 * 1024, 1024, 1, true, 1024);
 	CU_ASSERT(p.util_avg >= 1000);
-	CU_ASSERT(p.load_avg >= 1000 && p.runnable_avg >= 1000);
+	CU_ASSERT(pelt_load_avg(&p) >= 1000 && pelt_runnable_avg(&p) >= 1000);
 	/* Waiting counts in runnable and load, not in util. */
 	memset(&p, 0, sizeof(p));
 	pelt_update(&p, 500ull * 1024 * 1024, 1024, 1, false, 1024);
-	CU_ASSERT(p.util_avg == 0 && p.runnable_avg >= 1000 && p.load_avg >= 1000);
+	CU_ASSERT(p.util_avg == 0 && pelt_runnable_avg(&p) >= 1000 && pelt_load_avg(&p) >= 1000);
 
 	/* 1 ms of work every 8 ms: at level 1024 it runs 1 ms, at 512 it runs 2 ms. */
 	memset(&p, 0, sizeof(p));
@@ -214,8 +214,8 @@ static void test_pelt_avg_exact(void)
 			continue;
 		div = LOAD_AVG_MAX - 1024 + p.period_contrib;
 		checked++;
-		CU_ASSERT_EQUAL(p.load_avg, p.load_sum / div);
-		CU_ASSERT_EQUAL(p.runnable_avg, p.runnable_sum / div);
+		CU_ASSERT_EQUAL(pelt_load_avg(&p), p.load_sum / div);
+		CU_ASSERT_EQUAL(pelt_runnable_avg(&p), p.runnable_sum / div);
 		CU_ASSERT_EQUAL(p.util_avg, p.util_sum / div);
 		if (p.runnable_sum > max_sum)
 			max_sum = p.runnable_sum;
@@ -230,7 +230,7 @@ static void test_pelt_avg_exact(void)
 			p.util_sum = p.runnable_sum = p.load_sum = sum;
 			pelt_update(&p, 1024 * 1024, 0, 0, false, 1024);	/* one period */
 			if (p.util_avg != p.util_sum / (LOAD_AVG_MAX - 1024) ||
-			    p.load_avg != p.load_sum / (LOAD_AVG_MAX - 1024)) {
+			    pelt_load_avg(&p) != p.load_sum / (LOAD_AVG_MAX - 1024)) {
 				CU_FAIL("average differs from sum / divider");
 				break;
 			}
