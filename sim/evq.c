@@ -1,149 +1,64 @@
 // SPDX-License-Identifier: MIT
 /*
- * The simulator's event queue: an indexed min-heap of vCPUs keyed
- * by (next_event, index), so the next workload event is found in O(1) and
- * updated in O(log n) instead of scanning every vCPU at every step.
+ * The simulator's event queue: a tournament (winner) tree over the vCPUs,
+ * keyed by (next_event, index). Leaf i holds vCPU i's next event; every
+ * inner node holds the earlier of its two children, the left one on a tie,
+ * and since the leaves are in index order that is the smaller index. The
+ * root is the next event in O(1).
  *
- * Only vCPUs with an event are in the heap: one whose event is gone (a
- * busy vCPU, a burst cut short by preemption) leaves it when its stale
- * entry reaches the top, so the heap stays as small as the number of
- * pending events. The true keys are mirrored in a compact array (key[])
- * so that checking the top does not touch the vCPU structures.
+ * An update walks from the leaf to the root, one compare per level, and
+ * stops as soon as a node comes out unchanged (its ancestors cannot change
+ * then): log2(n) steps at most, no branch on which child wins (a coin
+ * toss), and no stale entries to settle later. Most updates are a vCPU
+ * losing or getting a pCPU, so this is the simulator's hottest structure
+ * after the engine itself; a heap paid for the same with several sifts per
+ * event.
  */
 #include "sim/sim.h"
 
 #include <stdlib.h>
 
-#define NO_EVENT	UINT64_MAX
-
-/*
- * A 4-ary heap: half the depth of a binary one, and the smallest of four
- * siblings (adjacent in memory) is picked without branches, as which one
- * it is is a coin toss. Keys live in the heap array itself: sifting
- * touches no vCPU state.
- */
-#define EVQ_ARITY	4
-
-/* (time, index): equal times are rare, so the index test is a predictable branch. */
-static inline bool before(const struct sim_evq_slot *a, const struct sim_evq_slot *b)
-{
-	if (a->key != b->key)
-		return a->key < b->key;
-	return a->idx < b->idx;
-}
-
-static void place(struct sim *sim, unsigned int slot, struct sim_evq_slot e)
-{
-	sim->heap[slot] = e;
-	sim->heap_pos[e.idx] = (int)slot;
-}
-
-static void sift_up(struct sim *sim, unsigned int slot)
-{
-	struct sim_evq_slot e = sim->heap[slot];
-
-	while (slot) {
-		unsigned int parent = (slot - 1) / EVQ_ARITY;
-
-		if (!before(&e, &sim->heap[parent]))
-			break;
-		place(sim, slot, sim->heap[parent]);
-		slot = parent;
-	}
-	place(sim, slot, e);
-}
-
-static void sift_down(struct sim *sim, unsigned int slot)
-{
-	struct sim_evq_slot *h = sim->heap, e = h[slot];
-	unsigned int n = sim->heap_len, first;
-
-	while ((first = EVQ_ARITY * slot + 1) < n) {
-		unsigned int last = first + EVQ_ARITY < n ? first + EVQ_ARITY : n, m = first;
-
-		for (unsigned int c = first + 1; c < last; c++)
-			m = before(&h[c], &h[m]) ? c : m;
-		if (!before(&h[m], &e))
-			break;
-		place(sim, slot, h[m]);
-		slot = m;
-	}
-	place(sim, slot, e);
-}
-
 int evq_init(struct sim *sim, unsigned int n)
 {
-	sim->heap = calloc(n ? n : 1, sizeof(*sim->heap));
-	sim->heap_pos = calloc(n ? n : 1, sizeof(*sim->heap_pos));
-	sim->evq_key = calloc(n ? n : 1, sizeof(*sim->evq_key));
-	if (!sim->heap || !sim->heap_pos || !sim->evq_key)
+	unsigned int leaves = 1;
+
+	while (leaves < n)
+		leaves <<= 1;
+	sim->evq = calloc(2 * (size_t)leaves, sizeof(*sim->evq));
+	if (!sim->evq)
 		return -1;
-	for (unsigned int i = 0; i < n; i++) {
-		sim->heap_pos[i] = -1;
-		sim->evq_key[i] = NO_EVENT;
+	sim->evq_leaves = leaves;
+	for (unsigned int i = 0; i < leaves; i++) {
+		sim->evq[leaves + i].key = SIM_NO_EVENT;
+		sim->evq[leaves + i].idx = i;
 	}
-	sim->heap_len = 0;
+	for (unsigned int p = leaves - 1; p >= 1; p--)
+		sim->evq[p] = sim->evq[2 * p];	/* all keys equal: the left child */
+	for (unsigned int i = 0; i < n; i++)
+		sim->vcpu[i].next_event = SIM_NO_EVENT;
 	return 0;
 }
 
 void evq_free(struct sim *sim)
 {
-	free(sim->heap);
-	free(sim->heap_pos);
-	free(sim->evq_key);
-	sim->heap = NULL;
-	sim->heap_pos = NULL;
-	sim->evq_key = NULL;
+	free(sim->evq);
+	sim->evq = NULL;
+	sim->evq_leaves = 0;
 }
 
-/*
- * vCPU idx changed its next_event. An earlier event moves up at once; a
- * later one is left in place with its old key, a lower bound, and fixed
- * when it reaches the top (lazy: most changes postpone an event, e.g. a
- * vCPU losing its pCPU, and most of those are moved again before then).
- */
+/* vCPU idx changed its next_event: replay its matches up to the root. */
 void evq_update(struct sim *sim, unsigned int idx)
 {
-	int pos = sim->heap_pos[idx];
-	struct sim_evq_slot e = { sim->vcpu[idx].next_event, idx };
+	struct sim_evq_slot *t = sim->evq;
+	unsigned int p = sim->evq_leaves + idx;
 
-	sim->evq_key[idx] = e.key;
-	if (pos >= 0 && e.key >= sim->heap[pos].key)
-		return;
-	if (pos < 0) {
-		if (e.key == NO_EVENT)
-			return;
-		pos = (int)sim->heap_len++;
+	t[p].key = sim->vcpu[idx].next_event;
+	for (p >>= 1; p; p >>= 1) {
+		const struct sim_evq_slot *l = &t[2 * p], *r = l + 1;
+		struct sim_evq_slot w = r->key < l->key ? *r : *l;
+
+		if (w.key == t[p].key && w.idx == t[p].idx)
+			break;
+		t[p] = w;
 	}
-	place(sim, (unsigned int)pos, e);
-	sift_up(sim, (unsigned int)pos);
-}
-
-/* Take the top out of the heap: its vCPU has no event any more. */
-static void remove_top(struct sim *sim)
-{
-	sim->heap_pos[sim->heap[0].idx] = -1;
-	if (--sim->heap_len) {
-		place(sim, 0, sim->heap[sim->heap_len]);
-		sift_down(sim, 0);
-	}
-}
-
-/* The vCPU with the earliest event, or -1 if no vCPU has one. */
-int evq_first(struct sim *sim)
-{
-	while (sim->heap_len) {
-		struct sim_evq_slot *top = &sim->heap[0];
-		uint64_t key = sim->evq_key[top->idx];
-
-		if (top->key == key)
-			return (int)top->idx;
-		if (key == NO_EVENT) {
-			remove_top(sim);
-			continue;
-		}
-		top->key = key;	/* stale lower bound: settle it */
-		sift_down(sim, 0);
-	}
-	return -1;
 }

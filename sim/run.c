@@ -222,10 +222,9 @@ void sim_refresh(struct sim *sim)
 static uint64_t next_time(struct sim *sim, uint64_t next_tick, uint64_t end)
 {
 	uint64_t t = next_tick < end ? next_tick : end;
-	int first = evq_first(sim);
 
-	if (first >= 0 && sim->evq_key[first] < t)	/* == vcpu[first].next_event */
-		t = sim->evq_key[first];
+	if (evq_first_key(sim) < t)
+		t = evq_first_key(sim);
 	if (sim->exact) {
 		for (unsigned int c = 0; c < sched_nr_cpus(sim->s); c++) {
 			uint64_t e = sched_next_event(sim->s, c);
@@ -243,7 +242,7 @@ static void run_due_events(struct sim *sim)
 	unsigned int budget = 8 * sim->nr_vcpus + 16;
 	int first;
 
-	while ((first = evq_first(sim)) >= 0 && sim->evq_key[first] <= sim->now && budget--)
+	while ((first = evq_first(sim)) >= 0 && evq_first_key(sim) <= sim->now && budget--)
 		workload_event(sim, (unsigned int)first);
 }
 

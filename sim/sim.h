@@ -89,8 +89,10 @@ struct sim_rejection {
 
 struct sim_trace;
 
+#define SIM_NO_EVENT	UINT64_MAX
+
 struct sim_evq_slot {
-	uint64_t key;			/* the vCPU's next_event */
+	uint64_t key;			/* a vCPU's next_event */
 	unsigned int idx;
 };
 
@@ -109,10 +111,8 @@ struct sim {
 	struct sim_trace *trace;
 	uint64_t steps;
 	bool exact;			/* reservations present and exact_cbs */
-	struct sim_evq_slot *heap;	/* evq.c */
-	unsigned int heap_len;
-	int *heap_pos;
-	uint64_t *evq_key;		/* each vCPU's next_event, compact */
+	struct sim_evq_slot *evq;	/* evq.c: tournament tree, root at [1] */
+	unsigned int evq_leaves;
 };
 
 /* run.c */
@@ -133,11 +133,21 @@ void workload_sync(struct sim *sim, struct sim_vcpu *v);
 uint64_t sim_rand(struct sim *sim);
 uint64_t sim_exp(struct sim *sim, uint64_t mean_ns);
 
-/* evq.c (the true keys are vcpu[i].next_event, set before evq_update()) */
+/* evq.c: the vCPUs ordered by (next_event, index); set next_event, then evq_update(). */
 int evq_init(struct sim *sim, unsigned int n);
 void evq_free(struct sim *sim);
 void evq_update(struct sim *sim, unsigned int idx);
-int evq_first(struct sim *sim);
+
+/* The time of the earliest event (SIM_NO_EVENT if none) and its vCPU. */
+static inline uint64_t evq_first_key(const struct sim *sim)
+{
+	return sim->evq[1].key;
+}
+
+static inline int evq_first(const struct sim *sim)
+{
+	return sim->evq[1].key == SIM_NO_EVENT ? -1 : (int)sim->evq[1].idx;
+}
 
 /* result.c */
 int sim_write_result(const struct sim *sim, FILE *f);

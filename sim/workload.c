@@ -136,7 +136,7 @@ void workload_next_event(struct sim *sim, struct sim_vcpu *v)
 	case PH_OFF:
 		break;
 	}
-	if (t == v->next_event && sim->heap_pos[v - sim->vcpu] >= 0)
+	if (t == v->next_event)
 		return;
 	v->next_event = t;
 	evq_update(sim, (unsigned int)(v - sim->vcpu));
