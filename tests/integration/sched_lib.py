@@ -142,6 +142,20 @@ class Checker:
         print(f"{self.name}: all checks passed")
 
 
+def paced_rate(run_us, period_us, secs=4):
+    """Spin iterations per running second of a vCPU that paces itself: it
+    runs run_us of every period_us and halts in between, on a big pCPU of its
+    own, so the dispatcher never holds it out. This is the reference for a
+    duty-cycled vCPU's speed: some hosts (the PVM development hosts) run a
+    vCPU that keeps stopping at a lower speed than one that never stops,
+    whoever stops it, and no counter shows it (docs/dispatcher.md)."""
+    g = Guest(["--vcpus", "1"], f"test=periodic secs={secs} run_us={run_us} period_us={period_us}")
+    lines = g.of("periodic", vcpu=0)
+    if g.rc != 0 or not lines or not lines[0].get("ran_us"):
+        return None, g
+    return lines[0]["iterations"] / (lines[0]["ran_us"] / 1e6), g
+
+
 def within(value, target, tol):
     return value is not None and abs(value - target) <= tol
 
