@@ -52,6 +52,8 @@ struct vcpu {
 	struct kvm_run *run;
 	pthread_t thread;
 	atomic_bool thread_started;
+	pid_t tgid;			/* our process, for tgkill */
+	atomic_int tid;			/* the thread's id while it runs its loop, else 0 */
 	atomic_bool stop;
 	struct kvm_stats *stats;	/* NULL without KVM_CAP_BINARY_STATS_FD */
 	int stat_blocking;		/* handle of `blocking`, or < 0 */
