@@ -91,11 +91,6 @@ struct sim_trace;
 
 #define SIM_NO_EVENT	UINT64_MAX
 
-struct sim_evq_slot {
-	uint64_t key;			/* a vCPU's next_event */
-	unsigned int idx;
-};
-
 struct sim {
 	const struct sim_scenario *sc;
 	struct sched *s;
@@ -111,7 +106,7 @@ struct sim {
 	struct sim_trace *trace;
 	uint64_t steps;
 	bool exact;			/* reservations present and exact_cbs */
-	struct sim_evq_slot *evq;	/* evq.c: tournament tree, root at [1] */
+	uint64_t *evq;			/* evq.c: tournament tree, root at [1] */
 	unsigned int evq_leaves;
 };
 
@@ -138,15 +133,25 @@ int evq_init(struct sim *sim, unsigned int n);
 void evq_free(struct sim *sim);
 void evq_update(struct sim *sim, unsigned int idx);
 
-/* The time of the earliest event (SIM_NO_EVENT if none) and its vCPU. */
-static inline uint64_t evq_first_key(const struct sim *sim)
-{
-	return sim->evq[1].key;
-}
+/*
+ * Tree entries pack (next_event, index) into one word, the time in the
+ * high bits (capped beyond any scenario's duration) so that one unsigned
+ * compare orders both; SIM_NO_EVENT stays all ones.
+ */
+#define EVQ_IDX_BITS	16
+#define EVQ_IDX_MASK	((1ull << EVQ_IDX_BITS) - 1)
 
+/* The vCPU with the earliest event and the time of that event (SIM_NO_EVENT if none). */
 static inline int evq_first(const struct sim *sim)
 {
-	return sim->evq[1].key == SIM_NO_EVENT ? -1 : (int)sim->evq[1].idx;
+	return sim->evq[1] == SIM_NO_EVENT ? -1 : (int)(sim->evq[1] & EVQ_IDX_MASK);
+}
+
+static inline uint64_t evq_first_key(const struct sim *sim)
+{
+	int first = evq_first(sim);
+
+	return first < 0 ? SIM_NO_EVENT : sim->vcpu[first].next_event;
 }
 
 /* result.c */
