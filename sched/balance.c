@@ -165,15 +165,11 @@ unsigned int select_cpu_fair(struct sched *s, struct sched_entity *se)
 	return (unsigned int)p.least_any;
 }
 
-/* update_misfit_status(): current fair entity too big for this pCPU. */
-void update_misfit(struct sched *s, struct sched_rq *rq)
+/* update_misfit_status(), past the inline tests of update_misfit(). */
+void update_misfit_slow(struct sched *s, struct sched_rq *rq)
 {
 	struct sched_entity *curr = rq->curr;
 
-	rq->misfit = false;
-	/* The biggest pCPUs first: nothing to read from the entity there. */
-	if (rq->capacity >= s->max_capacity || !curr || dl_entity(curr) || !curr->on_rq)
-		return;
 	if (entity_fits_cpu(s, curr, rq->cpu))
 		return;
 	for (unsigned int w = 0; w < SCHED_MAX_CPUS / 64; w++) {
@@ -318,18 +314,21 @@ static bool balance_once(struct sched *s, uint64_t *load, bool *cand, uint64_t m
 {
 	struct sched_rq *busiest, *idlest;
 	struct sched_entity *se;
-	uint64_t lb = 0, li = 0, m = 0;
-	int b = -1, i = -1;
+	uint64_t lb = 0, li = load[0], m = 0;
+	int b = -1, i = 0;
 
+	/*
+	 * The first busiest candidate and the first idlest pCPU, with
+	 * conditional moves (which pCPU wins is a coin toss). A candidate has
+	 * two fair entities, so its load is at least 1 and beats lb = 0.
+	 */
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
-		if (cand[cpu] && (b < 0 || load[cpu] > lb)) {
-			b = (int)cpu;
-			lb = load[cpu];
-		}
-		if (i < 0 || load[cpu] < li) {
-			i = (int)cpu;
-			li = load[cpu];
-		}
+		bool busier = cand[cpu] & (load[cpu] > lb), idler = load[cpu] < li;
+
+		b = busier ? (int)cpu : b;
+		lb = busier ? load[cpu] : lb;
+		i = idler ? (int)cpu : i;
+		li = idler ? load[cpu] : li;
 	}
 	/* Both ends clearly off the mean: no shuffling between average pCPUs. */
 	if (b < 0 || b == i || lb * 100 <= li * IMBALANCE_PCT || li * IMBALANCE_PCT >= mean * 100)

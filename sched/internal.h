@@ -393,11 +393,26 @@ bool entity_fits_cpu(const struct sched *s, const struct sched_entity *se, unsig
 unsigned int select_cpu_fair(struct sched *s, struct sched_entity *se);
 void sched_balance(struct sched *s, uint64_t now);
 bool sched_balance_newidle(struct sched *s, struct sched_rq *rq, uint64_t now);
-void update_misfit(struct sched *s, struct sched_rq *rq);
+void update_misfit_slow(struct sched *s, struct sched_rq *rq);
 void update_idle_enter(struct sched *s, struct sched_rq *rq, uint64_t now);
 void update_idle_exit(struct sched *s, struct sched_rq *rq, uint64_t now);
 void sched_domains_init(struct sched *s);
 bool update_newidle_cost(struct sched_domain_cost *sd, uint64_t cost, uint64_t now);
+
+/*
+ * update_misfit_status(): is the current fair entity too big for this pCPU?
+ * Run at every tick and switch; the biggest pCPUs and idle ones return
+ * here, without reading the entity's signals.
+ */
+static inline void update_misfit(struct sched *s, struct sched_rq *rq)
+{
+	struct sched_entity *curr = rq->curr;
+
+	rq->misfit = false;
+	if (rq->capacity >= s->max_capacity || !curr || dl_entity(curr) || !curr->on_rq)
+		return;
+	update_misfit_slow(s, rq);
+}
 
 /* ---------------------------------------------------------------- perf.c */
 

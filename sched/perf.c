@@ -59,33 +59,54 @@ struct perf_req {
 	bool over;
 };
 
-static void perf_cpu(struct sched *s, struct sched_rq *rq, struct perf_req *r, bool periodic,
-		     uint64_t now)
+/* max(util_avg, runnable_avg) of the pCPU (seed 004), capped at its capacity. */
+static unsigned long perf_cpu_util(const struct sched_rq *rq)
 {
-	unsigned long util = rq->pelt.util_avg, level = rq_level(s, rq);
-	unsigned long runnable = pelt_runnable_avg(&rq->pelt);
-	unsigned long req, dl_util, cap = rq->capacity;
-	bool over;
+	unsigned long util = rq->pelt.util_avg, runnable = pelt_runnable_avg(&rq->pelt);
 
 	if (runnable > util)
 		util = runnable;
-	if (util > rq->capacity)
-		util = rq->capacity;
+	return util < rq->capacity ? util : rq->capacity;
+}
+
+static void perf_cpu(struct sched *s, struct sched_rq *rq, struct perf_req *r, bool periodic,
+		     uint64_t now)
+{
+	unsigned long util = 0, req, dl_util, cap = rq->capacity;
+	bool over, have_util = false;
+
 	/*
 	 * Over-utilized: busy without a break for OVERUTIL_NS, or no idle time
 	 * in this window while the signal saturates the current level (95%).
 	 * The invariant util is then capped by the level and says nothing
 	 * about the demand (seed 002). Plain 80% busy at a level is
 	 * schedutil's steady state with its 1.25 headroom: not over-utilized.
+	 * The signal is read only when it matters (an over-utilized pCPU asks
+	 * for its capacity whatever it says), and that is the common case on
+	 * a loaded host.
 	 */
 	if (periodic) {
-		rq->overutil = rq->curr && (now - rq->last_idle >= OVERUTIL_NS ||
-					    (rq->idle_in_window == 0 &&
-					     util * 20 >= level * 19));
+		bool over_now = false;
+
+		if (rq->curr) {
+			over_now = now - rq->last_idle >= OVERUTIL_NS;
+			if (!over_now && rq->idle_in_window == 0) {
+				util = perf_cpu_util(rq);
+				have_util = true;
+				over_now = util * 20 >= (unsigned long)rq_level(s, rq) * 19;
+			}
+		}
+		rq->overutil = over_now;
 		rq->idle_in_window = 0;
 	}
 	over = rq->overutil;
-	req = over ? rq->capacity : util + (util >> 2);
+	if (over) {
+		req = rq->capacity;
+	} else {
+		if (!have_util)
+			util = perf_cpu_util(rq);
+		req = util + (util >> 2);
+	}
 	if (uclamp_is_used(s) && rq->bucket_tasks) {
 		req = uclamp_rq_util_with(s, rq, req, NULL);
 		cap = rq->uc_value[UCLAMP_MAX] > rq->uc_value[UCLAMP_MIN] ?
