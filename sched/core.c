@@ -118,7 +118,7 @@ struct sched *sched_create(const struct sched_topology *topo, const struct sched
 		free(s);
 		return NULL;
 	}
-	s->rq = calloc(s->nr_cpus, sizeof(*s->rq));
+	s->rq = sched_zalloc_aligned(s->nr_cpus * sizeof(*s->rq));
 	if (!s->rq) {
 		free(s);
 		sched_errf(err, errlen, SCHED_E_NOMEM, "out of memory");
@@ -259,7 +259,7 @@ void wakeup_preempt(struct sched *s, struct sched_rq *rq, struct sched_entity *s
 
 static struct sched_entity *pick_next(struct sched *s, struct sched_rq *rq)
 {
-	struct sched_entity *next = dl_sched_class.pick(s, rq);
+	struct sched_entity *next = rq->nr_dl ? dl_sched_class.pick(s, rq) : NULL;
 
 	return next ? next : fair_sched_class.pick(s, rq);
 }

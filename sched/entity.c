@@ -128,7 +128,7 @@ int sched_entity_add(struct sched *s, const struct sched_entity_params *p, uint6
 	if (ret)
 		return ret;
 	id = alloc_slot(s);
-	se = id < 0 ? NULL : calloc(1, sizeof(*se));
+	se = id < 0 ? NULL : sched_zalloc_aligned(sizeof(*se));
 	if (!se)
 		return sched_errf(err, errlen, SCHED_E_NOMEM, "out of memory");
 	se->id = id;

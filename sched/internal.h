@@ -13,6 +13,7 @@
 #include "sched/sched.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NSEC_PER_USEC	1000ull
@@ -90,6 +91,23 @@ static inline void slist_del(struct slist *n)
 
 #define slist_entry(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/*
+ * Zeroed memory aligned to a cache line: the hot fields at the start of
+ * entities and runqueues then take the fewest lines (malloc only aligns to
+ * 16 bytes). Released with free().
+ */
+#define SCHED_CACHELINE	64
+
+static inline void *sched_zalloc_aligned(size_t size)
+{
+	size_t rounded = (size + SCHED_CACHELINE - 1) & ~(size_t)(SCHED_CACHELINE - 1);
+	void *p = aligned_alloc(SCHED_CACHELINE, rounded ? rounded : SCHED_CACHELINE);
+
+	if (p)
+		memset(p, 0, rounded);
+	return p;
+}
 
 /* --------------------------------------------------------------- PELT */
 
@@ -188,7 +206,7 @@ struct sched_rq {
 	bool overutil;			/* at the last periodic evaluation */
 	bool misfit;
 	unsigned int nr_dl;
-	struct slist queued;		/* on_rq entities */
+	struct slist dl_assigned;	/* deadline entities placed here (tested every tick) */
 
 	/* fair */
 	struct treap cfs;
@@ -210,7 +228,7 @@ struct sched_rq {
 
 	/* deadline */
 	struct treap dl;
-	struct slist dl_assigned;
+	struct slist queued;		/* on_rq entities */
 
 	/* uclamp */
 	struct uclamp_bucket bucket[UCLAMP_CNT][UCLAMP_BUCKETS];
