@@ -146,7 +146,8 @@ void sched_destroy(struct sched *s)
 /* ---------------------------------------------------------------- accounting */
 
 /* Bring an entity's PELT signals up to `now` in its current state. */
-static void se_pelt_sync(struct sched *s, struct sched_entity *se, uint64_t now)
+static __attribute__((noinline)) void se_pelt_sync_slow(struct sched *s, struct sched_entity *se,
+							uint64_t now)
 {
 	struct sched_rq *rq = se->cpu >= 0 ? &s->rq[se->cpu] : NULL;
 	bool running = rq && rq->curr == se;
@@ -154,6 +155,17 @@ static void se_pelt_sync(struct sched *s, struct sched_entity *se, uint64_t now)
 	unsigned int level = rq ? rq_level(s, rq) : SCHED_CAPACITY_SCALE;
 
 	pelt_update(&se->pelt, now, runnable ? se->weight : 0, runnable, running, level);
+}
+
+/*
+ * Most calls come less than 1024 ns after the last update (the entity was
+ * synced by the tick or by the same event): pelt_update() has nothing to
+ * do then, and the test is done here, without a call.
+ */
+static inline void se_pelt_sync(struct sched *s, struct sched_entity *se, uint64_t now)
+{
+	if (now - se->pelt.last_update >= 1024)
+		se_pelt_sync_slow(s, se, now);
 }
 
 /* The running entity's PELT, at every tick (the kernel's entity_tick()). */
@@ -174,19 +186,15 @@ void update_curr_pelt(struct sched *s, struct sched_rq *rq, uint64_t now)
  * charges its runtime (vruntime, CBS budget), and the rq's PELT advances.
  * Entities' PELT catches up lazily at their next state change (their state
  * was constant meanwhile), at a level change, and for the running one at
- * every tick (update_curr_pelt).
+ * every tick (update_curr_pelt). update_rq_clock() (internal.h) has
+ * already checked that time moved.
  */
-void update_rq_clock(struct sched *s, struct sched_rq *rq, uint64_t now)
+void update_rq_clock_slow(struct sched *s, struct sched_rq *rq, uint64_t now)
 {
 	struct sched_entity *curr = rq->curr;
 	unsigned int level = rq_level(s, rq);
-	uint64_t delta;
+	uint64_t delta = now - rq->clock;
 
-	if (now > s->now)
-		s->now = now;
-	if ((int64_t)(now - rq->clock) <= 0)
-		return;
-	delta = now - rq->clock;
 	if (curr) {
 		curr->run_ns += delta;	/* into st at switch-out, on this rq's cluster */
 		curr->run_work_ns += (delta * level) >> 10;

@@ -340,11 +340,26 @@ static inline uint64_t engine_now(struct sched *s, uint64_t now)
 	return now;
 }
 
+void update_rq_clock_slow(struct sched *s, struct sched_rq *rq, uint64_t now);
+
+/*
+ * update_rq_clock(): account rq up to `now`. Inline up to the test whether
+ * time moved at all, since most calls come at a time the rq has already
+ * seen (the same event touching it twice, the balance after the tick).
+ */
+static inline void update_rq_clock(struct sched *s, struct sched_rq *rq, uint64_t now)
+{
+	if (now > s->now)
+		s->now = now;
+	if ((int64_t)(now - rq->clock) <= 0)
+		return;
+	update_rq_clock_slow(s, rq, now);
+}
+
 struct sched_entity *sched_ent(const struct sched *s, int id);
 void sched_emit(struct sched *s, const struct sched_event *ev);
 void sched_emit_entity(struct sched *s, int type, struct sched_entity *se, uint64_t now);
 void resched_rq(struct sched_rq *rq);
-void update_rq_clock(struct sched *s, struct sched_rq *rq, uint64_t now);
 void update_curr_pelt(struct sched *s, struct sched_rq *rq, uint64_t now);
 void schedule_rq(struct sched *s, struct sched_rq *rq, uint64_t now);
 void enqueue_entity(struct sched *s, struct sched_rq *rq, struct sched_entity *se, int flags,
