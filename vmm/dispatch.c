@@ -15,6 +15,8 @@
 #include "vmm/log.h"
 
 #define DISPATCH_IDLE_POLL_NS	(10 * 1000 * 1000)	/* tick when every vCPU is blocked */
+#define DISPATCH_NOHZ_TICKS	4	/* tick period when no pCPU is contended */
+#define DISPATCH_HOOK_TICKS	4	/* the tick hook (CPPC counters) runs at 250 Hz */
 
 uint64_t dispatch_now_ns(void)
 {
@@ -402,12 +404,37 @@ static bool any_runnable(struct dispatch *d)
 	return false;
 }
 
+/*
+ * Nothing for the tick to decide: every vCPU runs, alone on its pCPU, as
+ * the engine's current, at full speed (no on-part to end: a duty cycle's
+ * CPU-time debt needs halts seen at once), with no reservation to charge.
+ * Then a tick only
+ * brings accounting and PELT up to date and notices a vCPU that halted, so
+ * it can come every DISPATCH_NOHZ_TICKS ticks (the kernel's nohz_full idea;
+ * on a VM host every timer wakeup is an exit, ~20 us). No vCPU can wake up
+ * unseen here, since none is blocked; one that halts is seen up to that
+ * much later, its halted time counted as active until then.
+ */
+static bool tick_may_stretch(struct dispatch *d)
+{
+	for (unsigned int i = 0; i < d->nr_vcpus; i++) {
+		struct sched_entity_info info;
+
+		if (d->v[i].halted || d->v[i].leave_at != UINT64_MAX ||
+		    dispatch_vcpu_pcpu(d, i, &info) < 0 || info.deadline)
+			return false;
+	}
+	return true;
+}
+
 static uint64_t next_wake(struct dispatch *d, uint64_t now)
 {
 	uint64_t t = d->next_tick;
 
 	if (!any_runnable(d))
 		t = now + DISPATCH_IDLE_POLL_NS;
+	else if (tick_may_stretch(d) && t < d->last_tick + DISPATCH_NOHZ_TICKS * d->tick_ns)
+		t = d->last_tick + DISPATCH_NOHZ_TICKS * d->tick_ns;
 	for (unsigned int i = 0; i < d->nr_vcpus; i++)
 		if (d->v[i].in_run && !d->v[i].kicked && !d->v[i].halted && d->v[i].leave_at < t)
 			t = d->v[i].leave_at;
@@ -422,6 +449,7 @@ static void timed_wait(struct dispatch *d, uint64_t abs_ns)
 	};
 
 	pthread_cond_timedwait(&d->tick_cond, &d->lock, &ts);
+	d->counters.wakeups++;
 }
 
 static void *dispatch_thread(void *arg)
@@ -443,12 +471,15 @@ static void *dispatch_thread(void *arg)
 			observe_vcpus(d, now);
 			if (ticked) {
 				sched_tick(d->sched, now);
+				d->counters.ticks++;
+				d->last_tick = now;
 				while (d->next_tick <= now)
 					d->next_tick += d->tick_ns;
 			}
 			dispatch_apply(d, now);
-			/* The hook (CPPC counters) runs every 4th tick: 250 Hz is plenty. */
-			if (ticked && d->tick_hook && !(++d->nr_ticks & 3)) {
+			/* The hook (CPPC counters) every 4 ticks' time: 250 Hz is plenty. */
+			if (ticked && d->tick_hook && now >= d->next_hook) {
+				d->next_hook = now + DISPATCH_HOOK_TICKS * d->tick_ns;
 				pthread_mutex_unlock(&d->lock);
 				d->tick_hook(d->opaque);
 				pthread_mutex_lock(&d->lock);

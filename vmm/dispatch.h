@@ -116,6 +116,12 @@ int dispatch_vcpu_report(struct dispatch *d, unsigned int vcpu, struct dispatch_
 /* Just run_ns and active_ns of dispatch_vcpu_report(), brought up to now. */
 void dispatch_vcpu_times(struct dispatch *d, unsigned int vcpu, uint64_t *active_ns,
 			 uint64_t *run_ns);
+/* What the dispatcher thread itself did: engine ticks and times it woke. */
+struct dispatch_counters {
+	uint64_t ticks, wakeups;
+};
+
+void dispatch_get_counters(struct dispatch *d, struct dispatch_counters *c);
 /* The engine, for read-only queries under dispatch_lock()/dispatch_unlock(). */
 struct sched *dispatch_engine(struct dispatch *d);
 void dispatch_lock(struct dispatch *d);

@@ -58,7 +58,8 @@ struct dispatch {
 	void *opaque;
 	void (*tick_hook)(void *opaque);
 	int kick_signal;
-	uint64_t tick_ns, window_ns, epoch_ns, next_tick, nr_ticks;
+	uint64_t tick_ns, window_ns, epoch_ns, next_tick, last_tick, next_hook;
+	struct dispatch_counters counters;
 	bool no_pin;
 	unsigned int nr_vcpus, nr_pcpus;
 	struct dvcpu *v;

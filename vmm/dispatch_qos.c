@@ -163,6 +163,13 @@ struct sched *dispatch_engine(struct dispatch *d)
 	return d->sched;
 }
 
+void dispatch_get_counters(struct dispatch *d, struct dispatch_counters *c)
+{
+	pthread_mutex_lock(&d->lock);
+	*c = d->counters;
+	pthread_mutex_unlock(&d->lock);
+}
+
 void dispatch_lock(struct dispatch *d)
 {
 	pthread_mutex_lock(&d->lock);

@@ -188,6 +188,15 @@ int vm_sched_write_stats_json(struct vm_sched *vs, const char *path)
 	for (unsigned int i = 0; vs->d && wall && i < vs->nr_vcpus; i++)
 		json_object_array_add(arr, vcpu_json(vs, i, wall));
 	json_object_object_add(root, "vcpus", arr);
+	if (vs->d) {
+		struct dispatch_counters c;
+		json_object *dj = json_object_new_object();
+
+		dispatch_get_counters(vs->d, &c);
+		json_object_object_add(dj, "ticks", json_object_new_int64((int64_t)c.ticks));
+		json_object_object_add(dj, "wakeups", json_object_new_int64((int64_t)c.wakeups));
+		json_object_object_add(root, "dispatcher", dj);
+	}
 	if (json_object_to_file_ext(path, root, JSON_C_TO_STRING_PRETTY) < 0)
 		rc = -EIO;
 	json_object_put(root);
