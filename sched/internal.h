@@ -121,8 +121,9 @@ struct sched_class;
 struct sched;
 
 /*
- * Field order is for the cache: what the tick, the pick and a switch touch
- * comes first (a handful of lines per entity), configuration and the big
+ * Field order is for the cache: what the tick touches for the running
+ * entity fits the first two lines (entities are cache-line aligned), what
+ * the pick and a switch touch comes next, configuration and the big
  * statistics block (with its latency histogram) last.
  */
 struct sched_entity {
@@ -136,20 +137,20 @@ struct sched_entity {
 	bool wake_pending;
 	uint32_t weight;
 
-	/* fair (EEVDF) */
+	/* fair (EEVDF); the tick touches this first line and the PELT line only */
 	uint64_t vruntime, deadline;
-	int64_t vlag;
-	uint64_t slice;
-	uint64_t prot_deadline;		/* RUN_TO_PARITY: deadline at set_next */
-	uint64_t wait_start;		/* became runnable-not-running */
-	uint64_t wake_time;		/* woken, not yet run (latency) */
 	/*
 	 * Run time charged while current and not yet added to st (whose
 	 * lines the tick would otherwise touch for every busy pCPU): added
 	 * at switch-out by stats_flush_run(), and by readers until then.
 	 */
 	uint64_t run_ns, run_work_ns;
-	struct sched_pelt pelt;
+	struct sched_pelt pelt;		/* one line */
+	uint64_t slice;
+	int64_t vlag;
+	uint64_t prot_deadline;		/* RUN_TO_PARITY: deadline at set_next */
+	uint64_t wait_start;		/* became runnable-not-running */
+	uint64_t wake_time;		/* woken, not yet run (latency) */
 	struct tnode run_node;		/* key = deadline, aux = vruntime */
 	struct slist rq_link;		/* rq->queued (on_rq entities) */
 
@@ -194,13 +195,18 @@ struct sched_domain_cost {
 	uint64_t last_decay_max_lb_cost;
 };
 
-/* Hot fields first (tick, pick, perf selection), as in struct sched_entity. */
+/*
+ * Hot fields first, by cache line (the array is cache-line aligned): the
+ * tick and the periodic performance selection of a busy pCPU read lines
+ * 0-2 only (line 0: accounting and state; line 1: the fair sums the tick
+ * reads and the idle window; line 2: PELT).
+ */
 struct sched_rq {
 	unsigned int cpu, cluster, capacity;
 	unsigned int nr_running;	/* on_rq entities, all classes */
 	struct sched_entity *curr;
 	uint64_t clock;			/* last accounting update */
-	uint64_t gen;
+	uint64_t busy_ns;
 	bool need_resched;
 	bool idle;
 	bool overutil;			/* at the last periodic evaluation */
@@ -213,15 +219,17 @@ struct sched_rq {
 	unsigned int nr_fair;		/* on_rq fair, including curr */
 	uint64_t fair_weight;		/* sum of weights of on_rq fair */
 	uint64_t zero_vruntime;		/* base of the keys below */
+	uint64_t idle_in_window;	/* idle ns since the last perf evaluation */
+	uint64_t last_idle;		/* last time this pCPU was idle */
+
+	/* PELT (one line) */
+	struct sched_pelt pelt;
+
 	int64_t avg_vruntime;		/* sum over tree of (v - zero) * w */
 	uint64_t avg_load;		/* sum over tree of w */
 	struct sched_entity *next_buddy;
-
-	/* PELT, and the time accounting of every update */
-	struct sched_pelt pelt;
-	uint64_t busy_ns, idle_ns;
-	uint64_t idle_in_window;	/* idle ns since the last perf evaluation */
-	uint64_t last_idle;		/* last time this pCPU was idle */
+	uint64_t gen;
+	uint64_t idle_ns;
 	uint64_t dl_bw;			/* bandwidth of entities assigned here */
 	unsigned int bucket_tasks;	/* entities counted in the buckets */
 	unsigned int lb_streak;		/* balances in a row above the mean load */
@@ -243,7 +251,7 @@ struct sched_rq {
 	uint64_t nr_switches;
 	uint64_t nr_newidle, nr_newidle_skipped, nr_newidle_aborted, nr_newidle_pulled;
 	uint64_t nr_lb_migrations, nr_misfit_migrations;
-};
+} __attribute__((aligned(SCHED_CACHELINE)));
 
 struct sched_cluster {
 	struct sched_cluster_desc desc;

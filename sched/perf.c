@@ -112,8 +112,12 @@ static void perf_cpu(struct sched *s, struct sched_rq *rq, struct perf_req *r, b
 		cap = rq->uc_value[UCLAMP_MAX] > rq->uc_value[UCLAMP_MIN] ?
 		      rq->uc_value[UCLAMP_MAX] : rq->uc_value[UCLAMP_MIN];
 	}
-	/* Reserved bandwidth must be served whatever the clamps say. */
-	dl_util = (unsigned long)((rq->dl_bw * SCHED_CAPACITY_SCALE) >> BW_SHIFT);
+	/*
+	 * Reserved bandwidth must be served whatever the clamps say. dl_bw
+	 * is the sum over dl_assigned, which sits in the line already read.
+	 */
+	dl_util = slist_empty(&rq->dl_assigned) ? 0 :
+		  (unsigned long)((rq->dl_bw * SCHED_CAPACITY_SCALE) >> BW_SHIFT);
 	if (dl_util) {
 		req += dl_util;
 		cap = rq->capacity;
