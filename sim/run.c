@@ -132,7 +132,9 @@ int sim_setup(struct sim *sim, const struct sim_scenario *sc, const char *trace,
 	for (unsigned int i = 0; i < sc->nr_specs; i++)
 		total += sc->specs[i].count;
 	ncpu = sched_nr_cpus(sim->s);
-	sim->vcpu = calloc(total, sizeof(*sim->vcpu));
+	sim->vcpu = aligned_alloc(64, (total ? total : 1) * sizeof(*sim->vcpu));
+	if (sim->vcpu)
+		memset(sim->vcpu, 0, (total ? total : 1) * sizeof(*sim->vcpu));
 	sim->groups = calloc(total, sizeof(*sim->groups));
 	sim->rejected = calloc(total, sizeof(*sim->rejected));
 	sim->gen = calloc(ncpu, sizeof(*sim->gen));

@@ -60,7 +60,10 @@ struct sim_lock_group {
 	uint64_t yield_to_calls, yield_to_boosted;
 };
 
-/* What every switch and event touches first (one cache line), the name last. */
+/*
+ * What every switch and event touches first (exactly one cache line: the
+ * array is line-aligned), the name last.
+ */
 struct sim_vcpu {
 	const struct sim_vcpu_spec *spec;
 	int id;				/* engine entity */
@@ -79,7 +82,7 @@ struct sim_vcpu {
 	uint64_t jobs;			/* periodic jobs / random bursts completed */
 	uint64_t util_sum, util_samples;
 	char name[SCHED_NAME_MAX];
-};
+} __attribute__((aligned(64)));
 
 struct sim_rejection {
 	char vcpu[SCHED_NAME_MAX];

@@ -42,8 +42,9 @@ static void check_random_updates(unsigned int n, unsigned int steps, uint64_t ke
 
 	memset(&sim, 0, sizeof(sim));
 	sim.nr_vcpus = n;
-	sim.vcpu = calloc(n ? n : 1, sizeof(*sim.vcpu));
+	sim.vcpu = aligned_alloc(64, (n ? n : 1) * sizeof(*sim.vcpu));	/* as sim_setup() */
 	CU_ASSERT_FATAL(sim.vcpu != NULL);
+	memset(sim.vcpu, 0, (n ? n : 1) * sizeof(*sim.vcpu));
 	CU_ASSERT_FATAL(evq_init(&sim, n) == 0);
 	CU_ASSERT_EQUAL(evq_first(&sim), -1);
 	CU_ASSERT_EQUAL(evq_first_key(&sim), SIM_NO_EVENT);
