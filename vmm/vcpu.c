@@ -26,9 +26,22 @@
 #define STEAL_TIME_PREEMPTED_OFFSET	16	/* struct kvm_steal_time.preempted */
 #define KVM_VCPU_PREEMPTED_FLAG		0x1
 
+/* The kvm_run of the vCPU this thread runs, for the kick handler. */
+static __thread struct kvm_run *volatile this_run;
+
+/*
+ * A kick that lands while the thread is outside KVM_RUN (handling an exit
+ * on the spot, with fast re-entry) must still end the run: the handler sets
+ * immediate_exit, so the next KVM_RUN returns -EINTR at once. The on-part
+ * timer sends only the signal; this is what makes it reliable.
+ */
 static void kick_handler(int sig)
 {
-	(void)sig;	/* only there to make KVM_RUN return -EINTR */
+	struct kvm_run *run = this_run;
+
+	(void)sig;
+	if (run)
+		run->immediate_exit = 1;
 }
 
 int vcpu_init_signals(void)
@@ -192,6 +205,7 @@ static void *vcpu_thread(void *arg)
 	sigemptyset(&kick);
 	sigaddset(&kick, VCPU_KICK_SIGNAL);
 	atomic_store(&v->tid, (int)gettid());
+	this_run = v->run;
 	pthread_sigmask(SIG_UNBLOCK, &kick, NULL);
 	for (;;) {
 		int ret, err, reason;

@@ -277,6 +277,12 @@ int vm_sched_attach(struct vm_sched *vs, struct vm *vm, char *err, size_t errlen
 
 	vs->vm = vm;
 	vm_set_gate(vm, &vs_gate_ops, vs);
+	/*
+	 * Exits handled on the spot (I/O, MMIO, MSR) go straight back into
+	 * KVM_RUN; kicks still end the run (the kick handler sets
+	 * immediate_exit), so the gate sees one run per on-part or slice.
+	 */
+	vm_set_gate_flags(vm, VCPU_GATE_FAST_REENTRY);
 	if (!vs->cfg.no_cppc) {
 		rc = attach_cppc(vs, err, errlen);
 		if (!rc)
