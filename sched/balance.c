@@ -56,7 +56,9 @@ bool entity_fits_cpu(const struct sched *s, const struct sched_entity *se, unsig
 /* Capacity left to the fair class once reserved bandwidth is served. */
 static uint64_t fair_capacity(const struct sched_rq *rq)
 {
-	uint64_t dl = (rq->dl_bw * SCHED_CAPACITY_SCALE) >> BW_SHIFT;
+	/* dl_bw (a line further) is the sum over dl_assigned (line 0). */
+	uint64_t dl = slist_empty(&rq->dl_assigned) ? 0 :
+		      (rq->dl_bw * SCHED_CAPACITY_SCALE) >> BW_SHIFT;
 
 	return dl + 1 < rq->capacity ? rq->capacity - dl : 1;
 }
@@ -350,16 +352,39 @@ static bool balance_once(struct sched *s, uint64_t *load, bool *cand, uint64_t m
 	return true;
 }
 
+/*
+ * The periodic decay of every domain's max_newidle_lb_cost (rule 25). A
+ * cost decays once its last decay is more than 1 s old, and last decays
+ * only move forward, so nothing can be due before the oldest of them plus
+ * 1 s: until then the walk over every pCPU's domains is skipped.
+ */
+static void decay_newidle_costs(struct sched *s, uint64_t now)
+{
+	uint64_t oldest = UINT64_MAX;
+
+	if (now <= s->newidle_decay_due)
+		return;
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		for (int d = 0; d < SCHED_DOMAINS; d++) {
+			struct sched_domain_cost *sd = &s->rq[cpu].sd[d];
+
+			if (!sd->valid)
+				continue;
+			update_newidle_cost(sd, 0, now);
+			if (sd->last_decay_max_lb_cost < oldest)
+				oldest = sd->last_decay_max_lb_cost;
+		}
+	}
+	s->newidle_decay_due = oldest == UINT64_MAX ? UINT64_MAX : oldest + NSEC_PER_SEC;
+}
+
 /* The periodic part of sched_balance_domains(). */
 void sched_balance(struct sched *s, uint64_t now)
 {
 	uint64_t load[SCHED_MAX_CPUS], sum = 0;
 	bool cand[SCHED_MAX_CPUS];
 
-	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
-		for (int d = 0; d < SCHED_DOMAINS; d++)
-			if (s->rq[cpu].sd[d].valid)
-				update_newidle_cost(&s->rq[cpu].sd[d], 0, now);
+	decay_newidle_costs(s, now);
 	balance_misfit(s, now);
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		load[cpu] = rq_load(&s->rq[cpu], 0);

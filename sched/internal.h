@@ -217,6 +217,7 @@ struct sched_rq {
 	/* fair */
 	struct treap cfs;
 	unsigned int nr_fair;		/* on_rq fair, including curr */
+	unsigned int lb_streak;		/* balances in a row above the mean load */
 	uint64_t fair_weight;		/* sum of weights of on_rq fair */
 	uint64_t zero_vruntime;		/* base of the keys below */
 	uint64_t idle_in_window;	/* idle ns since the last perf evaluation */
@@ -232,7 +233,6 @@ struct sched_rq {
 	uint64_t idle_ns;
 	uint64_t dl_bw;			/* bandwidth of entities assigned here */
 	unsigned int bucket_tasks;	/* entities counted in the buckets */
-	unsigned int lb_streak;		/* balances in a row above the mean load */
 
 	/* deadline */
 	struct treap dl;
@@ -282,6 +282,7 @@ struct sched {
 	unsigned int nr_overloaded;	/* rqs with nr_running >= 2 */
 
 	uint64_t last_balance, last_perf;
+	uint64_t newidle_decay_due;	/* no newidle cost decays before this */
 	uint64_t now;			/* latest time seen */
 };
 

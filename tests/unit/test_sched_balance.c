@@ -87,6 +87,36 @@ static void test_newidle_cost_decay(void)
 	CU_ASSERT_EQUAL(sd.max_newidle_lb_cost, 5000);
 }
 
+/*
+ * The periodic balance decays every domain's cost once its last decay is
+ * more than 1 s old, and not before, also when domains were raised at
+ * different times (the balance skips its walk until the oldest is due).
+ */
+static void test_newidle_cost_periodic_decay(void)
+{
+	struct sched *s = mk_sched(2, 1024, 2, 512, NULL);
+	uint64_t now = 0;
+
+	for (unsigned int cpu = 0; cpu < 4; cpu++)
+		for (int d = 0; d < SCHED_DOMAINS; d++)
+			CU_ASSERT_TRUE(s->rq[cpu].sd[d].valid);
+	run_until(s, &now, 100 * MS, MS);
+	/* pCPU 1's cluster domain raised at 100 ms, the others stay at 0. */
+	CU_ASSERT_FALSE(update_newidle_cost(&s->rq[1].sd[0], 8000, now));
+	run_until(s, &now, 1100 * MS, MS);
+	CU_ASSERT_EQUAL(s->rq[1].sd[0].max_newidle_lb_cost, 8000);	/* 1 s old exactly */
+	CU_ASSERT_EQUAL(s->rq[1].sd[0].last_decay_max_lb_cost, 100 * MS);
+	run_until(s, &now, 1104 * MS, MS);				/* the next balance */
+	CU_ASSERT_EQUAL(s->rq[1].sd[0].max_newidle_lb_cost, 8000 * 253 / 256);
+	CU_ASSERT_EQUAL(s->rq[1].sd[0].last_decay_max_lb_cost, 1104 * MS);
+	/* Decayed again only a second later. */
+	run_until(s, &now, 2104 * MS, MS);
+	CU_ASSERT_EQUAL(s->rq[1].sd[0].max_newidle_lb_cost, 8000 * 253 / 256);
+	run_until(s, &now, 2108 * MS, MS);
+	CU_ASSERT_EQUAL(s->rq[1].sd[0].max_newidle_lb_cost, 8000 * 253 / 256 * 253 / 256);
+	sched_destroy(s);
+}
+
 static uint64_t fake_clock_ns;
 static uint64_t fake_clock_step;
 
@@ -309,6 +339,7 @@ UNIT_SUITE(sched_balance_perf, NULL, NULL,
 	   UNIT_TEST(test_misfit_migration),
 	   UNIT_TEST(test_load_balance),
 	   UNIT_TEST(test_newidle_cost_decay),
+	   UNIT_TEST(test_newidle_cost_periodic_decay),
 	   UNIT_TEST(test_newidle_pull_and_skip),
 	   UNIT_TEST(test_newidle_abort),
 	   UNIT_TEST(test_avg_idle),
