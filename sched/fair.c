@@ -111,12 +111,12 @@ static void enqueue_tree(struct sched_rq *rq, struct sched_entity *se)
 	se->run_node.key = se->deadline;
 	se->run_node.aux = se->vruntime;
 	avg_vruntime_add(rq, se);
-	treap_insert(&rq->cfs, &se->run_node);
+	fq_insert(&rq->cfs, &se->run_node);
 }
 
 static void dequeue_tree(struct sched_rq *rq, struct sched_entity *se)
 {
-	treap_erase(&rq->cfs, &se->run_node);
+	fq_erase(&rq->cfs, &se->run_node);
 	avg_vruntime_sub(rq, se);
 }
 
@@ -129,17 +129,27 @@ struct sched_entity *pick_eevdf(struct sched_rq *rq)
 	if (curr && !entity_eligible(rq, curr))
 		curr = NULL;
 	if (rq->nr_fair == 1)
-		return curr ? curr : node_se(treap_first(&rq->cfs));
+		return curr ? curr : node_se(fq_first(&rq->cfs));
 	/* RUN_TO_PARITY: run until the deadline set when picked. */
 	if (curr && curr->protect && curr->deadline == curr->prot_deadline)
 		return curr;
-	first = node_se(treap_first(&rq->cfs));
+	first = node_se(fq_first(&rq->cfs));
 	if (first && entity_eligible(rq, first)) {
 		best = first;
 		goto found;
 	}
+	if (!rq->cfs.big) {
+		/* The array is in deadline order: the first eligible one. */
+		for (unsigned int i = 1; i < rq->cfs.nr; i++) {
+			if (entity_eligible(rq, node_se(rq->cfs.small[i]))) {
+				best = node_se(rq->cfs.small[i]);
+				break;
+			}
+		}
+		goto found;
+	}
 	/* Heap search for the leftmost deadline among eligible subtrees. */
-	node = rq->cfs.root;
+	node = rq->cfs.tree.root;
 	while (node) {
 		struct tnode *left = node->l;
 

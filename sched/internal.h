@@ -52,6 +52,35 @@ void treap_erase(struct treap *t, struct tnode *n);
 struct tnode *treap_first(struct treap *t);
 void tnode_init(struct tnode *n, uint32_t id);
 
+/*
+ * The fair runqueue's waiting entities in (key, id) order. A vCPU host has
+ * a few of them per pCPU, where the treap's recursion and its coin-toss
+ * branches cost more than they save: up to FQ_SMALL they sit in a sorted
+ * array, beyond that in the treap, and back in the array once no more than
+ * FQ_SMALL / 2 are left. Either way the same (key, id) order, so the pick
+ * is the same; min_aux is kept in treap mode only. Nodes must not change
+ * key or aux while queued (the fair class dequeues and enqueues around
+ * such changes).
+ */
+#define FQ_SMALL	8
+
+struct fair_queue {
+	unsigned int nr;
+	bool big;			/* in the treap, else in small[] */
+	struct treap tree;
+	struct tnode *small[FQ_SMALL];
+};
+
+void fq_insert(struct fair_queue *q, struct tnode *n);
+void fq_erase(struct fair_queue *q, struct tnode *n);
+
+static inline struct tnode *fq_first(struct fair_queue *q)
+{
+	if (q->big)
+		return treap_first(&q->tree);
+	return q->nr ? q->small[0] : NULL;
+}
+
 /* Wrap-safe ordering of u64 virtual times. */
 static inline bool time_before64(uint64_t a, uint64_t b)
 {
@@ -214,8 +243,7 @@ struct sched_rq {
 	unsigned int nr_dl;
 	struct slist dl_assigned;	/* deadline entities placed here (tested every tick) */
 
-	/* fair */
-	struct treap cfs;
+	/* fair (the waiting entities, cfs, are read by the pick only: further down) */
 	unsigned int nr_fair;		/* on_rq fair, including curr */
 	unsigned int lb_streak;		/* balances in a row above the mean load */
 	uint64_t fair_weight;		/* sum of weights of on_rq fair */
@@ -229,6 +257,7 @@ struct sched_rq {
 	int64_t avg_vruntime;		/* sum over tree of (v - zero) * w */
 	uint64_t avg_load;		/* sum over tree of w */
 	struct sched_entity *next_buddy;
+	struct fair_queue cfs;
 	uint64_t gen;
 	uint64_t idle_ns;
 	uint64_t dl_bw;			/* bandwidth of entities assigned here */

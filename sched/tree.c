@@ -142,3 +142,71 @@ struct tnode *treap_first(struct treap *t)
 	t->first = n;
 	return n;
 }
+
+/* ---------------------------------------------------------------- fair queue */
+
+static void fq_to_tree(struct fair_queue *q)
+{
+	for (unsigned int i = 0; i < q->nr; i++)
+		treap_insert(&q->tree, q->small[i]);
+	q->big = true;
+}
+
+/* In-order walk of a treap of at most FQ_SMALL / 2 nodes into the array. */
+static void fq_collect(struct tnode *n, struct fair_queue *q, unsigned int *i)
+{
+	if (!n)
+		return;
+	fq_collect(n->l, q, i);
+	q->small[(*i)++] = n;
+	fq_collect(n->r, q, i);
+}
+
+static void fq_to_small(struct fair_queue *q)
+{
+	unsigned int i = 0;
+
+	fq_collect(q->tree.root, q, &i);
+	for (unsigned int k = 0; k < i; k++) {
+		q->small[k]->l = q->small[k]->r = NULL;
+	}
+	q->tree.root = q->tree.first = NULL;
+	q->tree.nr = 0;
+	q->big = false;
+}
+
+void fq_insert(struct fair_queue *q, struct tnode *n)
+{
+	unsigned int i;
+
+	if (!q->big && q->nr == FQ_SMALL)
+		fq_to_tree(q);
+	if (q->big) {
+		treap_insert(&q->tree, n);
+		q->nr++;
+		return;
+	}
+	/* Insertion sort from the end: the search and the move in one loop. */
+	for (i = q->nr; i > 0 && node_before(n, q->small[i - 1]); i--)
+		q->small[i] = q->small[i - 1];
+	q->small[i] = n;
+	q->nr++;
+}
+
+void fq_erase(struct fair_queue *q, struct tnode *n)
+{
+	unsigned int i = 0;
+
+	if (q->big) {
+		treap_erase(&q->tree, n);
+		if (--q->nr <= FQ_SMALL / 2)
+			fq_to_small(q);
+		return;
+	}
+	while (i < q->nr && q->small[i] != n)
+		i++;
+	if (i == q->nr)
+		return;		/* not queued: nothing to do, like the treap */
+	for (q->nr--; i < q->nr; i++)
+		q->small[i] = q->small[i + 1];
+}

@@ -81,12 +81,18 @@ static int check_rq(struct sched *s, struct sched_rq *rq)
 		return 3;
 	if (weight != rq->fair_weight || dlbw != rq->dl_bw || bucketed != rq->bucket_tasks)
 		return 4;
-	if (tree_count(rq->cfs.root) != rq->cfs.nr ||
+	if ((rq->cfs.big ? tree_count(rq->cfs.tree.root) != rq->cfs.nr :
+			   rq->cfs.tree.root != NULL || rq->cfs.nr > FQ_SMALL) ||
 	    rq->cfs.nr != fair - (c && c->on_rq && !dl_entity(c)))
 		return 5;
+	for (unsigned int i = 1; !rq->cfs.big && i < rq->cfs.nr; i++)
+		if (!time_before64(rq->cfs.small[i - 1]->key, rq->cfs.small[i]->key) &&
+		    (rq->cfs.small[i - 1]->key != rq->cfs.small[i]->key ||
+		     rq->cfs.small[i - 1]->id > rq->cfs.small[i]->id))
+			return 5;
 	if (tree_count(rq->dl.root) != rq->dl.nr || rq->dl.nr != dl - (c && c->on_rq && dl_entity(c)))
 		return 6;
-	tree_check(rq->cfs.root, &ok);
+	tree_check(rq->cfs.tree.root, &ok);
 	tree_check(rq->dl.root, &ok);
 	if (!ok)
 		return 7;
@@ -233,5 +239,92 @@ static void test_random_sequences(void)
 		run_random(seed * 0x9e3779b97f4a7c15ull, 3000);
 }
 
+/* In-order walk of the fair queue in either mode. */
+static unsigned int fq_walk(struct tnode *n, struct tnode **out, unsigned int i)
+{
+	if (!n)
+		return i;
+	i = fq_walk(n->l, out, i);
+	out[i++] = n;
+	return fq_walk(n->r, out, i);
+}
+
+static bool ref_before(const struct tnode *a, const struct tnode *b)
+{
+	return a->key != b->key ? time_before64(a->key, b->key) : a->id < b->id;
+}
+
+/*
+ * The fair queue keeps (key, id) order through random inserts and erases
+ * that cross its array/treap thresholds both ways, with key ties; its first
+ * node is the smallest; the treap's augmentation holds in treap mode.
+ */
+static void test_fair_queue(void)
+{
+	enum { N = 40 };
+	static struct tnode nodes[N];
+	struct tnode *ref[N], *got[N];
+	struct fair_queue q;
+	bool in[N] = { false };
+	unsigned int nr = 0, bad = 0, big_seen = 0, back_small = 0;
+	bool was_big = false;
+
+	memset(&q, 0, sizeof(q));
+	rng_state = 4242;
+	for (unsigned int i = 0; i < N; i++)
+		tnode_init(&nodes[i], i);
+	for (unsigned int step = 0; step < 20000; step++) {
+		unsigned int k = (unsigned int)rnd(N), m = 0;
+		/* Grow for a while, then shrink, so both thresholds are crossed. */
+		bool grow = (step / 500) % 2 == 0;
+
+		if (!in[k] && (grow || !rnd(4))) {
+			nodes[k].key = rnd(6) * 1000 - 2000;	/* ties, and "negative" times */
+			nodes[k].aux = rnd(100000);
+			fq_insert(&q, &nodes[k]);
+			in[k] = true;
+			nr++;
+		} else if (in[k] && (!grow || !rnd(4))) {
+			fq_erase(&q, &nodes[k]);
+			in[k] = false;
+			nr--;
+		}
+		for (unsigned int i = 0; i < N; i++) {
+			unsigned int j = m++;
+
+			if (!in[i]) {
+				m--;
+				continue;
+			}
+			while (j > 0 && ref_before(&nodes[i], ref[j - 1])) {
+				ref[j] = ref[j - 1];
+				j--;
+			}
+			ref[j] = &nodes[i];
+		}
+		if (q.big) {
+			bool ok = true;
+
+			if (fq_walk(q.tree.root, got, 0) != nr)
+				bad++;
+			tree_check(q.tree.root, &ok);
+			bad += !ok;
+		} else {
+			memcpy(got, q.small, q.nr * sizeof(got[0]));
+			bad += q.nr > FQ_SMALL;
+		}
+		big_seen += q.big;
+		back_small += was_big && !q.big;
+		was_big = q.big;
+		bad += q.nr != nr || (nr && fq_first(&q) != ref[0]) || (!nr && fq_first(&q));
+		for (unsigned int i = 0; i < nr && i < q.nr; i++)
+			bad += got[i] != ref[i];
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT(big_seen > 0);
+	CU_ASSERT(back_small > 0);
+}
+
 UNIT_SUITE(sched_random, NULL, NULL,
-	   UNIT_TEST(test_random_sequences))
+	   UNIT_TEST(test_random_sequences),
+	   UNIT_TEST(test_fair_queue))
