@@ -33,6 +33,9 @@ struct host_sched_attr {
 #define SCHED_FLAG_UTIL_CLAMP_MIN	0x20
 #define SCHED_FLAG_UTIL_CLAMP_MAX	0x40
 #endif
+#ifndef SCHED_FLAG_RESET_ON_FORK
+#define SCHED_FLAG_RESET_ON_FORK	0x01
+#endif
 #ifndef SCHED_FLAG_KEEP_ALL
 #define SCHED_FLAG_KEEP_ALL		0x18
 #endif
@@ -62,8 +65,15 @@ static int set_attr(struct host_sched_attr *attr)
 
 static int apply_deadline(const struct vcpu_qos *q, char *err, size_t errlen)
 {
+	/*
+	 * Reset-on-fork: KVM starts its per-VM worker threads (NX huge page
+	 * recovery) as clones of the thread doing the VM's first KVM_RUN, and a
+	 * SCHED_DEADLINE thread may not fork otherwise: KVM_RUN then fails with
+	 * EAGAIN every time and a 1-vCPU VM never starts.
+	 */
 	struct host_sched_attr attr = {
 		.sched_policy = SCHED_DEADLINE,
+		.sched_flags = SCHED_FLAG_RESET_ON_FORK,
 		.sched_runtime = q->runtime_ns,
 		.sched_deadline = q->deadline_ns,
 		.sched_period = q->period_ns,

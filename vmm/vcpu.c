@@ -193,10 +193,18 @@ static bool stay_inside(struct vcpu *v, int reason)
 	       reason == KVM_EXIT_X86_RDMSR || reason == KVM_EXIT_X86_WRMSR;
 }
 
+/*
+ * EAGAIN is expected once per AP (vmm/vcpu.h); a stream of them means KVM
+ * cannot get going (e.g. it cannot start a per-VM worker thread from this
+ * one): stop with a clear error instead of spinning on KVM_RUN forever.
+ */
+#define VCPU_MAX_EAGAIN_IN_A_ROW	10000
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
 	bool inside = false;	/* between gate enter() and leave() */
+	unsigned int eagain = 0;
 	sigset_t kick;
 	char name[16];
 
@@ -224,6 +232,14 @@ static void *vcpu_thread(void *arg)
 		if (!stay_inside(v, reason)) {
 			gate_leave(v, reason);
 			inside = false;
+		}
+		eagain = ret < 0 && err == EAGAIN ? eagain + 1 : 0;
+		if (eagain >= VCPU_MAX_EAGAIN_IN_A_ROW) {
+			vm_request_exit(v->vm, VM_EXIT_ERROR, 0, "vCPU %u: KVM_RUN failed with "
+					"EAGAIN %u times in a row; expected at most once (KVM "
+					"could not start: a thread that may not fork, such as "
+					"SCHED_DEADLINE without reset-on-fork?)", v->index, eagain);
+			break;
 		}
 		if (ret < 0) {
 			if (err == EINTR || err == EAGAIN)
