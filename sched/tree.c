@@ -195,7 +195,7 @@ void fq_insert(struct fair_queue *q, struct tnode *n)
 
 void fq_erase(struct fair_queue *q, struct tnode *n)
 {
-	unsigned int i = 0;
+	unsigned int j = 0;
 
 	if (q->big) {
 		treap_erase(&q->tree, n);
@@ -203,10 +203,13 @@ void fq_erase(struct fair_queue *q, struct tnode *n)
 			fq_to_small(q);
 		return;
 	}
-	while (i < q->nr && q->small[i] != n)
-		i++;
-	if (i == q->nr)
-		return;		/* not queued: nothing to do, like the treap */
-	for (q->nr--; i < q->nr; i++)
-		q->small[i] = q->small[i + 1];
+	/*
+	 * Keep every other entry, in order: one pass, no branch on where n
+	 * is (a compiler would turn a plain shift loop into a memmove call).
+	 */
+	for (unsigned int i = 0; i < q->nr; i++) {
+		q->small[j] = q->small[i];
+		j += q->small[i] != n;
+	}
+	q->nr = j;
 }
