@@ -61,6 +61,23 @@ static void check_random_updates(unsigned int n, unsigned int steps, uint64_t ke
 			bad++;
 	}
 	CU_ASSERT_EQUAL(bad, 0);
+	/* Times beyond 2^48 ns (past any scenario) are capped, still ordered first by index. */
+	if (n >= 2) {
+		for (unsigned int i = 0; i < n; i++) {
+			sim.vcpu[i].next_event = SIM_NO_EVENT;
+			evq_update(&sim, i);
+		}
+		sim.vcpu[1].next_event = 1ull << 50;
+		evq_update(&sim, 1);
+		sim.vcpu[0].next_event = (1ull << 50) + 5;
+		evq_update(&sim, 0);
+		CU_ASSERT_EQUAL(evq_first(&sim), 0);
+		CU_ASSERT_EQUAL(evq_first_key(&sim), (1ull << 48) - 1);
+		sim.vcpu[1].next_event = (1ull << 48) - 2;
+		evq_update(&sim, 1);
+		CU_ASSERT_EQUAL(evq_first(&sim), 1);
+		CU_ASSERT_EQUAL(evq_first_key(&sim), (1ull << 48) - 2);
+	}
 	/* Everything gone again: empty. */
 	for (unsigned int i = 0; i < n; i++) {
 		sim.vcpu[i].next_event = SIM_NO_EVENT;
