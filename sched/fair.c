@@ -93,12 +93,19 @@ static void update_zero_vruntime(struct sched_rq *rq)
 	rq->zero_vruntime = v;
 }
 
+/* w (V - v) >= 0 without dividing, given avg_parts() of the rq. */
+static inline bool eligible_with(const struct sched_rq *rq, int64_t avg, int64_t load,
+				 uint64_t vruntime)
+{
+	return (__int128)avg >= (__int128)entity_key(rq, vruntime) * load;
+}
+
 static bool vruntime_eligible(const struct sched_rq *rq, uint64_t vruntime)
 {
 	int64_t avg, load;
 
 	avg_parts(rq, &avg, &load);
-	return (__int128)avg >= (__int128)entity_key(rq, vruntime) * load;
+	return eligible_with(rq, avg, load, vruntime);
 }
 
 bool entity_eligible(const struct sched_rq *rq, const struct sched_entity *se)
@@ -120,13 +127,18 @@ static void dequeue_tree(struct sched_rq *rq, struct sched_entity *se)
 	avg_vruntime_sub(rq, se);
 }
 
-/* pick_eevdf(): the eligible entity with the earliest virtual deadline. */
+/*
+ * pick_eevdf(): the eligible entity with the earliest virtual deadline. The
+ * rq does not change meanwhile, so the weighted average is summed once.
+ */
 struct sched_entity *pick_eevdf(struct sched_rq *rq)
 {
 	struct sched_entity *curr = fair_curr(rq), *best = NULL, *first;
 	struct tnode *node;
+	int64_t avg, load;
 
-	if (curr && !entity_eligible(rq, curr))
+	avg_parts(rq, &avg, &load);
+	if (curr && !eligible_with(rq, avg, load, curr->vruntime))
 		curr = NULL;
 	if (rq->nr_fair == 1)
 		return curr ? curr : node_se(fq_first(&rq->cfs));
@@ -134,15 +146,17 @@ struct sched_entity *pick_eevdf(struct sched_rq *rq)
 	if (curr && curr->protect && curr->deadline == curr->prot_deadline)
 		return curr;
 	first = node_se(fq_first(&rq->cfs));
-	if (first && entity_eligible(rq, first)) {
+	if (first && eligible_with(rq, avg, load, first->vruntime)) {
 		best = first;
 		goto found;
 	}
 	if (!rq->cfs.big) {
 		/* The array is in deadline order: the first eligible one. */
 		for (unsigned int i = 1; i < rq->cfs.nr; i++) {
-			if (entity_eligible(rq, node_se(rq->cfs.small[i]))) {
-				best = node_se(rq->cfs.small[i]);
+			struct sched_entity *se = node_se(rq->cfs.small[i]);
+
+			if (eligible_with(rq, avg, load, se->vruntime)) {
+				best = se;
 				break;
 			}
 		}
@@ -153,11 +167,11 @@ struct sched_entity *pick_eevdf(struct sched_rq *rq)
 	while (node) {
 		struct tnode *left = node->l;
 
-		if (left && vruntime_eligible(rq, left->min_aux)) {
+		if (left && eligible_with(rq, avg, load, left->min_aux)) {
 			node = left;
 			continue;
 		}
-		if (entity_eligible(rq, node_se(node))) {
+		if (eligible_with(rq, avg, load, node_se(node)->vruntime)) {
 			best = node_se(node);
 			break;
 		}
