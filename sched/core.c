@@ -508,14 +508,9 @@ int sched_yield_to(struct sched *s, int id, int target, uint64_t now)
 
 /* ---------------------------------------------------------------- tick */
 
-void sched_tick_cpu(struct sched *s, unsigned int cpu, uint64_t now)
+/* scheduler_tick() on one runqueue; `now` has been through engine_now(). */
+static inline void tick_rq(struct sched *s, struct sched_rq *rq, uint64_t now)
 {
-	struct sched_rq *rq;
-
-	if (cpu >= s->nr_cpus)
-		return;
-	now = engine_now(s, now);
-	rq = &s->rq[cpu];
 	update_rq_clock(s, rq, now);
 	update_curr_pelt(s, rq, now);
 	if (!slist_empty(&rq->dl_assigned)) {
@@ -529,11 +524,18 @@ void sched_tick_cpu(struct sched *s, unsigned int cpu, uint64_t now)
 		schedule_rq(s, rq, now);
 }
 
+void sched_tick_cpu(struct sched *s, unsigned int cpu, uint64_t now)
+{
+	if (cpu >= s->nr_cpus)
+		return;
+	tick_rq(s, &s->rq[cpu], engine_now(s, now));
+}
+
 void sched_tick(struct sched *s, uint64_t now)
 {
 	now = engine_now(s, now);
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
-		sched_tick_cpu(s, cpu, now);
+		tick_rq(s, &s->rq[cpu], now);
 	if (now - s->last_balance >= s->cfg.balance_interval_ns) {
 		s->last_balance = now;
 		sched_balance(s, now);
