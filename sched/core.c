@@ -189,7 +189,8 @@ void update_curr_pelt(struct sched *s, struct sched_rq *rq, uint64_t now)
  * every tick (update_curr_pelt). update_rq_clock() (internal.h) has
  * already checked that time moved.
  */
-void update_rq_clock_slow(struct sched *s, struct sched_rq *rq, uint64_t now)
+/* The run-time part of update_rq_clock(), time has moved: everything but PELT. */
+static inline void rq_account(struct sched *s, struct sched_rq *rq, uint64_t now)
 {
 	struct sched_entity *curr = rq->curr;
 	unsigned int level = rq_level(s, rq);
@@ -206,8 +207,14 @@ void update_rq_clock_slow(struct sched *s, struct sched_rq *rq, uint64_t now)
 		rq->idle_in_window += delta;
 		rq->last_idle = now;
 	}
-	pelt_update(&rq->pelt, now, rq->fair_weight, rq->nr_running, curr != NULL, level);
 	rq->clock = now;
+}
+
+void update_rq_clock_slow(struct sched *s, struct sched_rq *rq, uint64_t now)
+{
+	rq_account(s, rq, now);
+	pelt_update(&rq->pelt, now, rq->fair_weight, rq->nr_running, rq->curr != NULL,
+		    rq_level(s, rq));
 }
 
 static void rq_nr_inc(struct sched *s, struct sched_rq *rq)
@@ -511,8 +518,23 @@ int sched_yield_to(struct sched *s, int id, int target, uint64_t now)
 /* scheduler_tick() on one runqueue; `now` has been through engine_now(). */
 static inline void tick_rq(struct sched *s, struct sched_rq *rq, uint64_t now)
 {
-	update_rq_clock(s, rq, now);
-	update_curr_pelt(s, rq, now);
+	struct sched_entity *curr = rq->curr;
+
+	/*
+	 * update_rq_clock() and update_curr_pelt(); with one period
+	 * computation for both series when they are in step (the class's
+	 * update_curr() changes none of the PELT inputs).
+	 */
+	if (curr && curr->cpu == (int)rq->cpu && (int64_t)(now - rq->clock) > 0 &&
+	    curr->pelt.last_update == rq->pelt.last_update &&
+	    curr->pelt.period_contrib == rq->pelt.period_contrib) {
+		rq_account(s, rq, now);
+		pelt_update_running_pair(&rq->pelt, rq->fair_weight, rq->nr_running, &curr->pelt,
+					 curr->weight, now, rq_level(s, rq));
+	} else {
+		update_rq_clock(s, rq, now);
+		update_curr_pelt(s, rq, now);
+	}
 	if (!slist_empty(&rq->dl_assigned)) {
 		dl_replenish_due(s, rq, now);
 		dl_check_misses(s, rq, now);

@@ -160,6 +160,67 @@ pelt_update(struct sched_pelt *sa, uint64_t now, unsigned long load, unsigned lo
 	sa->util_avg = (unsigned long)pelt_div(sa->util_sum, (uint32_t)delta);
 }
 
+/*
+ * The tick's two updates of a busy pCPU, its own series `a` (load a_load,
+ * a_runnable runnable) and its running entity's `b` (load b_load, one
+ * runnable), both running, when they were last updated at the same point
+ * (same last_update and period_contrib, the common case): exactly what
+ * pelt_update() does to each, with the period arithmetic done once.
+ */
+static inline __attribute__((always_inline)) void
+pelt_update_running_pair(struct sched_pelt *a, unsigned long a_load, unsigned long a_runnable,
+			 struct sched_pelt *b, unsigned long b_load, uint64_t now, unsigned int level)
+{
+	uint64_t delta, periods, contrib, scaled;
+
+	if (now - a->last_update < 1024)
+		return;
+	if ((int64_t)(now - a->last_update) < 0) {
+		a->last_update = b->last_update = now;
+		return;
+	}
+	delta = (now - a->last_update) >> 10;
+	a->last_update += delta << 10;
+	b->last_update = a->last_update;
+
+	contrib = delta;
+	delta += a->period_contrib;
+	periods = delta / 1024;
+	if (periods) {
+		struct pelt_decay_factor d = pelt_decay_for(periods);
+		uint32_t d1 = 1024 - a->period_contrib;
+
+		delta %= 1024;
+		a->load_sum = pelt_decay_apply(a->load_sum, d);
+		a->runnable_sum = pelt_decay_apply(a->runnable_sum, d);
+		a->util_sum = pelt_decay_apply(a->util_sum, d);
+		b->load_sum = pelt_decay_apply(b->load_sum, d);
+		b->runnable_sum = pelt_decay_apply(b->runnable_sum, d);
+		b->util_sum = pelt_decay_apply(b->util_sum, d);
+		contrib = pelt_decay_apply(d1, d) +
+			  (LOAD_AVG_MAX - pelt_decay_apply(LOAD_AVG_MAX, d) - 1024) + delta;
+	}
+	a->period_contrib = b->period_contrib = (uint32_t)delta;
+
+	scaled = contrib * level;
+	a->load_sum += (uint64_t)a_load * contrib;
+	a->runnable_sum += (uint64_t)a_runnable * scaled;
+	a->util_sum += scaled;
+	b->load_sum += (uint64_t)b_load * contrib;
+	b->runnable_sum += scaled;
+	b->util_sum += scaled;
+
+	if (!periods)
+		return;
+	a->avg_contrib = b->avg_contrib = (uint32_t)delta;
+	a->load_at_avg = a->load_sum;
+	a->runnable_at_avg = a->runnable_sum;
+	a->util_avg = (unsigned long)pelt_div(a->util_sum, (uint32_t)delta);
+	b->load_at_avg = b->load_sum;
+	b->runnable_at_avg = b->runnable_sum;
+	b->util_avg = (unsigned long)pelt_div(b->util_sum, (uint32_t)delta);
+}
+
 /* load_avg and runnable_avg as of the last period boundary (see struct sched_pelt). */
 static inline unsigned long pelt_load_avg(const struct sched_pelt *sa)
 {

@@ -266,6 +266,44 @@ static void test_pelt_util_at(void)
 	CU_ASSERT_EQUAL(mismatches, 0);
 }
 
+/*
+ * pelt_update_running_pair() leaves both series exactly as two
+ * pelt_update() calls would (the tick's fused update of a busy pCPU and its
+ * running entity), for every step length, load and level.
+ */
+static void test_pelt_running_pair(void)
+{
+	struct sched_pelt a, b, ra, rb;
+	uint64_t now = 0, x = 99;
+	unsigned int mismatches = 0;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	ra = a;
+	rb = b;
+	for (int i = 0; i < 50000; i++) {
+		unsigned long load, runnable, w;
+		unsigned int level;
+
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		now += (x >> 13) % 8 ? (x >> 33) % (3 * MS) : (x >> 33) % 4000000000ull;
+		if (!((x >> 7) % 64))
+			now -= 5000;	/* a caller's older clock */
+		load = 1024 + (unsigned long)((x >> 20) % 200000);
+		runnable = 1 + (unsigned long)((x >> 40) % 9);
+		w = 1 + (unsigned long)((x >> 3) % 90000);
+		level = 1 + (unsigned int)((x >> 50) % 1024);
+		pelt_update_running_pair(&a, load, runnable, &b, w, now, level);
+		pelt_update(&ra, now, load, runnable, true, level);
+		pelt_update(&rb, now, w, 1, true, level);
+		if (memcmp(&a, &ra, sizeof(a)) || memcmp(&b, &rb, sizeof(b)))
+			mismatches++;
+		a = ra;	/* keep going from the reference (one mismatch, one count) */
+		b = rb;
+	}
+	CU_ASSERT_EQUAL(mismatches, 0);
+}
+
 /* Entity stats report PELT up to the latest time. */
 static void test_entity_util(void)
 {
@@ -295,4 +333,5 @@ UNIT_SUITE(sched_uclamp_pelt, NULL, NULL,
 	   UNIT_TEST(test_pelt_values_and_invariance),
 	   UNIT_TEST(test_pelt_avg_exact),
 	   UNIT_TEST(test_pelt_util_at),
+	   UNIT_TEST(test_pelt_running_pair),
 	   UNIT_TEST(test_entity_util))
