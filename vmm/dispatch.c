@@ -405,36 +405,64 @@ static bool any_runnable(struct dispatch *d)
 }
 
 /*
- * Nothing for the tick to decide: every vCPU runs, alone on its pCPU, as
- * the engine's current, at full speed (no on-part to end: a duty cycle's
- * CPU-time debt needs halts seen at once), with no reservation to charge.
- * Then a tick only
- * brings accounting and PELT up to date and notices a vCPU that halted, so
- * it can come every DISPATCH_NOHZ_TICKS ticks (the kernel's nohz_full idea;
- * on a VM host every timer wakeup is an exit, ~20 us). No vCPU can wake up
- * unseen here, since none is blocked; one that halts is seen up to that
- * much later, its halted time counted as active until then.
+ * Whether the tick may stretch to every DISPATCH_NOHZ_TICKS ticks, waking
+ * in between only for the engine's own events (a slice that ends on a
+ * contended pCPU: sched_next_event()). Like the kernel's nohz_full with
+ * hrtick; on a VM host every timer wakeup is an exit (~20 us). Not while:
+ * - a vCPU is blocked: it halts inside KVM_RUN and, woken there by its
+ *   interrupt, would run unseen until the next poll;
+ * - a pCPU is duty-cycled: its CPU-time debt needs halts seen at once;
+ * - a reservation runs: CBS accounting stays at tick precision.
+ * A vCPU that halts is seen up to the stretched period late, its halted
+ * time counted as active until then.
  */
 static bool tick_may_stretch(struct dispatch *d)
 {
 	for (unsigned int i = 0; i < d->nr_vcpus; i++) {
 		struct sched_entity_info info;
 
-		if (d->v[i].halted || d->v[i].leave_at != UINT64_MAX ||
-		    dispatch_vcpu_pcpu(d, i, &info) < 0 || info.deadline)
+		sched_entity_info(d->sched, d->v[i].id, &info);
+		if (d->v[i].halted || info.state == SCHED_BLOCKED || info.deadline)
 			return false;
 	}
+	for (unsigned int p = 0; p < d->nr_pcpus; p++)
+		if (d->p[p].curr >= 0 && d->p[p].level < SCHED_CAPACITY_SCALE)
+			return false;
 	return true;
 }
 
+/* The earliest slice end or CBS event the engine has on any pCPU. */
+static uint64_t next_engine_event(struct dispatch *d)
+{
+	uint64_t t = UINT64_MAX;
+
+	for (unsigned int p = 0; p < d->nr_pcpus; p++) {
+		uint64_t e = sched_next_event(d->sched, p);
+
+		if (e < t)
+			t = e;
+	}
+	return t;
+}
+
+/* When to wake next; sets tick_due, when the engine's next tick is due. */
 static uint64_t next_wake(struct dispatch *d, uint64_t now)
 {
-	uint64_t t = d->next_tick;
+	uint64_t t = d->tick_due = d->next_tick;
 
-	if (!any_runnable(d))
+	if (!any_runnable(d)) {
 		t = now + DISPATCH_IDLE_POLL_NS;
-	else if (tick_may_stretch(d) && t < d->last_tick + DISPATCH_NOHZ_TICKS * d->tick_ns)
+	} else if (tick_may_stretch(d)) {
+		uint64_t ev = next_engine_event(d);
+
+		/* An event the last tick did not clear waits for a full tick: no hot loop. */
+		if (ev <= d->last_tick)
+			ev = d->last_tick + d->tick_ns;
 		t = d->last_tick + DISPATCH_NOHZ_TICKS * d->tick_ns;
+		if (ev < t)
+			t = ev;
+		d->tick_due = t;
+	}
 	for (unsigned int i = 0; i < d->nr_vcpus; i++)
 		if (d->v[i].in_run && !d->v[i].kicked && !d->v[i].halted && d->v[i].leave_at < t)
 			t = d->v[i].leave_at;
@@ -465,7 +493,7 @@ static void *dispatch_thread(void *arg)
 		uint64_t now = dispatch_now_ns();
 
 		if (!d->paused) {
-			bool ticked = now >= d->next_tick;
+			bool ticked = now >= d->tick_due;
 
 			dispatch_account_all(d, now);
 			observe_vcpus(d, now);
@@ -473,6 +501,7 @@ static void *dispatch_thread(void *arg)
 				sched_tick(d->sched, now);
 				d->counters.ticks++;
 				d->last_tick = now;
+				d->tick_due = UINT64_MAX;	/* until next_wake() plans one */
 				while (d->next_tick <= now)
 					d->next_tick += d->tick_ns;
 			}

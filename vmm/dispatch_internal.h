@@ -59,6 +59,7 @@ struct dispatch {
 	void (*tick_hook)(void *opaque);
 	int kick_signal;
 	uint64_t tick_ns, window_ns, epoch_ns, next_tick, last_tick, next_hook;
+	uint64_t tick_due;		/* the engine's next tick (next_wake) */
 	struct dispatch_counters counters;
 	bool no_pin;
 	unsigned int nr_vcpus, nr_pcpus;
