@@ -105,6 +105,7 @@ static int init_vcpus(struct dispatch *d, const struct dispatch_config *cfg, cha
 		monotonic_cond_init(&v->cond);
 		v->pinned_host = -1;
 		v->leave_at = UINT64_MAX;
+		v->slice_end = UINT64_MAX;
 		v->run_cpu = -1;
 		rc = add_vcpu_entity(d, i, &cfg->qos[i], err, errlen);
 		if (rc)
@@ -337,8 +338,11 @@ void dispatch_wake_host(struct dispatch *d, int host)
 			pthread_cond_signal(&d->v[d->p[p].curr].cond);
 }
 
-/* Make the vCPU threads match the engine's decisions at `now`. */
-void dispatch_apply(struct dispatch *d, uint64_t now)
+/*
+ * Make the vCPU threads match the engine's decisions at `now`, without
+ * waking the dispatcher thread (a vCPU thread ending its own slice).
+ */
+void dispatch_apply_quiet(struct dispatch *d, uint64_t now)
 {
 	for (unsigned int p = 0; p < d->nr_pcpus; p++) {
 		struct sched_cpu_state st;
@@ -362,6 +366,12 @@ void dispatch_apply(struct dispatch *d, uint64_t now)
 		    !v->sanctioned || v->leave_at <= now)
 			kick(d, i);
 	}
+}
+
+/* The same, and the dispatcher thread replans its next wakeup. */
+void dispatch_apply(struct dispatch *d, uint64_t now)
+{
+	dispatch_apply_quiet(d, now);
 	pthread_cond_signal(&d->tick_cond);
 }
 
@@ -416,7 +426,7 @@ static bool any_runnable(struct dispatch *d)
  * A vCPU that halts is seen up to the stretched period late, its halted
  * time counted as active until then.
  */
-static bool tick_may_stretch(struct dispatch *d)
+bool dispatch_tick_may_stretch(struct dispatch *d)
 {
 	for (unsigned int i = 0; i < d->nr_vcpus; i++) {
 		struct sched_entity_info info;
@@ -431,13 +441,21 @@ static bool tick_may_stretch(struct dispatch *d)
 	return true;
 }
 
-/* The earliest slice end or CBS event the engine has on any pCPU. */
+/*
+ * The earliest slice end or CBS event the engine has on a pCPU whose
+ * current vCPU does not end its slice itself (dispatch_vcpu_enter()).
+ */
 static uint64_t next_engine_event(struct dispatch *d)
 {
 	uint64_t t = UINT64_MAX;
 
 	for (unsigned int p = 0; p < d->nr_pcpus; p++) {
-		uint64_t e = sched_next_event(d->sched, p);
+		int curr = d->p[p].curr;
+		uint64_t e;
+
+		if (curr >= 0 && d->v[curr].in_run && d->v[curr].slice_end != UINT64_MAX)
+			continue;
+		e = sched_next_event(d->sched, p);
 
 		if (e < t)
 			t = e;
@@ -452,7 +470,7 @@ static uint64_t next_wake(struct dispatch *d, uint64_t now)
 
 	if (!any_runnable(d)) {
 		t = now + DISPATCH_IDLE_POLL_NS;
-	} else if (tick_may_stretch(d)) {
+	} else if (dispatch_tick_may_stretch(d)) {
 		uint64_t ev = next_engine_event(d);
 
 		/* An event the last tick did not clear waits for a full tick: no hot loop. */

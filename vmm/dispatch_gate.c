@@ -199,9 +199,36 @@ enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu)
 	/* The dispatcher thread must wake at leave_at to end the on-part. */
 	if (v->leave_at != UINT64_MAX)
 		pthread_cond_signal(&d->tick_cond);
-	arm_onpart_timer(v, v->leave_at);
+	/*
+	 * With the tick stretched, a full-speed vCPU ends its own slice: its
+	 * timer stops the run where the engine's slice ends and the thread
+	 * makes the pick on its own CPU at leave, like the kernel's hrtick (no
+	 * IPI from the dispatcher, which does not wake for it).
+	 */
+	v->slice_end = UINT64_MAX;
+	if (v->leave_at == UINT64_MAX && v->sanctioned && dispatch_tick_may_stretch(d))
+		v->slice_end = sched_next_event(d->sched, (unsigned int)v->run_cpu);
+	arm_onpart_timer(v, v->leave_at < v->slice_end ? v->leave_at : v->slice_end);
 	pthread_mutex_unlock(&d->lock);
 	return DISPATCH_RUN;
+}
+
+/*
+ * A run that was to end its own slice left: when the slice is over, tick
+ * this pCPU and switch here (the next vCPU is on this host CPU, so waking
+ * it is local); otherwise just stop the timer.
+ */
+static void end_own_slice(struct dispatch *d, struct dvcpu *v, uint64_t now)
+{
+	uint64_t end = v->slice_end;
+
+	v->slice_end = UINT64_MAX;
+	arm_onpart_timer(v, UINT64_MAX);
+	if (now < end || !v->sanctioned || v->run_cpu < 0)
+		return;
+	dispatch_account_all(d, now);
+	sched_tick_cpu(d->sched, (unsigned int)v->run_cpu, now);
+	dispatch_apply_quiet(d, now);
 }
 
 void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
@@ -221,6 +248,8 @@ void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
 	if (v->sanctioned && v->leave_at != UINT64_MAX && v->run_cpu >= 0)
 		settle_debt(d, (unsigned int)v->run_cpu, v->cpu_acct - v->cpu_enter);
 	v->in_run = false;
+	if (v->slice_end != UINT64_MAX)
+		end_own_slice(d, v, now);
 	if (!v->halted)
 		dispatch_wake_host(d, v->pinned_host);
 	pthread_mutex_unlock(&d->lock);

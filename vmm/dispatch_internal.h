@@ -19,6 +19,7 @@ struct dvcpu {
 	bool kicked;			/* kicked in this run: do not kick (or wake for it) again */
 	int pinned_host;		/* host CPU the thread is pinned to, -1 none */
 	uint64_t leave_at;		/* absolute end of its on-part, UINT64_MAX none */
+	uint64_t slice_end;		/* its slice's end, which this run ends itself */
 	int run_cpu;			/* pCPU of the current run, -1 if none */
 	clockid_t cpu_clock;		/* the vCPU thread's CPU-time clock */
 	timer_t onpart_timer;		/* fires the kick signal at leave_at */
@@ -72,6 +73,8 @@ struct dispatch {
 bool dispatch_host_busy(struct dispatch *d, int host, unsigned int self);
 void dispatch_wake_host(struct dispatch *d, int host);
 void dispatch_apply(struct dispatch *d, uint64_t now);
+void dispatch_apply_quiet(struct dispatch *d, uint64_t now);
+bool dispatch_tick_may_stretch(struct dispatch *d);
 void dispatch_account(struct dispatch *d, unsigned int vcpu, uint64_t now);
 void dispatch_account_all(struct dispatch *d, uint64_t now);
 void dispatch_settle_run(struct dispatch *d, unsigned int vcpu);
