@@ -53,11 +53,6 @@ void sched_emit(struct sched *s, const struct sched_event *ev)
 		s->cfg.event(s->cfg.event_opaque, ev);
 }
 
-void resched_rq(struct sched_rq *rq)
-{
-	rq->need_resched = true;
-}
-
 /* ---------------------------------------------------------------- create */
 
 static void rq_init(struct sched *s, struct sched_rq *rq, unsigned int cpu, unsigned int cluster)
@@ -199,8 +194,12 @@ static inline void rq_account(struct sched *s, struct sched_rq *rq, uint64_t now
 	if (curr) {
 		curr->run_ns += delta;	/* into st at switch-out, on this rq's cluster */
 		curr->run_work_ns += (delta * level) >> 10;
-		if (curr->on_rq)
-			curr->class->update_curr(s, rq, delta, now);
+		if (curr->on_rq) {
+			if (curr->class == &fair_sched_class)
+				fair_update_curr(s, rq, delta);	/* the class op, inline */
+			else
+				curr->class->update_curr(s, rq, delta, now);
+		}
 		rq->busy_ns += delta;
 	} else {
 		rq->idle_ns += delta;

@@ -19,15 +19,6 @@
 
 #include <stdlib.h>
 
-uint64_t calc_delta_fair(uint64_t delta, uint32_t weight)
-{
-	if (weight == SCHED_NICE_0_WEIGHT)
-		return delta;
-	if (delta < (1ull << 53))	/* the common case needs no 128-bit division */
-		return (delta << 10) / weight;
-	return (uint64_t)(((unsigned __int128)delta << 10) / weight);
-}
-
 static inline int64_t entity_key(const struct sched_rq *rq, uint64_t vruntime)
 {
 	return (int64_t)(vruntime - rq->zero_vruntime);
@@ -293,17 +284,8 @@ static void put_prev_fair(struct sched *s, struct sched_rq *rq, struct sched_ent
 
 static void update_curr_fair(struct sched *s, struct sched_rq *rq, uint64_t delta, uint64_t now)
 {
-	struct sched_entity *curr = rq->curr;
-
 	(void)now;
-	curr->vruntime += calc_delta_fair(delta, curr->weight);
-	/* update_deadline(): a new slice once the deadline is reached. */
-	if (!time_before64(curr->vruntime, curr->deadline)) {
-		curr->deadline = curr->vruntime + calc_delta_fair(curr->slice ? curr->slice :
-								   s->cfg.slice_ns, curr->weight);
-		if (rq->nr_fair > 1)
-			resched_rq(rq);
-	}
+	fair_update_curr(s, rq, delta);
 }
 
 static void tick_fair(struct sched *s, struct sched_rq *rq, uint64_t now)

@@ -397,7 +397,10 @@ static inline void update_rq_clock(struct sched *s, struct sched_rq *rq, uint64_
 struct sched_entity *sched_ent(const struct sched *s, int id);
 void sched_emit(struct sched *s, const struct sched_event *ev);
 void sched_emit_entity(struct sched *s, int type, struct sched_entity *se, uint64_t now);
-void resched_rq(struct sched_rq *rq);
+static inline void resched_rq(struct sched_rq *rq)
+{
+	rq->need_resched = true;
+}
 void update_curr_pelt(struct sched *s, struct sched_rq *rq, uint64_t now);
 void schedule_rq(struct sched *s, struct sched_rq *rq, uint64_t now);
 void enqueue_entity(struct sched *s, struct sched_rq *rq, struct sched_entity *se, int flags,
@@ -419,7 +422,35 @@ struct sched_entity *pick_eevdf(struct sched_rq *rq);
 void reweight_fair(struct sched *s, struct sched_rq *rq, struct sched_entity *se, uint32_t w);
 bool yield_to_fair(struct sched *s, struct sched_entity *se, struct sched_entity *target,
 		   uint64_t now);
-uint64_t calc_delta_fair(uint64_t delta, uint32_t weight);
+
+/* delta x 1024 / weight (calc_delta_fair(), rule 2). */
+static inline uint64_t calc_delta_fair(uint64_t delta, uint32_t weight)
+{
+	if (weight == SCHED_NICE_0_WEIGHT)
+		return delta;
+	if (delta < (1ull << 53))	/* the common case needs no 128-bit division */
+		return (delta << 10) / weight;
+	return (uint64_t)(((unsigned __int128)delta << 10) / weight);
+}
+
+/*
+ * The fair class's update_curr(): charge `delta` ns of wall time to the
+ * running entity's vruntime, and start a new slice once its deadline is
+ * reached (update_deadline()). Inline: the run-time accounting of every
+ * update, the tick's included, calls it for a fair entity directly.
+ */
+static inline void fair_update_curr(struct sched *s, struct sched_rq *rq, uint64_t delta)
+{
+	struct sched_entity *curr = rq->curr;
+
+	curr->vruntime += calc_delta_fair(delta, curr->weight);
+	if (!time_before64(curr->vruntime, curr->deadline)) {
+		curr->deadline = curr->vruntime + calc_delta_fair(curr->slice ? curr->slice :
+								   s->cfg.slice_ns, curr->weight);
+		if (rq->nr_fair > 1)
+			resched_rq(rq);
+	}
+}
 
 /* ---------------------------------------------------------------- deadline.c */
 
