@@ -144,7 +144,7 @@ struct sched_entity *pick_eevdf(struct sched_rq *rq)
 	if (!rq->cfs.big) {
 		/* The array is in deadline order: the first eligible one. */
 		for (unsigned int i = 1; i < rq->cfs.nr; i++) {
-			struct sched_entity *se = node_se(rq->cfs.small[i]);
+			struct sched_entity *se = node_se(fq_at(&rq->cfs, i));
 
 			if (eligible_with(rq, avg, load, se->vruntime)) {
 				best = se;

@@ -62,14 +62,21 @@ void tnode_init(struct tnode *n, uint32_t id);
  * key or aux while queued (the fair class dequeues and enqueues around
  * such changes).
  */
-#define FQ_SMALL	8
+#define FQ_SMALL	8		/* a power of two: the array is a ring */
 
 struct fair_queue {
 	unsigned int nr;
+	unsigned int head;		/* array mode: a ring, the first at small[head] */
 	bool big;			/* in the treap, else in small[] */
 	struct treap tree;
 	struct tnode *small[FQ_SMALL];
 };
+
+/* Array mode: the k-th node in order (the ring makes taking the first O(1)). */
+static inline struct tnode *fq_at(const struct fair_queue *q, unsigned int k)
+{
+	return q->small[(q->head + k) & (FQ_SMALL - 1)];
+}
 
 void fq_insert(struct fair_queue *q, struct tnode *n);
 void fq_erase(struct fair_queue *q, struct tnode *n);
@@ -78,7 +85,7 @@ static inline struct tnode *fq_first(struct fair_queue *q)
 {
 	if (q->big)
 		return treap_first(&q->tree);
-	return q->nr ? q->small[0] : NULL;
+	return q->nr ? fq_at(q, 0) : NULL;
 }
 
 /* Wrap-safe ordering of u64 virtual times. */

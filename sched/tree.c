@@ -145,10 +145,15 @@ struct tnode *treap_first(struct treap *t)
 
 /* ---------------------------------------------------------------- fair queue */
 
+static inline struct tnode **fq_slot(struct fair_queue *q, unsigned int k)
+{
+	return &q->small[(q->head + k) & (FQ_SMALL - 1)];
+}
+
 static void fq_to_tree(struct fair_queue *q)
 {
 	for (unsigned int i = 0; i < q->nr; i++)
-		treap_insert(&q->tree, q->small[i]);
+		treap_insert(&q->tree, fq_at(q, i));
 	q->big = true;
 }
 
@@ -167,9 +172,9 @@ static void fq_to_small(struct fair_queue *q)
 	unsigned int i = 0;
 
 	fq_collect(q->tree.root, q, &i);
-	for (unsigned int k = 0; k < i; k++) {
+	for (unsigned int k = 0; k < i; k++)
 		q->small[k]->l = q->small[k]->r = NULL;
-	}
+	q->head = 0;
 	q->tree.root = q->tree.first = NULL;
 	q->tree.nr = 0;
 	q->big = false;
@@ -187,9 +192,9 @@ void fq_insert(struct fair_queue *q, struct tnode *n)
 		return;
 	}
 	/* Insertion sort from the end: the search and the move in one loop. */
-	for (i = q->nr; i > 0 && node_before(n, q->small[i - 1]); i--)
-		q->small[i] = q->small[i - 1];
-	q->small[i] = n;
+	for (i = q->nr; i > 0 && node_before(n, fq_at(q, i - 1)); i--)
+		*fq_slot(q, i) = fq_at(q, i - 1);
+	*fq_slot(q, i) = n;
 	q->nr++;
 }
 
@@ -203,13 +208,20 @@ void fq_erase(struct fair_queue *q, struct tnode *n)
 			fq_to_small(q);
 		return;
 	}
+	if (q->nr && fq_at(q, 0) == n) {	/* the pick's usual case: the first */
+		q->head = (q->head + 1) & (FQ_SMALL - 1);
+		q->nr--;
+		return;
+	}
 	/*
 	 * Keep every other entry, in order: one pass, no branch on where n
 	 * is (a compiler would turn a plain shift loop into a memmove call).
 	 */
 	for (unsigned int i = 0; i < q->nr; i++) {
-		q->small[j] = q->small[i];
-		j += q->small[i] != n;
+		struct tnode *e = fq_at(q, i);
+
+		*fq_slot(q, j) = e;
+		j += e != n;
 	}
 	q->nr = j;
 }

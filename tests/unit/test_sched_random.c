@@ -86,9 +86,9 @@ static int check_rq(struct sched *s, struct sched_rq *rq)
 	    rq->cfs.nr != fair - (c && c->on_rq && !dl_entity(c)))
 		return 5;
 	for (unsigned int i = 1; !rq->cfs.big && i < rq->cfs.nr; i++)
-		if (!time_before64(rq->cfs.small[i - 1]->key, rq->cfs.small[i]->key) &&
-		    (rq->cfs.small[i - 1]->key != rq->cfs.small[i]->key ||
-		     rq->cfs.small[i - 1]->id > rq->cfs.small[i]->id))
+		if (!time_before64(fq_at(&rq->cfs, i - 1)->key, fq_at(&rq->cfs, i)->key) &&
+		    (fq_at(&rq->cfs, i - 1)->key != fq_at(&rq->cfs, i)->key ||
+		     fq_at(&rq->cfs, i - 1)->id > fq_at(&rq->cfs, i)->id))
 			return 5;
 	if (tree_count(rq->dl.root) != rq->dl.nr || rq->dl.nr != dl - (c && c->on_rq && dl_entity(c)))
 		return 6;
@@ -310,7 +310,8 @@ static void test_fair_queue(void)
 			tree_check(q.tree.root, &ok);
 			bad += !ok;
 		} else {
-			memcpy(got, q.small, q.nr * sizeof(got[0]));
+			for (unsigned int i = 0; i < q.nr && i < N; i++)
+				got[i] = fq_at(&q, i);
 			bad += q.nr > FQ_SMALL;
 		}
 		big_seen += q.big;
