@@ -120,7 +120,10 @@ static void dequeue_tree(struct sched_rq *rq, struct sched_entity *se)
 
 /*
  * pick_eevdf(): the eligible entity with the earliest virtual deadline. The
- * rq does not change meanwhile, so the weighted average is summed once.
+ * rq does not change meanwhile, so the weighted average is summed once. A
+ * queued node's aux is its entity's vruntime (enqueue_tree() sets it and
+ * the fair class requeues around every change), so the walk reads nodes
+ * only.
  */
 struct sched_entity *pick_eevdf(struct sched_rq *rq)
 {
@@ -144,10 +147,10 @@ struct sched_entity *pick_eevdf(struct sched_rq *rq)
 	if (!rq->cfs.big) {
 		/* The array is in deadline order: the first eligible one. */
 		for (unsigned int i = 1; i < rq->cfs.nr; i++) {
-			struct sched_entity *se = node_se(fq_at(&rq->cfs, i));
+			struct tnode *n = fq_at(&rq->cfs, i);
 
-			if (eligible_with(rq, avg, load, se->vruntime)) {
-				best = se;
+			if (eligible_with(rq, avg, load, n->aux)) {	/* aux: its vruntime */
+				best = node_se(n);
 				break;
 			}
 		}
@@ -162,7 +165,7 @@ struct sched_entity *pick_eevdf(struct sched_rq *rq)
 			node = left;
 			continue;
 		}
-		if (eligible_with(rq, avg, load, node_se(node)->vruntime)) {
+		if (eligible_with(rq, avg, load, node->aux)) {
 			best = node_se(node);
 			break;
 		}

@@ -182,12 +182,12 @@ struct sched_entity {
 	 */
 	uint64_t run_ns, run_work_ns;
 	struct sched_pelt pelt;		/* one line */
+	struct tnode run_node;		/* key = deadline, aux = vruntime; the pick's line */
 	uint64_t slice;
 	int64_t vlag;
 	uint64_t prot_deadline;		/* RUN_TO_PARITY: deadline at set_next */
 	uint64_t wait_start;		/* became runnable-not-running */
 	uint64_t wake_time;		/* woken, not yet run (latency) */
-	struct tnode run_node;		/* key = deadline, aux = vruntime */
 	struct slist rq_link;		/* rq->queued (on_rq entities) */
 
 	/* deadline (CBS) */
