@@ -5,9 +5,12 @@
  * its on-part, and otherwise waits outside KVM_RUN using no CPU.
  */
 #include "vmm/dispatch_internal.h"
+#include "vmm/hostsched.h"
+#include "vmm/log.h"
 
 #include <sched.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +46,22 @@ static void arm_onpart_timer(struct dvcpu *v, uint64_t abs_ns)
 		its.it_value.tv_nsec = (long)(abs_ns % 1000000000ull);
 	}
 	timer_settime(v->onpart_timer, TIMER_ABSTIME, &its, NULL);
+}
+
+/*
+ * The duty cycle hands out host CPU time; host frequency scaling must not
+ * shrink what that time is worth (hostsched_request_full_speed()).
+ */
+static void ask_full_speed(struct dispatch *d)
+{
+	int rc = hostsched_request_full_speed();
+
+	if (rc && !d->full_speed_warned) {
+		d->full_speed_warned = true;
+		pr_info("host util clamps unavailable (%s): on hosts that scale CPU frequency "
+			"by load, duty-cycled vCPUs may run slower than their capacity",
+			strerror(-rc));
+	}
 }
 
 static void pin_to(struct dispatch *d, struct dvcpu *v, unsigned int host)
@@ -155,6 +174,7 @@ enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu)
 		pthread_getcpuclockid(pthread_self(), &v->cpu_clock);
 		create_onpart_timer(d, v);
 		prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+		ask_full_speed(d);
 	}
 	for (;;) {
 		struct sched_entity_info info = { .state = SCHED_RUNNABLE };

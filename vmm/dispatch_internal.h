@@ -54,6 +54,7 @@ struct dispatch {
 	pthread_cond_t tick_cond;	/* wakes the dispatcher thread early */
 	pthread_t thread;
 	bool thread_started, stopping, paused;
+	bool full_speed_warned;		/* told once that the host has no util clamps */
 	struct sched *sched;
 	const struct dispatch_vcpu_ops *ops;
 	void *opaque;

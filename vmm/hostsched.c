@@ -104,6 +104,19 @@ static void apply_uclamp(const struct vcpu_qos *q)
 			"uclamp %u-%u is not enforced", strerror(-rc), q->uclamp_min, q->uclamp_max);
 }
 
+int hostsched_request_full_speed(void)
+{
+	struct host_sched_attr attr = {
+		.sched_policy = SCHED_OTHER,
+		.sched_flags = SCHED_FLAG_KEEP_ALL | SCHED_FLAG_UTIL_CLAMP_MIN |
+			       SCHED_FLAG_UTIL_CLAMP_MAX,
+		.sched_util_min = 1024,
+		.sched_util_max = 1024,
+	};
+
+	return set_attr(&attr);
+}
+
 int hostsched_apply_self(const struct vcpu_qos *q, int host_cpu, char *err, size_t errlen)
 {
 	if (host_cpu >= 0) {

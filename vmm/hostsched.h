@@ -24,4 +24,14 @@ int hostsched_weight_to_nice(unsigned int weight);
  */
 int hostsched_apply_self(const struct vcpu_qos *q, int host_cpu, char *err, size_t errlen);
 
+/*
+ * For capvisor's own scheduler: ask the host to run the calling (vCPU)
+ * thread at full performance (util clamp 1024-1024, policy and nice kept).
+ * Emulated capacity gives a vCPU a share of a host CPU's *time*; a host
+ * governor that sees a half-busy CPU would also lower its frequency, and a
+ * little vCPU would do less than its share of work. Returns 0, or -errno
+ * when the host has no util clamps (nothing changed then).
+ */
+int hostsched_request_full_speed(void);
+
 #endif
