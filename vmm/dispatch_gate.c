@@ -244,7 +244,7 @@ static void end_own_slice(struct dispatch *d, struct dvcpu *v, uint64_t now)
 
 	v->slice_end = UINT64_MAX;
 	arm_onpart_timer(v, UINT64_MAX);
-	if (now < end || !v->sanctioned || v->run_cpu < 0)
+	if (now < end || !v->sanctioned || v->run_cpu < 0 || d->paused)
 		return;
 	dispatch_account_all(d, now);
 	sched_tick_cpu(d->sched, (unsigned int)v->run_cpu, now);
