@@ -160,6 +160,9 @@ static json_object *vcpu_json(struct vm_sched *vs, unsigned int i, uint64_t wall
 	json_object_object_add(o, "tid", json_object_new_int(r.tid));
 	json_object_object_add(o, "cpu_time_ns", json_object_new_int64((int64_t)r.run_ns));
 	json_object_object_add(o, "active_ns", json_object_new_int64((int64_t)r.active_ns));
+	/* Kicks from other threads (dispatcher, devices); not its own timers. */
+	json_object_object_add(o, "kicks", json_object_new_int64(
+		(int64_t)atomic_load(&vs->vm->vcpus[i]->nr_kicks)));
 	json_object_object_add(o, "stolen_ns", json_object_new_int64((int64_t)r.stolen_ns));
 	json_object_object_add(o, "wait_ns", json_object_new_int64((int64_t)r.stats.wait_ns));
 	json_object_object_add(o, "share", json_object_new_double((double)r.run_ns / (double)wall));
