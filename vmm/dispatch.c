@@ -15,7 +15,8 @@
 #include "vmm/log.h"
 
 #define DISPATCH_IDLE_POLL_NS	(10 * 1000 * 1000)	/* tick when every vCPU is blocked */
-#define DISPATCH_NOHZ_TICKS	4	/* tick period when no pCPU is contended */
+#define DISPATCH_NOHZ_TICKS	4	/* stretched tick period, in ticks */
+#define DISPATCH_NOHZ_QUIET_NS	(20 * 1000 * 1000)	/* no halt for this long first */
 #define DISPATCH_HOOK_TICKS	4	/* the tick hook (CPPC counters) runs at 250 Hz */
 
 uint64_t dispatch_now_ns(void)
@@ -391,6 +392,7 @@ static void observe_vcpus(struct dispatch *d, uint64_t now)
 		if (h && !v->halted) {
 			dispatch_settle_run(d, i);
 			dispatch_wake_host(d, v->pinned_host);
+			d->last_halt_ns = now;
 		}
 		v->halted = h;
 		sched_entity_info(d->sched, v->id, &info);
@@ -422,9 +424,11 @@ static bool any_runnable(struct dispatch *d)
  * - a vCPU is blocked: it halts inside KVM_RUN and, woken there by its
  *   interrupt, would run unseen until the next poll;
  * - a pCPU is duty-cycled: its CPU-time debt needs halts seen at once;
- * - a reservation runs: CBS accounting stays at tick precision.
- * A vCPU that halts is seen up to the stretched period late, its halted
- * time counted as active until then.
+ * - a reservation runs: CBS accounting stays at tick precision;
+ * - a vCPU halted in the last DISPATCH_NOHZ_QUIET_NS: a vCPU that halts is
+ *   seen up to the stretched period late (its halted time counted as
+ *   active, a vCPU waiting for its pCPU kept waiting), so only workloads
+ *   that have stopped halting get the stretched tick.
  */
 bool dispatch_tick_may_stretch(struct dispatch *d)
 {
@@ -435,6 +439,8 @@ bool dispatch_tick_may_stretch(struct dispatch *d)
 		if (d->v[i].halted || info.state == SCHED_BLOCKED || info.deadline)
 			return false;
 	}
+	if (d->last_halt_ns + DISPATCH_NOHZ_QUIET_NS > d->last_tick)
+		return false;
 	for (unsigned int p = 0; p < d->nr_pcpus; p++)
 		if (d->p[p].curr >= 0 && d->p[p].level < SCHED_CAPACITY_SCALE)
 			return false;

@@ -62,6 +62,7 @@ struct dispatch {
 	int kick_signal;
 	uint64_t tick_ns, window_ns, epoch_ns, next_tick, last_tick, next_hook;
 	uint64_t tick_due;		/* the engine's next tick (next_wake) */
+	uint64_t last_halt_ns;		/* a vCPU was last seen halting */
 	struct dispatch_counters counters;
 	bool no_pin;
 	unsigned int nr_vcpus, nr_pcpus;
