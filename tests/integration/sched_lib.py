@@ -21,6 +21,18 @@ def require_kvm():
         skip(f"{CAPVISOR} is not built")
 
 
+def task_cpu(path):
+    """CPU seconds of one task: schedstat's run time in ns (exact), else the
+    clock ticks of stat (10 ms steps)."""
+    try:
+        with open(f"{path}/schedstat") as f:
+            return int(f.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        with open(f"{path}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
 def thread_cpu(pid, name):
     """Host CPU seconds used so far by the thread of pid whose comm is name."""
     base = f"/proc/{pid}/task"
@@ -29,15 +41,14 @@ def thread_cpu(pid, name):
             with open(f"{base}/{tid}/comm") as f:
                 if f.read().strip() != name:
                     continue
-            with open(f"{base}/{tid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / CLK_TCK
+            return task_cpu(f"{base}/{tid}")
         except OSError:
             continue
     return None
 
 
 def process_cpu(pid):
+    """Host CPU seconds of every thread of pid (threads that ended included)."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
