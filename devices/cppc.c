@@ -171,6 +171,16 @@ void cppc_set_guaranteed(struct cppc_dev *dev, uint32_t perf)
 	pthread_mutex_unlock(&dev->lock);
 }
 
+bool cppc_in_use(struct cppc_dev *dev)
+{
+	bool used;
+
+	pthread_mutex_lock(&dev->lock);
+	used = dev->stats.reads || dev->stats.writes;
+	pthread_mutex_unlock(&dev->lock);
+	return used;
+}
+
 void cppc_account(struct cppc_dev *dev, uint64_t ref_ticks, uint32_t delivered_perf)
 {
 	unsigned __int128 num;

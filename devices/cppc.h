@@ -100,6 +100,8 @@ void cppc_set_guaranteed(struct cppc_dev *dev, uint32_t perf);
  * bits when delivered fell short of the guest's desired or min request.
  */
 void cppc_account(struct cppc_dev *dev, uint64_t ref_ticks, uint32_t delivered_perf);
+/* Has the guest read or written this page yet? */
+bool cppc_in_use(struct cppc_dev *dev);
 
 /*
  * The request the engine should see, perf scale: 0 when the guest makes none
