@@ -84,9 +84,6 @@ static int alloc_arrays(struct vm_sched *vs, unsigned int n)
 	vs->acct_active = calloc(n, sizeof(uint64_t));
 	vs->acct_run = calloc(n, sizeof(uint64_t));
 	vs->host_applied = calloc(n, sizeof(bool));
-	/* CPPC counters start when the guest first uses its page (feed_cppc). */
-	for (unsigned int i = 0; vs->acct_active && i < n; i++)
-		vs->acct_active[i] = UINT64_MAX;
 	return vs->qos && vs->acpi_vcpus && vs->caps_cluster && vs->acct_active && vs->acct_run &&
 	       vs->host_applied ? 0 : -ENOMEM;
 }

@@ -95,19 +95,14 @@ void vm_sched_feed_cppc(void *opaque)
 		uint64_t active, run, da, dr;
 
 		/*
-		 * Reading a vCPU's times costs a system call: a guest that never
-		 * looked at its CPPC page does not pay for counters it ignores.
-		 * They start at the first use, from zero, like a counter that was
-		 * reset then (guests only use their differences).
+		 * Reading a vCPU's times costs a system call: once its counters
+		 * are running (non-zero, as Linux requires of them), a vCPU whose
+		 * guest has not used its CPPC page is left until it does; the
+		 * next feed then accounts the whole interval at its average.
 		 */
-		if (!cppc_in_use(&vs->cppc[i]))
+		if (vs->acct_active[i] && !cppc_in_use(&vs->cppc[i]))
 			continue;
 		dispatch_vcpu_times(vs->d, i, &active, &run);
-		if (vs->acct_active[i] == UINT64_MAX) {
-			vs->acct_active[i] = active;
-			vs->acct_run[i] = run;
-			continue;
-		}
 		da = active - vs->acct_active[i];
 		dr = run > vs->acct_run[i] ? run - vs->acct_run[i] : 0;
 		if (!da)
