@@ -462,7 +462,6 @@ static uint64_t next_engine_event(struct dispatch *d)
 		if (curr >= 0 && d->v[curr].in_run && d->v[curr].slice_end != UINT64_MAX)
 			continue;
 		e = sched_next_event(d->sched, p);
-
 		if (e < t)
 			t = e;
 	}

@@ -88,16 +88,23 @@ static int apply_deadline(const struct vcpu_qos *q, char *err, size_t errlen)
 	return rc;
 }
 
-static void apply_uclamp(const struct vcpu_qos *q)
+/* Util clamps on the calling thread, its policy, priority and nice kept. */
+static int set_util_clamps(unsigned int min, unsigned int max)
 {
 	struct host_sched_attr attr = {
 		.sched_policy = SCHED_OTHER,
 		.sched_flags = SCHED_FLAG_KEEP_ALL | SCHED_FLAG_UTIL_CLAMP_MIN |
 			       SCHED_FLAG_UTIL_CLAMP_MAX,
-		.sched_util_min = q->uclamp_min,
-		.sched_util_max = q->uclamp_max,
+		.sched_util_min = min,
+		.sched_util_max = max,
 	};
-	int rc = set_attr(&attr);
+
+	return set_attr(&attr);
+}
+
+static void apply_uclamp(const struct vcpu_qos *q)
+{
+	int rc = set_util_clamps(q->uclamp_min, q->uclamp_max);
 
 	if (rc)
 		pr_warn("--sched host: the host kernel does not take util clamps (%s); "
@@ -106,15 +113,7 @@ static void apply_uclamp(const struct vcpu_qos *q)
 
 int hostsched_request_full_speed(void)
 {
-	struct host_sched_attr attr = {
-		.sched_policy = SCHED_OTHER,
-		.sched_flags = SCHED_FLAG_KEEP_ALL | SCHED_FLAG_UTIL_CLAMP_MIN |
-			       SCHED_FLAG_UTIL_CLAMP_MAX,
-		.sched_util_min = 1024,
-		.sched_util_max = 1024,
-	};
-
-	return set_attr(&attr);
+	return set_util_clamps(SCHED_CAPACITY_SCALE, SCHED_CAPACITY_SCALE);
 }
 
 int hostsched_apply_self(const struct vcpu_qos *q, int host_cpu, char *err, size_t errlen)

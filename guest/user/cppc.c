@@ -9,7 +9,6 @@
 #include "guest/user/user.h"
 #include "guest/user/perf.h"
 
-
 int perf_sample(struct perf_sample *s, int with_cppc)
 {
 	struct guest_cppc_regs r;

@@ -21,16 +21,21 @@ def require_kvm():
         skip(f"{CAPVISOR} is not built")
 
 
+def stat_cpu(path):
+    """CPU seconds from utime + stime of a /proc stat file (10 ms steps)."""
+    with open(path) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
 def task_cpu(path):
     """CPU seconds of one task: schedstat's run time in ns (exact), else the
-    clock ticks of stat (10 ms steps)."""
+    clock ticks of stat."""
     try:
         with open(f"{path}/schedstat") as f:
             return int(f.read().split()[0]) / 1e9
     except (OSError, ValueError, IndexError):
-        with open(f"{path}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+        return stat_cpu(f"{path}/stat")
 
 
 def thread_cpu(pid, name):
@@ -49,9 +54,7 @@ def thread_cpu(pid, name):
 
 def process_cpu(pid):
     """Host CPU seconds of every thread of pid (threads that ended included)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return stat_cpu(f"/proc/{pid}/stat")
 
 
 class Guest:
