@@ -78,6 +78,8 @@ static void config_defaults(struct sched_config *c)
 		c->dl_limit_permille = 950;
 	if (!c->balance_interval_ns)
 		c->balance_interval_ns = 4 * NSEC_PER_MSEC;
+	if (!c->busy_factor)
+		c->busy_factor = 4;
 	if (!c->perf_interval_ns)
 		c->perf_interval_ns = c->tick_ns;
 	if (!c->newidle_model_ns_per_cpu)
@@ -552,12 +554,23 @@ void sched_tick_cpu(struct sched *s, unsigned int cpu, uint64_t now)
 	tick_rq(s, &s->rq[cpu], engine_now(s, now));
 }
 
+/* The periodic balance's interval: longer while every pCPU is busy. */
+static uint64_t balance_interval(const struct sched *s)
+{
+	uint64_t any_idle = 0;
+
+	for (unsigned int w = 0; w < SCHED_MAX_CPUS / 64; w++)
+		any_idle |= s->idle_mask.bits[w];
+	return any_idle ? s->cfg.balance_interval_ns :
+			  s->cfg.balance_interval_ns * s->cfg.busy_factor;
+}
+
 void sched_tick(struct sched *s, uint64_t now)
 {
 	now = engine_now(s, now);
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
 		tick_rq(s, &s->rq[cpu], now);
-	if (now - s->last_balance >= s->cfg.balance_interval_ns) {
+	if (now - s->last_balance >= balance_interval(s)) {
 		s->last_balance = now;
 		sched_balance(s, now);
 	}

@@ -129,6 +129,13 @@ struct sched_config {
 	uint64_t tick_ns;		/* expected tick period, bounds lag [1 ms] */
 	unsigned int dl_limit_permille;	/* admissible DL bandwidth [950] */
 	uint64_t balance_interval_ns;	/* periodic load balance [4 ms] */
+	/*
+	 * With no idle pCPU the periodic balance runs busy_factor times less
+	 * often (the kernel's sd->busy_factor): every pCPU has work, so
+	 * moving entities only evens out loads that wakeups keep changing.
+	 * [4]; 1 balances a busy host as often as one with idle pCPUs.
+	 */
+	unsigned int busy_factor;
 	uint64_t perf_interval_ns;	/* performance re-selection [tick_ns] */
 	bool no_newidle;		/* disable newidle balancing */
 	/*

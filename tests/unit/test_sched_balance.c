@@ -69,6 +69,50 @@ static void test_load_balance(void)
 	sched_destroy(s);
 }
 
+/* Three busy entities on pCPU 0 and one on each of pCPUs 1 and 2: none is idle. */
+static uint64_t busy_host_lb_migrations(const struct sched_config *cfg, uint64_t until)
+{
+	struct sched *s = mk_sched(3, 1024, 0, 0, cfg);
+	struct sched_cpumask m;
+	struct sched_cpu_stats cs;
+	uint64_t now = 0, moved = 0;
+	int id[5];
+
+	for (int i = 0; i < 5; i++) {
+		id[i] = add_ent(s, "b", 1024, false, 0);
+		sched_cpumask_clear(&m);
+		sched_cpumask_set(&m, i < 3 ? 0 : (unsigned int)i - 2);
+		sched_set_affinity(s, id[i], &m, 0, NULL, 0);
+		sched_wakeup(s, id[i], 0);
+	}
+	for (int i = 0; i < 3; i++)
+		sched_set_affinity(s, id[i], NULL, 0, NULL, 0);
+	CU_ASSERT_EQUAL(s->rq[0].nr_running, 3);
+	run_until(s, &now, until, MS);
+	for (unsigned int c = 0; c < 3; c++) {
+		CU_ASSERT_FALSE(s->rq[c].idle);
+		sched_cpu_stats(s, c, &cs);
+		moved += cs.nr_lb_migrations;
+	}
+	sched_destroy(s);
+	return moved;
+}
+
+/*
+ * With no idle pCPU the periodic balance runs busy_factor times less
+ * often: pCPU 0's surplus (two balances in a row above the mean) moves
+ * after 2 x 4 ms with busy_factor 1, after 2 x 16 ms by default.
+ */
+static void test_busy_balance_interval(void)
+{
+	struct sched_config cfg = { 0 };
+
+	cfg.busy_factor = 1;
+	CU_ASSERT_EQUAL(busy_host_lb_migrations(&cfg, 9 * MS), 1);
+	CU_ASSERT_EQUAL(busy_host_lb_migrations(NULL, 30 * MS), 0);
+	CU_ASSERT_EQUAL(busy_host_lb_migrations(NULL, 33 * MS), 1);
+}
+
 /* update_newidle_cost(): raise, else decay by 253/256 after 1 s (rule 25). */
 static void test_newidle_cost_decay(void)
 {
@@ -338,6 +382,7 @@ UNIT_SUITE(sched_balance_perf, NULL, NULL,
 	   UNIT_TEST(test_placement_fits),
 	   UNIT_TEST(test_misfit_migration),
 	   UNIT_TEST(test_load_balance),
+	   UNIT_TEST(test_busy_balance_interval),
 	   UNIT_TEST(test_newidle_cost_decay),
 	   UNIT_TEST(test_newidle_cost_periodic_decay),
 	   UNIT_TEST(test_newidle_pull_and_skip),
