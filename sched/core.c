@@ -147,11 +147,18 @@ static __attribute__((noinline)) void se_pelt_sync_slow(struct sched *s, struct 
 							uint64_t now)
 {
 	struct sched_rq *rq = se->cpu >= 0 ? &s->rq[se->cpu] : NULL;
-	bool running = rq && rq->curr == se;
-	bool runnable = running || se->on_rq;
 	unsigned int level = rq ? rq_level(s, rq) : SCHED_CAPACITY_SCALE;
 
-	pelt_update(&se->pelt, now, runnable ? se->weight : 0, runnable, running, level);
+	/*
+	 * One pelt_update() per state, each with constant inputs: the tests
+	 * on them vanish, and which state comes is a coin toss per call.
+	 */
+	if (rq && rq->curr == se)
+		pelt_update(&se->pelt, now, se->weight, 1, true, level);
+	else if (se->on_rq)
+		pelt_update(&se->pelt, now, se->weight, 1, false, level);
+	else
+		pelt_update(&se->pelt, now, 0, 0, false, level);
 }
 
 /*
