@@ -37,11 +37,42 @@ cat >"$tmp/sim256.json" <<'JSON'
 JSON
 sed 's/"count": 96, "work": {"type": "random"[^}]*}/"count": 96, "work": {"type": "busy"}/' \
 	"$tmp/sim256.json" >"$tmp/sim256busy.json"
-for sc in sim256 sim256busy; do
-	# Wall and CPU time: the bench host's 2 cores are shared, CPU time is steadier.
-	TIMEFORMAT='%R %U %S'
-	t=$( { time "$CAPVISOR" sim "$tmp/$sc.json" --out "$tmp/out.json" >/dev/null; } 2>&1 )
-	awk -v t="$t" -v sc=$sc 'BEGIN { split(t, f, " "); cpu = f[2] + f[3];
-		printf "simulator, 256 vCPUs on 64 pCPUs, 1 ms tick (%s): %.0fx real time by wall clock, %.0fx by CPU time (20 s in %.2f s wall, %.2f s CPU)\n",
-			(sc == "sim256" ? "busy+random+periodic" : "all busy"), 20 / f[1], 20 / cpu, f[1], cpu }'
-done
+# The simulator's speed on a host whose cores go through phases of about
+# half speed (see bench/host_speed.c): ROUNDS rounds of host probe, both
+# scenarios, host probe; each figure is given over all rounds and over the
+# rounds whose two probes were both within 10% of the fastest probe of the
+# run (the host at full speed throughout the round).
+ROUNDS=${ROUNDS:-9}
+probe=$BUILD/bench/host_speed
+[[ -x $probe ]] || { echo "bench_sched.sh: $probe not built (make bench-build)"; exit 1; }
+wall() { local s e; s=$(date +%s.%N); "$@" >/dev/null; e=$(date +%s.%N); echo "$s $e" | awk '{ printf "%.4f", $2 - $1 }'; }
+for r in $(seq "$ROUNDS"); do
+	p1=$("$probe" | cut -d' ' -f1)
+	m=$(wall "$CAPVISOR" sim "$tmp/sim256.json" --out "$tmp/out.json")
+	b=$(wall "$CAPVISOR" sim "$tmp/sim256busy.json" --out "$tmp/out.json")
+	p2=$("$probe" | cut -d' ' -f1)
+	echo "$r $p1 $p2 $m $b"
+done >"$tmp/rounds"
+awk -v sim_s=20 '
+	function median(a, n,   i, j, t) {
+		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	{ n++; p1[n] = $2; p2[n] = $3; t[1, n] = $4; t[2, n] = $5
+	  pmin = (n == 1 || $2 < pmin) ? $2 : pmin; pmin = $3 < pmin ? $3 : pmin
+	  pmax = (n == 1 || $2 > pmax) ? $2 : pmax; pmax = $3 > pmax ? $3 : pmax }
+	END {
+		name[1] = "busy+random+periodic"; name[2] = "all busy"
+		printf "simulator, 256 vCPUs on 64 pCPUs, 1 ms tick, 20 s simulated, %d rounds; host probe %.3f-%.3f s (slowest/fastest %.2fx)\n", n, pmin, pmax, pmax / pmin
+		for (k = 1; k <= 2; k++) {
+			delete all; delete full; na = nf = 0; best = 0; worst = 1e9
+			for (i = 1; i <= n; i++) {
+				x = sim_s / t[k, i]; all[++na] = x
+				best = x > best ? x : best; worst = x < worst ? x : worst
+				if (p1[i] <= pmin * 1.1 && p2[i] <= pmin * 1.1) full[++nf] = x
+			}
+			printf "  %-22s median %.0fx real time (best %.0fx, worst %.0fx)", name[k] ":", median(all, na), best, worst
+			if (nf) printf "; host at full speed (%d rounds): median %.0fx", nf, median(full, nf)
+			printf "\n"
+		}
+	}' "$tmp/rounds"

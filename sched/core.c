@@ -524,7 +524,8 @@ int sched_yield_to(struct sched *s, int id, int target, uint64_t now)
 /* ---------------------------------------------------------------- tick */
 
 /* scheduler_tick() on one runqueue; `now` has been through engine_now(). */
-static inline void tick_rq(struct sched *s, struct sched_rq *rq, uint64_t now)
+static inline __attribute__((always_inline)) void tick_rq(struct sched *s, struct sched_rq *rq,
+						       uint64_t now)
 {
 	struct sched_entity *curr = rq->curr;
 
