@@ -167,12 +167,18 @@ unsigned int select_cpu_fair(struct sched *s, struct sched_entity *se)
 	return (unsigned int)p.least_any;
 }
 
-/* update_misfit_status(), past the inline tests of update_misfit(). */
-void update_misfit_slow(struct sched *s, struct sched_rq *rq)
+/*
+ * update_misfit_status(), past the inline tests of update_misfit(), for
+ * the running entity at utilization `util` (its util_avg, or a projection
+ * of it when the tick's PELT update was deferred).
+ */
+void update_misfit_util(struct sched *s, struct sched_rq *rq, unsigned long util)
 {
 	struct sched_entity *curr = rq->curr;
+	unsigned int lo, hi;
 
-	if (entity_fits_cpu(s, curr, rq->cpu))
+	entity_clamps(s, curr, &lo, &hi);
+	if (util_fits_cpu(util, lo, hi, rq->capacity))
 		return;
 	for (unsigned int w = 0; w < SCHED_MAX_CPUS / 64; w++) {
 		if (s->cluster[rq->cluster].bigger.bits[w] & curr->allowed.bits[w]) {
@@ -180,6 +186,11 @@ void update_misfit_slow(struct sched *s, struct sched_rq *rq)
 			return;
 		}
 	}
+}
+
+void update_misfit_slow(struct sched *s, struct sched_rq *rq)
+{
+	update_misfit_util(s, rq, rq->curr->pelt.util_avg);
 }
 
 /* ---------------------------------------------------------------- idle */

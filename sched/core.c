@@ -523,12 +523,49 @@ int sched_yield_to(struct sched *s, int id, int target, uint64_t now)
 
 /* ---------------------------------------------------------------- tick */
 
-/* scheduler_tick() on one runqueue; `now` has been through engine_now(). */
+/*
+ * The tick of a busy pCPU whose running fair entity's slice goes on past
+ * `now` changes nothing that anyone reads before the next event on it:
+ * run-time accounting is linear in time and PELT is the same series
+ * whether it is brought up to date every millisecond or once for the
+ * span (up to rounding), and every reader brings it up to date first
+ * (update_rq_clock() at each event, a level change and the performance
+ * selection; statistics add the part not yet accounted). Such a tick is
+ * deferred to the next event or the tick that ends the slice (the
+ * kernel's nohz_full defers it the same way for a CPU with one task).
+ * The misfit flag is kept current from the running entity's projected
+ * util. Returns whether the tick was deferred.
+ */
+static inline bool tick_defer(struct sched *s, struct sched_rq *rq, uint64_t now)
+{
+	struct sched_entity *curr = rq->curr;
+	uint64_t delta = now - rq->clock;
+
+	if (!curr || curr->class != &fair_sched_class || !curr->on_rq ||
+	    curr->cpu != (int)rq->cpu || rq->need_resched || rq->nr_dl ||
+	    !slist_empty(&rq->dl_assigned) || (int64_t)delta <= 0)
+		return false;
+	/* fair_update_curr() would end the slice (and maybe resched): a real tick. */
+	if (!time_before64(curr->vruntime + calc_delta_fair(delta, curr->weight), curr->deadline))
+		return false;
+	rq->misfit = false;
+	if (rq->capacity < s->max_capacity)
+		update_misfit_util(s, rq, pelt_util_at(&curr->pelt, now, true, rq_level(s, rq)));
+	rq->nr_ticks_deferred++;
+	return true;
+}
+
+/*
+ * scheduler_tick() on one runqueue; `now` has been through engine_now().
+ * Inlined into both callers: the host tick runs it for every pCPU.
+ */
 static inline __attribute__((always_inline)) void tick_rq(struct sched *s, struct sched_rq *rq,
-						       uint64_t now)
+							  uint64_t now, bool may_defer)
 {
 	struct sched_entity *curr = rq->curr;
 
+	if (may_defer && tick_defer(s, rq, now))
+		return;
 	/*
 	 * update_rq_clock() and update_curr_pelt(); with one period
 	 * computation for both series when they are in step (the class's
@@ -555,11 +592,12 @@ static inline __attribute__((always_inline)) void tick_rq(struct sched *s, struc
 		schedule_rq(s, rq, now);
 }
 
+/* One pCPU's tick, never deferred: it also brings every signal of rq up to `now`. */
 void sched_tick_cpu(struct sched *s, unsigned int cpu, uint64_t now)
 {
 	if (cpu >= s->nr_cpus)
 		return;
-	tick_rq(s, &s->rq[cpu], engine_now(s, now));
+	tick_rq(s, &s->rq[cpu], engine_now(s, now), false);
 }
 
 /* The periodic balance's interval: longer while every pCPU is busy. */
@@ -575,9 +613,11 @@ static uint64_t balance_interval(const struct sched *s)
 
 void sched_tick(struct sched *s, uint64_t now)
 {
+	bool may_defer = !s->cfg.no_tick_defer;
+
 	now = engine_now(s, now);
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
-		tick_rq(s, &s->rq[cpu], now);
+		tick_rq(s, &s->rq[cpu], now, may_defer);
 	if (now - s->last_balance >= balance_interval(s)) {
 		s->last_balance = now;
 		sched_balance(s, now);

@@ -284,7 +284,7 @@ struct sched_rq {
 	struct sched_domain_cost sd[SCHED_DOMAINS];
 
 	/* stats */
-	uint64_t nr_switches;
+	uint64_t nr_switches, nr_ticks_deferred;
 	uint64_t nr_newidle, nr_newidle_skipped, nr_newidle_aborted, nr_newidle_pulled;
 	uint64_t nr_lb_migrations, nr_misfit_migrations;
 } __attribute__((aligned(SCHED_CACHELINE)));
@@ -503,6 +503,7 @@ unsigned int select_cpu_fair(struct sched *s, struct sched_entity *se);
 void sched_balance(struct sched *s, uint64_t now);
 bool sched_balance_newidle(struct sched *s, struct sched_rq *rq, uint64_t now);
 void update_misfit_slow(struct sched *s, struct sched_rq *rq);
+void update_misfit_util(struct sched *s, struct sched_rq *rq, unsigned long util);
 void update_idle_enter(struct sched *s, struct sched_rq *rq, uint64_t now);
 void update_idle_exit(struct sched *s, struct sched_rq *rq, uint64_t now);
 void sched_domains_init(struct sched *s);

@@ -59,10 +59,17 @@ struct perf_req {
 	bool over;
 };
 
-/* max(util_avg, runnable_avg) of the pCPU (seed 004), capped at its capacity. */
-static unsigned long perf_cpu_util(const struct sched_rq *rq)
+/*
+ * max(util_avg, runnable_avg) of the pCPU (seed 004), capped at its
+ * capacity, brought up to `now` first (its tick may have been deferred).
+ */
+static unsigned long perf_cpu_util(struct sched *s, struct sched_rq *rq, uint64_t now)
 {
-	unsigned long util = rq->pelt.util_avg, runnable = pelt_runnable_avg(&rq->pelt);
+	unsigned long util, runnable;
+
+	update_rq_clock(s, rq, now);
+	util = rq->pelt.util_avg;
+	runnable = pelt_runnable_avg(&rq->pelt);
 
 	if (runnable > util)
 		util = runnable;
@@ -91,7 +98,7 @@ static void perf_cpu(struct sched *s, struct sched_rq *rq, struct perf_req *r, b
 		if (rq->curr) {
 			over_now = now - rq->last_idle >= OVERUTIL_NS;
 			if (!over_now && rq->idle_in_window == 0) {
-				util = perf_cpu_util(rq);
+				util = perf_cpu_util(s, rq, now);
 				have_util = true;
 				over_now = util * 20 >= (unsigned long)rq_level(s, rq) * 19;
 			}
@@ -104,7 +111,7 @@ static void perf_cpu(struct sched *s, struct sched_rq *rq, struct perf_req *r, b
 		req = rq->capacity;
 	} else {
 		if (!have_util)
-			util = perf_cpu_util(rq);
+			util = perf_cpu_util(s, rq, now);
 		req = util + (util >> 2);
 	}
 	if (uclamp_is_used(s) && rq->bucket_tasks) {

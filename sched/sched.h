@@ -139,6 +139,12 @@ struct sched_config {
 	uint64_t perf_interval_ns;	/* performance re-selection [tick_ns] */
 	bool no_newidle;		/* disable newidle balancing */
 	/*
+	 * Always do a busy pCPU's tick in full, even when its running
+	 * entity's slice goes on (see tick_defer() in core.c): the same
+	 * decisions, with PELT rounded at every tick. For comparisons.
+	 */
+	bool no_tick_defer;
+	/*
 	 * Newidle cost measurement: when `clock` is set, each domain's
 	 * balance attempt is timed with it (the dispatcher passes a monotonic
 	 * host clock). When NULL, a deterministic model cost of
@@ -363,6 +369,7 @@ struct sched_cpu_stats {
 	unsigned int nr_running;	/* runnable entities incl. current */
 	uint64_t busy_ns, idle_ns;
 	uint64_t nr_switches;
+	uint64_t nr_ticks_deferred;		/* busy ticks left to the next event */
 	unsigned int util_avg, runnable_avg;	/* PELT of the pCPU, invariant */
 	unsigned long load_avg;
 	unsigned int uclamp_min, uclamp_max;	/* current max aggregation */

@@ -134,11 +134,17 @@ int sched_entity_stats(const struct sched *s, int id, struct sched_entity_stats 
 	if (!se || !out)
 		return -SCHED_E_NOENT;
 	*out = se->st;
-	/* Run time of the current stint (only a current entity has any). */
-	if (se->run_ns || se->run_work_ns) {
-		out->cpu_time_ns += se->run_ns;
-		out->work_ns += se->run_work_ns;
-		out->cpu_time_by_cluster_ns[s->rq[se->cpu].cluster] += se->run_ns;
+	/*
+	 * Run time of the current stint (only a current entity has any),
+	 * with what its pCPU has not accounted yet (a deferred tick).
+	 */
+	if (se->cpu >= 0 && s->rq[se->cpu].curr == se) {
+		const struct sched_rq *rq = &s->rq[se->cpu];
+		uint64_t pending = s->now > rq->clock ? s->now - rq->clock : 0;
+
+		out->cpu_time_ns += se->run_ns + pending;
+		out->work_ns += se->run_work_ns + ((pending * rq_level(s, rq)) >> 10);
+		out->cpu_time_by_cluster_ns[rq->cluster] += se->run_ns + pending;
 	}
 	/* Waiting and throttled time so far. */
 	if (se->on_rq && !(se->cpu >= 0 && s->rq[se->cpu].curr == se))
@@ -155,6 +161,8 @@ int sched_entity_stats(const struct sched *s, int id, struct sched_entity_stats 
 int sched_cpu_stats(const struct sched *s, unsigned int cpu, struct sched_cpu_stats *out)
 {
 	const struct sched_rq *rq;
+	struct sched_pelt p;
+	uint64_t pending;
 
 	if (cpu >= s->nr_cpus || !out)
 		return -SCHED_E_NOENT;
@@ -166,10 +174,20 @@ int sched_cpu_stats(const struct sched *s, unsigned int cpu, struct sched_cpu_st
 	out->nr_running = rq->nr_running;
 	out->busy_ns = rq->busy_ns;
 	out->idle_ns = rq->idle_ns;
+	/* Time not accounted yet (a deferred tick, or since the last event). */
+	pending = s->now > rq->clock ? s->now - rq->clock : 0;
+	if (rq->curr)
+		out->busy_ns += pending;
+	else
+		out->idle_ns += pending;
 	out->nr_switches = rq->nr_switches;
-	out->util_avg = (unsigned int)rq->pelt.util_avg;
-	out->runnable_avg = (unsigned int)pelt_runnable_avg(&rq->pelt);
-	out->load_avg = pelt_load_avg(&rq->pelt);
+	out->nr_ticks_deferred = rq->nr_ticks_deferred;
+	p = rq->pelt;
+	pelt_update(&p, s->now, rq->fair_weight, rq->nr_running, rq->curr != NULL,
+		    rq_level(s, rq));
+	out->util_avg = (unsigned int)p.util_avg;
+	out->runnable_avg = (unsigned int)pelt_runnable_avg(&p);
+	out->load_avg = pelt_load_avg(&p);
 	out->uclamp_min = rq->uc_value[UCLAMP_MIN];
 	out->uclamp_max = rq->uc_value[UCLAMP_MAX];
 	out->avg_idle_ns = rq->avg_idle;
