@@ -81,7 +81,7 @@ static void compute_share(struct top *t, json_object *vcpus, double *share)
 	t->have_prev = true;
 }
 
-/* One frame; -1 when the VM cannot be asked any more. */
+/* One frame: 0; 1 when the VM went away (a normal end); -1 on any other failure. */
 static int draw(struct top *t, long frame)
 {
 	json_object *vcpus = NULL, *host = NULL, *status = NULL;
@@ -94,6 +94,12 @@ static int draw(struct top *t, long frame)
 	    qmp_conn_execute(t->conn, "query-host", NULL, &host, err, sizeof(err))) {
 		json_object_put(status);
 		json_object_put(vcpus);
+		/* The VM quitting between two queries is a normal way to leave. */
+		if (t->shutdown || qmp_conn_closed(t->conn)) {
+			if (!t->shutdown)
+				fprintf(stderr, "capvisor top: the VM closed the connection\n");
+			return 1;
+		}
 		fprintf(stderr, "capvisor top: %s\n", err);
 		return -1;
 	}
@@ -219,10 +225,12 @@ int cmd_top(int argc, char **argv)
 	signal(SIGTERM, on_sigint);
 	raw_terminal(&t, true);
 	while (!interrupted) {
-		if (draw(&t, ++frame) < 0) {
+		int drawn = draw(&t, ++frame);
+
+		if (drawn < 0)
 			rc = 1;
+		if (drawn)
 			break;
-		}
 		if ((t.iterations && frame >= t.iterations) || wait_interval(&t))
 			break;
 	}

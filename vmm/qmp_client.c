@@ -20,6 +20,7 @@ struct qmp_conn {
 	long next_id;
 	qmp_conn_event_fn on_event;
 	void *event_opaque;
+	bool closed;			/* the server went away (EOF, reset, garbage) */
 };
 
 /* Next complete message, or NULL: *closed tells a closed socket from a timeout. */
@@ -41,7 +42,7 @@ static json_object *next_message(struct qmp_conn *c, int timeout_ms, bool *close
 				return obj;
 			}
 			if (jerr != json_tokener_continue) {
-				*closed = true;		/* garbage from the server: give up */
+				*closed = c->closed = true;	/* garbage from the server: give up */
 				return NULL;
 			}
 		}
@@ -50,7 +51,7 @@ static json_object *next_message(struct qmp_conn *c, int timeout_ms, bool *close
 			return NULL;
 		n = recv(c->fd, c->buf, sizeof(c->buf), 0);
 		if (n <= 0) {
-			*closed = true;
+			*closed = c->closed = true;
 			return NULL;
 		}
 		c->len = (size_t)n;
@@ -101,6 +102,8 @@ int qmp_conn_execute(struct qmp_conn *c, const char *cmd, json_object *args,
 	line = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
 	text = malloc(strlen(line) + 2);
 	if (!text || (sprintf(text, "%s\n", line), send_all(c->fd, text, strlen(text)) < 0)) {
+		if (text && (errno == EPIPE || errno == ECONNRESET))
+			c->closed = true;
 		free(text);
 		json_object_put(req);
 		snprintf(err, errlen, "sending %s: %s", cmd, strerror(errno));
@@ -216,6 +219,11 @@ void qmp_conn_on_event(struct qmp_conn *c, qmp_conn_event_fn fn, void *opaque)
 {
 	c->on_event = fn;
 	c->event_opaque = opaque;
+}
+
+bool qmp_conn_closed(const struct qmp_conn *c)
+{
+	return c->closed;
 }
 
 int qmp_conn_fd(const struct qmp_conn *c)

@@ -7,6 +7,7 @@
 #ifndef CAPVISOR_QMP_CLIENT_H
 #define CAPVISOR_QMP_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <json-c/json.h>
@@ -20,6 +21,8 @@ struct qmp_conn *qmp_conn_open(const char *path, int timeout_ms, char *err, size
 void qmp_conn_close(struct qmp_conn *c);
 void qmp_conn_on_event(struct qmp_conn *c, qmp_conn_event_fn fn, void *opaque);
 int qmp_conn_fd(const struct qmp_conn *c);
+/* Whether the server has gone away (end of file, reset, or unparsable input). */
+bool qmp_conn_closed(const struct qmp_conn *c);
 
 /*
  * Runs CMD with ARGS (may be NULL; not consumed). Returns 0 with *ret (the
