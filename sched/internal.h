@@ -257,13 +257,13 @@ struct sched_rq {
 	uint64_t zero_vruntime;		/* base of the keys below */
 	uint64_t idle_in_window;	/* idle ns since the last perf evaluation */
 	uint64_t last_idle;		/* last time this pCPU was idle */
-
-	/* PELT (one line) */
-	struct sched_pelt pelt;
-
 	int64_t avg_vruntime;		/* sum over tree of (v - zero) * w */
 	uint64_t avg_load;		/* sum over tree of w */
 	struct sched_entity *next_buddy;
+
+	/* PELT: line 2 exactly (checked below) */
+	struct sched_pelt pelt;
+
 	struct fair_queue cfs;
 	uint64_t gen;
 	uint64_t idle_ns;
@@ -288,6 +288,10 @@ struct sched_rq {
 	uint64_t nr_newidle, nr_newidle_skipped, nr_newidle_aborted, nr_newidle_pulled;
 	uint64_t nr_lb_migrations, nr_misfit_migrations;
 } __attribute__((aligned(SCHED_CACHELINE)));
+
+_Static_assert(offsetof(struct sched_rq, pelt) % SCHED_CACHELINE == 0 &&
+	       sizeof(struct sched_pelt) <= SCHED_CACHELINE,
+	       "a runqueue's PELT series must sit in one cache line");
 
 struct sched_cluster {
 	struct sched_cluster_desc desc;
