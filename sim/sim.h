@@ -128,8 +128,11 @@ void workload_event(struct sim *sim, unsigned int idx);
 void workload_on_cpu(struct sim *sim, unsigned int idx);
 void workload_next_event(struct sim *sim, struct sim_vcpu *v);
 void workload_sync(struct sim *sim, struct sim_vcpu *v);
+
+/* rand.c */
 uint64_t sim_rand(struct sim *sim);
 uint64_t sim_exp(struct sim *sim, uint64_t mean_ns);
+double sim_ln_u53(uint64_t k);	/* ln k for 1 <= k <= 2^53, libm-free */
 
 /* evq.c: the vCPUs ordered by (next_event, index); set next_event, then evq_update(). */
 int evq_init(struct sim *sim, unsigned int n);

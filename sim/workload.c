@@ -16,31 +16,7 @@
  */
 #include "sim/sim.h"
 
-#include <math.h>
-
 #define FOREVER	UINT64_MAX
-
-/* splitmix64: small, fast, and the same sequence everywhere. */
-uint64_t sim_rand(struct sim *sim)
-{
-	uint64_t z = (sim->rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-uint64_t sim_exp(struct sim *sim, uint64_t mean_ns)
-{
-	double u = (double)((sim_rand(sim) >> 11) + 1) / 9007199254740993.0;	/* (0, 1] */
-	double v = -log(u) * (double)mean_ns;
-
-	if (v < 1000.0)
-		v = 1000.0;	/* at least 1 us */
-	if (v > 1e15)
-		v = 1e15;
-	return (uint64_t)v;
-}
 
 static void set_work(struct sim_vcpu *v, enum sim_phase phase, uint64_t work_ns)
 {
