@@ -27,13 +27,16 @@ static void sim_event(void *opaque, const struct sched_event *ev)
 	struct sim *sim = opaque;
 
 	if (ev->type == SCHED_EV_SWITCH) {
+		sim->next[ev->cpu] = ev->next;
 		mark_dirty(sim, (unsigned int)ev->cpu);
 	} else if (ev->type == SCHED_EV_PERF) {
 		const struct sched_cluster_desc *d =
 			sched_cluster_desc(sim->s, (unsigned int)ev->cluster);
 
-		for (unsigned int i = 0; i < d->nr_cpus; i++)
+		for (unsigned int i = 0; i < d->nr_cpus; i++) {
+			sim->level[ev->cpu + (int)i] = ev->level;
 			mark_dirty(sim, (unsigned int)ev->cpu + i);
+		}
 	}
 
 	if (sim->trace)
@@ -137,18 +140,23 @@ int sim_setup(struct sim *sim, const struct sim_scenario *sc, const char *trace,
 		memset(sim->vcpu, 0, (total ? total : 1) * sizeof(*sim->vcpu));
 	sim->groups = calloc(total, sizeof(*sim->groups));
 	sim->rejected = calloc(total, sizeof(*sim->rejected));
-	sim->gen = calloc(ncpu, sizeof(*sim->gen));
+	sim->next = calloc(ncpu, sizeof(*sim->next));
+	sim->level = calloc(ncpu, sizeof(*sim->level));
 	sim->curr = calloc(ncpu, sizeof(*sim->curr));
 	sim->dirty = calloc(ncpu, sizeof(*sim->dirty));
 	sim->is_dirty = calloc(ncpu, sizeof(*sim->is_dirty));
-	if (!sim->vcpu || !sim->groups || !sim->rejected || !sim->gen || !sim->curr ||
-	    !sim->dirty || !sim->is_dirty) {
+	if (!sim->vcpu || !sim->groups || !sim->rejected || !sim->next || !sim->level ||
+	    !sim->curr || !sim->dirty || !sim->is_dirty) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	for (unsigned int c = 0; c < ncpu; c++) {
+		struct sched_cpu_state st;
+
+		sched_cpu_curr(sim->s, c, &st);	/* events keep these current from here */
+		sim->next[c] = st.curr;
+		sim->level[c] = st.level;
 		sim->curr[c] = -1;
-		sim->gen[c] = UINT64_MAX;
 		mark_dirty(sim, c);
 	}
 	/* Before the first entity, so that its first switch is traced. */
@@ -180,45 +188,58 @@ static int vcpu_of(const struct sim *sim, int id)
 	return id >= 0 && (unsigned int)id < sim->nr_vcpus ? id : -1;
 }
 
+/* A busy vCPU has no events and no progress to account: a stamp will do. */
+static bool always_busy(const struct sim_vcpu *v)
+{
+	return v->phase == PH_RUN && v->rem == UINT64_MAX;
+}
+
 /*
- * Re-read the pCPUs that switched or changed level (marked by sim_event),
- * the dispatcher's job: the previous vCPU stops, the new one starts, at
- * the pCPU's level. No engine call happens in here.
+ * Apply what the engine's events announced for the pCPUs that switched or
+ * changed level (sim_event() noted them), the dispatcher's job: the
+ * previous vCPU stops, the new one starts, at the pCPU's level. No engine
+ * call happens in here.
  */
 void sim_refresh(struct sim *sim)
 {
-	struct sched_cpu_state st;
 	unsigned int n = sim->nr_dirty;
 
 	for (unsigned int i = 0; i < n; i++) {
 		unsigned int c = sim->dirty[i];
 		int old = sim->curr[c];
+		struct sim_vcpu *v = old >= 0 ? &sim->vcpu[old] : NULL;
 
-		if (old >= 0 && sim->vcpu[old].cpu == (int)c) {
-			workload_sync(sim, &sim->vcpu[old]);	/* at the old level */
-			sim->vcpu[old].cpu = -1;
-			workload_next_event(sim, &sim->vcpu[old]);
+		if (!v || v->cpu != (int)c)
+			continue;
+		if (always_busy(v)) {
+			v->synced_at = sim->now;
+			v->cpu = -1;
+			continue;
 		}
+		workload_sync(sim, v);	/* at the old level */
+		v->cpu = -1;
+		workload_next_event(sim, v);
 	}
 	for (unsigned int i = 0; i < n; i++) {
 		unsigned int c = sim->dirty[i];
 		int idx;
 
 		sim->is_dirty[c] = false;
-		sched_cpu_curr(sim->s, c, &st);
-		sim->gen[c] = st.gen;
-		idx = vcpu_of(sim, st.curr);
+		idx = vcpu_of(sim, sim->next[c]);
 		sim->curr[c] = idx;
 		if (idx < 0)
 			continue;
 		workload_sync(sim, &sim->vcpu[idx]);
 		sim->vcpu[idx].cpu = (int)c;
-		sim->vcpu[idx].level = st.level;
+		sim->vcpu[idx].level = sim->level[c];
 	}
 	sim->nr_dirty = 0;
-	for (unsigned int i = 0; i < n; i++)
-		if (sim->curr[sim->dirty[i]] >= 0)
-			workload_on_cpu(sim, (unsigned int)sim->curr[sim->dirty[i]]);
+	for (unsigned int i = 0; i < n; i++) {
+		int idx = sim->curr[sim->dirty[i]];
+
+		if (idx >= 0 && !always_busy(&sim->vcpu[idx]))
+			workload_on_cpu(sim, (unsigned int)idx);
+	}
 }
 
 static uint64_t next_time(struct sim *sim, uint64_t next_tick, uint64_t end)
@@ -299,7 +320,8 @@ void sim_teardown(struct sim *sim)
 	free(sim->vcpu);
 	free(sim->groups);
 	free(sim->rejected);
-	free(sim->gen);
+	free(sim->next);
+	free(sim->level);
 	free(sim->curr);
 	free(sim->dirty);
 	free(sim->is_dirty);

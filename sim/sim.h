@@ -102,7 +102,13 @@ struct sim {
 	struct sim_vcpu *vcpu;
 	struct sim_lock_group *groups;
 	struct sim_rejection *rejected;
-	uint64_t *gen;			/* last seen generation per pCPU */
+	/*
+	 * Per pCPU, as the engine's events leave them (the last SWITCH's
+	 * next entity, the last PERF level of its cluster), so that a refresh
+	 * need not ask the engine.
+	 */
+	int *next;
+	unsigned int *level;
 	int *curr;			/* vCPU index per pCPU, or -1 */
 	unsigned int *dirty, nr_dirty;	/* pCPUs switched since the last refresh */
 	bool *is_dirty;
