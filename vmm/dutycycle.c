@@ -14,6 +14,15 @@ void duty_plan(const unsigned int *capacity, const unsigned int *host_cpu, unsig
 		slots[p].offset_ns = off;
 		slots[p].len_ns = window_ns * capacity[p] / 1024;
 	}
+	for (unsigned int p = 0; p < nr_pcpus; p++) {
+		uint64_t end = window_ns;
+
+		/* Later pCPUs on the same host CPU have the slots after this one. */
+		for (unsigned int q = p + 1; q < nr_pcpus; q++)
+			if (host_cpu[q] == host_cpu[p] && slots[q].offset_ns < end)
+				end = slots[q].offset_ns;
+		slots[p].room_ns = end - slots[p].offset_ns;
+	}
 }
 
 uint64_t duty_on_ns(uint64_t window_ns, unsigned int level)
@@ -29,8 +38,8 @@ bool duty_may_run(const struct duty_slot *slot, uint64_t window_ns, uint64_t on_
 	uint64_t base = now - now % window_ns;
 	uint64_t start = base + slot->offset_ns;
 
-	if (on_ns > slot->len_ns)
-		on_ns = slot->len_ns;
+	if (on_ns > slot->room_ns)
+		on_ns = slot->room_ns;
 	if (on_ns >= window_ns) {
 		*until = DUTY_ALWAYS;
 		return true;

@@ -21,6 +21,13 @@
 struct duty_slot {
 	uint64_t offset_ns;	/* start of the slot within each window */
 	uint64_t len_ns;	/* C * W / 1024 */
+	/*
+	 * Longest on-part: up to the next slot on the same host CPU, or to the
+	 * window's end after the last one. An on-part longer than the slot
+	 * makes up CPU time the host took from earlier ones (the pCPU's
+	 * debt); the time past the last slot is nobody's.
+	 */
+	uint64_t room_ns;
 };
 
 /* Lay out the slots of nr_pcpus pCPUs (capacity[p] on host_cpu[p]). */
@@ -32,7 +39,7 @@ uint64_t duty_on_ns(uint64_t window_ns, unsigned int level);
 
 /*
  * May the vCPU run at `now` (epoch-relative ns)? on_ns is its on-time in
- * this window (duty_on_ns(), possibly corrected, at most slot->len_ns).
+ * this window (duty_on_ns(), possibly corrected, at most slot->room_ns).
  * Returns true with *until = end of the current on-part (DUTY_ALWAYS when it
  * never ends), or false with *until = start of the next on-part.
  */

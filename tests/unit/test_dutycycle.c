@@ -17,11 +17,35 @@ static void test_shared_host_cpu_gets_disjoint_slots(void)
 	CU_ASSERT_EQUAL(s[1].len_ns, W / 2);
 	CU_ASSERT_EQUAL(s[2].offset_ns, W / 2);
 	CU_ASSERT_EQUAL(s[2].len_ns, W / 2);
+	/* Room to make up lost time: none before the next slot, none after the window. */
+	CU_ASSERT_EQUAL(s[0].room_ns, W);
+	CU_ASSERT_EQUAL(s[1].room_ns, W / 2);
+	CU_ASSERT_EQUAL(s[2].room_ns, W / 2);
+}
+
+/* A pCPU alone on its host CPU, or the last slot on it, may run on into the free rest. */
+static void test_room_after_the_last_slot(void)
+{
+	unsigned int cap[] = { 512, 256, 256 }, host[] = { 0, 1, 1 };
+	struct duty_slot s[3];
+	uint64_t until;
+
+	duty_plan(cap, host, 3, W, s);
+	CU_ASSERT_EQUAL(s[0].room_ns, W);
+	CU_ASSERT_EQUAL(s[1].room_ns, W / 4);
+	CU_ASSERT_EQUAL(s[2].offset_ns, W / 4);
+	CU_ASSERT_EQUAL(s[2].room_ns, 3 * W / 4);
+	/* A corrected on-part of 1.5 slots fits the room after the last slot... */
+	CU_ASSERT(duty_may_run(&s[2], W, 3 * W / 8, W + W / 4, &until));
+	CU_ASSERT_EQUAL(until, W + W / 4 + 3 * W / 8);
+	/* ...but not the first slot's, which would run into the second. */
+	CU_ASSERT(duty_may_run(&s[1], W, 3 * W / 8, W, &until));
+	CU_ASSERT_EQUAL(until, W + W / 4);
 }
 
 static void test_full_capacity_top_level_never_stops(void)
 {
-	struct duty_slot s = { 0, W };
+	struct duty_slot s = { 0, W, W };
 	uint64_t until;
 
 	CU_ASSERT(duty_may_run(&s, W, duty_on_ns(W, 1024), 12345, &until));
@@ -30,7 +54,7 @@ static void test_full_capacity_top_level_never_stops(void)
 
 static void test_half_level_runs_first_half_of_slot(void)
 {
-	struct duty_slot s = { W / 2, W / 2 };	/* the second little above */
+	struct duty_slot s = { W / 2, W / 2, W / 2 };	/* the second little above */
 	uint64_t on = duty_on_ns(W, 256), until;	/* a quarter window */
 
 	CU_ASSERT_EQUAL(on, W / 4);
@@ -47,10 +71,10 @@ static void test_half_level_runs_first_half_of_slot(void)
 
 static void test_on_time_is_capped_by_the_slot(void)
 {
-	struct duty_slot s = { 0, W / 2 };
+	struct duty_slot s = { 0, W / 2, W / 2 };	/* another slot follows */
 	uint64_t until;
 
-	/* A correction asking for more than the slot must not spill over. */
+	/* A correction asking for more than the room must not spill over. */
 	CU_ASSERT(duty_may_run(&s, W, W, 0, &until));
 	CU_ASSERT_EQUAL(until, W / 2);
 	CU_ASSERT_FALSE(duty_may_run(&s, W, 0, 0, &until));
@@ -58,7 +82,7 @@ static void test_on_time_is_capped_by_the_slot(void)
 
 static void test_fraction_of_time_on_matches_level(void)
 {
-	struct duty_slot s = { 0, W };
+	struct duty_slot s = { 0, W, W };
 	uint64_t on_time = 0, until;
 
 	for (uint64_t t = 0; t < 10 * W; t += 1000)
@@ -67,6 +91,7 @@ static void test_fraction_of_time_on_matches_level(void)
 }
 
 UNIT_SUITE(dutycycle, NULL, NULL, UNIT_TEST(test_shared_host_cpu_gets_disjoint_slots),
+	   UNIT_TEST(test_room_after_the_last_slot),
 	   UNIT_TEST(test_full_capacity_top_level_never_stops),
 	   UNIT_TEST(test_half_level_runs_first_half_of_slot),
 	   UNIT_TEST(test_on_time_is_capped_by_the_slot),
