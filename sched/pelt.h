@@ -90,21 +90,38 @@ static inline uint64_t pelt_div(uint64_t x, uint32_t c)
 }
 
 /*
- * The part of an update that crosses period boundaries: decay the sums by
- * y^periods, and return the contribution of the segment that finishes the
- * current period (d1), spans periods - 1 full ones, and starts a new one
- * (d3), all decayed to now: d1 y^p + 1024 (y + ... + y^(p-1)) + d3.
+ * The contribution of a segment that finishes the current period (d1),
+ * spans periods - 1 full ones and starts a new one (d3), all decayed to
+ * now by d = y^periods: d1 y^p + 1024 (y + ... + y^(p-1)) + d3.
  */
-static inline uint64_t pelt_new_periods(struct sched_pelt *sa, uint64_t periods, uint32_t d1,
-					uint32_t d3)
+static inline __attribute__((always_inline)) uint64_t
+pelt_span_contrib(struct pelt_decay_factor d, uint32_t d1, uint32_t d3)
 {
-	struct pelt_decay_factor d = pelt_decay_for(periods);
+	return pelt_decay_apply(d1, d) + (LOAD_AVG_MAX - pelt_decay_apply(LOAD_AVG_MAX, d) - 1024) +
+	       d3;
+}
 
+/* The three sums of *sa decayed by d. */
+static inline __attribute__((always_inline)) void
+pelt_decay_sums(struct sched_pelt *sa, struct pelt_decay_factor d)
+{
 	sa->load_sum = pelt_decay_apply(sa->load_sum, d);
 	sa->runnable_sum = pelt_decay_apply(sa->runnable_sum, d);
 	sa->util_sum = pelt_decay_apply(sa->util_sum, d);
-	return pelt_decay_apply(d1, d) + (LOAD_AVG_MAX - pelt_decay_apply(LOAD_AVG_MAX, d) - 1024) +
-	       d3;
+}
+
+/*
+ * A period boundary was crossed and contrib 1024-ns units of the new one
+ * are in the sums: util_avg now, load and runnable when read (see struct
+ * sched_pelt).
+ */
+static inline __attribute__((always_inline)) void
+pelt_move_avgs(struct sched_pelt *sa, uint32_t contrib)
+{
+	sa->avg_contrib = contrib;
+	sa->load_at_avg = sa->load_sum;
+	sa->runnable_at_avg = sa->runnable_sum;
+	sa->util_avg = (unsigned long)pelt_div(sa->util_sum, contrib);
 }
 
 /*
@@ -136,9 +153,12 @@ pelt_update(struct sched_pelt *sa, uint64_t now, unsigned long load, unsigned lo
 	if (periods) {
 		uint32_t d1 = 1024 - sa->period_contrib;
 
+		struct pelt_decay_factor d = pelt_decay_for(periods);
+
 		delta %= 1024;
+		pelt_decay_sums(sa, d);
 		/* Used below only when something is added. */
-		contrib = pelt_new_periods(sa, periods, d1, (uint32_t)delta);
+		contrib = pelt_span_contrib(d, d1, (uint32_t)delta);
 	}
 	sa->period_contrib = (uint32_t)delta;
 
@@ -152,12 +172,8 @@ pelt_update(struct sched_pelt *sa, uint64_t now, unsigned long load, unsigned lo
 		sa->util_sum += scaled;
 
 	/* Averages move only when a period boundary was crossed (as in the kernel). */
-	if (!periods)
-		return;
-	sa->avg_contrib = (uint32_t)delta;
-	sa->load_at_avg = sa->load_sum;
-	sa->runnable_at_avg = sa->runnable_sum;
-	sa->util_avg = (unsigned long)pelt_div(sa->util_sum, (uint32_t)delta);
+	if (periods)
+		pelt_move_avgs(sa, (uint32_t)delta);
 }
 
 /*
@@ -191,14 +207,9 @@ pelt_update_running_pair(struct sched_pelt *a, unsigned long a_load, unsigned lo
 		uint32_t d1 = 1024 - a->period_contrib;
 
 		delta %= 1024;
-		a->load_sum = pelt_decay_apply(a->load_sum, d);
-		a->runnable_sum = pelt_decay_apply(a->runnable_sum, d);
-		a->util_sum = pelt_decay_apply(a->util_sum, d);
-		b->load_sum = pelt_decay_apply(b->load_sum, d);
-		b->runnable_sum = pelt_decay_apply(b->runnable_sum, d);
-		b->util_sum = pelt_decay_apply(b->util_sum, d);
-		contrib = pelt_decay_apply(d1, d) +
-			  (LOAD_AVG_MAX - pelt_decay_apply(LOAD_AVG_MAX, d) - 1024) + delta;
+		pelt_decay_sums(a, d);
+		pelt_decay_sums(b, d);
+		contrib = pelt_span_contrib(d, d1, (uint32_t)delta);
 	}
 	a->period_contrib = b->period_contrib = (uint32_t)delta;
 
@@ -210,15 +221,10 @@ pelt_update_running_pair(struct sched_pelt *a, unsigned long a_load, unsigned lo
 	b->runnable_sum += scaled;
 	b->util_sum += scaled;
 
-	if (!periods)
-		return;
-	a->avg_contrib = b->avg_contrib = (uint32_t)delta;
-	a->load_at_avg = a->load_sum;
-	a->runnable_at_avg = a->runnable_sum;
-	a->util_avg = (unsigned long)pelt_div(a->util_sum, (uint32_t)delta);
-	b->load_at_avg = b->load_sum;
-	b->runnable_at_avg = b->runnable_sum;
-	b->util_avg = (unsigned long)pelt_div(b->util_sum, (uint32_t)delta);
+	if (periods) {
+		pelt_move_avgs(a, (uint32_t)delta);
+		pelt_move_avgs(b, (uint32_t)delta);
+	}
 }
 
 /* load_avg and runnable_avg as of the last period boundary (see struct sched_pelt). */
@@ -253,8 +259,7 @@ static inline unsigned long pelt_util_at(const struct sched_pelt *sa, uint64_t n
 	d = pelt_decay_for(periods);
 	sum = pelt_decay_apply(sa->util_sum, d);
 	if (running)
-		sum += (pelt_decay_apply(1024 - sa->period_contrib, d) +
-			(LOAD_AVG_MAX - pelt_decay_apply(LOAD_AVG_MAX, d) - 1024) + delta) * level;
+		sum += pelt_span_contrib(d, 1024 - sa->period_contrib, (uint32_t)delta) * level;
 	return (unsigned long)pelt_div(sum, (uint32_t)delta);
 }
 
