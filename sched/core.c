@@ -186,14 +186,13 @@ void update_curr_pelt(struct sched *s, struct sched_rq *rq, uint64_t now)
 }
 
 /*
- * Account the time since the rq's last update: the current entity's class
- * charges its runtime (vruntime, CBS budget), and the rq's PELT advances.
- * Entities' PELT catches up lazily at their next state change (their state
- * was constant meanwhile), at a level change, and for the running one at
- * every tick (update_curr_pelt). update_rq_clock() (internal.h) has
- * already checked that time moved.
+ * The run-time part of update_rq_clock(), once it has checked that time
+ * moved: the current entity's class charges its runtime (vruntime, CBS
+ * budget). update_rq_clock_slow() then advances the rq's PELT; entities'
+ * PELT catches up lazily at their next state change (their state was
+ * constant meanwhile), at a level change, and for the running one at
+ * every full tick (update_curr_pelt).
  */
-/* The run-time part of update_rq_clock(), time has moved: everything but PELT. */
 static inline void rq_account(struct sched *s, struct sched_rq *rq, uint64_t now)
 {
 	struct sched_entity *curr = rq->curr;
@@ -603,12 +602,8 @@ void sched_tick_cpu(struct sched *s, unsigned int cpu, uint64_t now)
 /* The periodic balance's interval: longer while every pCPU is busy. */
 static uint64_t balance_interval(const struct sched *s)
 {
-	uint64_t any_idle = 0;
-
-	for (unsigned int w = 0; w < SCHED_MAX_CPUS / 64; w++)
-		any_idle |= s->idle_mask.bits[w];
-	return any_idle ? s->cfg.balance_interval_ns :
-			  s->cfg.balance_interval_ns * s->cfg.busy_factor;
+	return sched_cpumask_empty(&s->idle_mask) ?
+	       s->cfg.balance_interval_ns * s->cfg.busy_factor : s->cfg.balance_interval_ns;
 }
 
 void sched_tick(struct sched *s, uint64_t now)

@@ -88,6 +88,12 @@ void stats_switch_out(struct sched *s, struct sched_rq *rq, struct sched_entity 
 	stats_flush_run(se, rq->cluster);
 }
 
+/* Time rq has not accounted yet (a deferred tick, or since its last event). */
+static uint64_t rq_unaccounted_ns(const struct sched *s, const struct sched_rq *rq)
+{
+	return s->now > rq->clock ? s->now - rq->clock : 0;
+}
+
 /* An entity's PELT signals decayed to the latest time seen (a copy). */
 static void se_pelt_now(const struct sched *s, const struct sched_entity *se,
 			struct sched_pelt *p)
@@ -140,7 +146,7 @@ int sched_entity_stats(const struct sched *s, int id, struct sched_entity_stats 
 	 */
 	if (se->cpu >= 0 && s->rq[se->cpu].curr == se) {
 		const struct sched_rq *rq = &s->rq[se->cpu];
-		uint64_t pending = s->now > rq->clock ? s->now - rq->clock : 0;
+		uint64_t pending = rq_unaccounted_ns(s, rq);
 
 		out->cpu_time_ns += se->run_ns + pending;
 		out->work_ns += se->run_work_ns + ((pending * rq_level(s, rq)) >> 10);
@@ -174,8 +180,7 @@ int sched_cpu_stats(const struct sched *s, unsigned int cpu, struct sched_cpu_st
 	out->nr_running = rq->nr_running;
 	out->busy_ns = rq->busy_ns;
 	out->idle_ns = rq->idle_ns;
-	/* Time not accounted yet (a deferred tick, or since the last event). */
-	pending = s->now > rq->clock ? s->now - rq->clock : 0;
+	pending = rq_unaccounted_ns(s, rq);
 	if (rq->curr)
 		out->busy_ns += pending;
 	else
