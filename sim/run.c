@@ -188,12 +188,6 @@ static int vcpu_of(const struct sim *sim, int id)
 	return id >= 0 && (unsigned int)id < sim->nr_vcpus ? id : -1;
 }
 
-/* A busy vCPU has no events and no progress to account: a stamp will do. */
-static bool always_busy(const struct sim_vcpu *v)
-{
-	return v->phase == PH_RUN && v->rem == UINT64_MAX;
-}
-
 /*
  * Apply what the engine's events announced for the pCPUs that switched or
  * changed level (sim_event() noted them), the dispatcher's job: the
@@ -211,7 +205,7 @@ void sim_refresh(struct sim *sim)
 
 		if (!v || v->cpu != (int)c)
 			continue;
-		if (always_busy(v)) {
+		if (workload_always_busy(v)) {	/* no events, no progress: a stamp */
 			v->synced_at = sim->now;
 			v->cpu = -1;
 			continue;
@@ -237,7 +231,7 @@ void sim_refresh(struct sim *sim)
 	for (unsigned int i = 0; i < n; i++) {
 		int idx = sim->curr[sim->dirty[i]];
 
-		if (idx >= 0 && !always_busy(&sim->vcpu[idx]))
+		if (idx >= 0 && !workload_always_busy(&sim->vcpu[idx]))
 			workload_on_cpu(sim, (unsigned int)idx);
 	}
 }

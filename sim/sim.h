@@ -135,6 +135,12 @@ void workload_on_cpu(struct sim *sim, unsigned int idx);
 void workload_next_event(struct sim *sim, struct sim_vcpu *v);
 void workload_sync(struct sim *sim, struct sim_vcpu *v);
 
+/* A busy vCPU (work without end): no events, no progress to account. */
+static inline bool workload_always_busy(const struct sim_vcpu *v)
+{
+	return v->phase == PH_RUN && v->rem == UINT64_MAX;
+}
+
 /* rand.c */
 uint64_t sim_rand(struct sim *sim);
 uint64_t sim_exp(struct sim *sim, uint64_t mean_ns);
