@@ -432,6 +432,7 @@ enum sched_migrate_reason {
 	SCHED_MIGRATE_MISFIT,	/* moved to a bigger pCPU */
 	SCHED_MIGRATE_NEWIDLE,	/* pulled by a pCPU going idle */
 	SCHED_MIGRATE_AFFINITY,	/* affinity change */
+	SCHED_MIGRATE_ADMISSION,	/* a reservation re-packed to admit another */
 };
 
 #endif
