@@ -383,6 +383,7 @@ int sched_entity_info(const struct sched *s, int id, struct sched_entity_info *o
 	out->state = se->state;
 	out->cpu = se->cpu;
 	out->deadline = dl_entity(se);
+	out->dl_cpu = se->dl_cpu;
 	out->weight = se->weight;
 	out->uclamp_min = se->uc_req[UCLAMP_MIN];
 	out->uclamp_max = se->uc_req[UCLAMP_MAX];

@@ -324,6 +324,7 @@ struct sched_entity_info {
 	enum sched_state state;
 	int cpu;			/* pCPU it is queued/running on, or -1 */
 	bool deadline;			/* deadline class */
+	int dl_cpu;			/* pCPU its reservation is admitted on, or -1 */
 	uint32_t weight;
 	unsigned int uclamp_min, uclamp_max;
 	unsigned int perf_request;	/* 0 = none */
