@@ -43,6 +43,7 @@ struct dl_pack {
 	uint64_t free_total;			/* sum of room - load */
 	uint64_t *rest;				/* rest[i]: density of items i.. */
 	uint64_t *empty_tried;			/* per item: classes tried while empty */
+	uint16_t *cand;				/* per item: its candidate pCPUs */
 	unsigned long steps;
 };
 
@@ -128,15 +129,16 @@ static unsigned int mask_weight(const struct sched_cpumask *m)
 	return n;
 }
 
+/* Pinned first (fewest allowed pCPUs), then largest density: the hardest to place first. */
 static int cmp_items(const void *a, const void *b)
 {
 	const struct dl_item *x = a, *y = b;
 	unsigned int nx = mask_weight(x->allowed), ny = mask_weight(y->allowed);
 
-	if (x->density != y->density)
-		return x->density > y->density ? -1 : 1;
 	if (nx != ny)
 		return nx < ny ? -1 : 1;
+	if (x->density != y->density)
+		return x->density > y->density ? -1 : 1;
 	if (!x->se || !y->se)
 		return x->se ? 1 : -1;
 	return x->se->id - y->se->id;
@@ -205,30 +207,82 @@ static bool tried_empty(struct dl_pack *p, unsigned int i, unsigned int cpu)
 	return false;
 }
 
+/*
+ * The pCPUs item i fits on now, tightest first (best fit: least room left
+ * after it), ties in the placement order. Returns how many.
+ */
+static unsigned int best_fit_candidates(const struct dl_pack *p, unsigned int i, uint16_t *cand)
+{
+	const struct dl_item *it = &p->item[i];
+	unsigned int n = 0;
+
+	for (unsigned int k = 0; k < p->nr_order; k++) {
+		unsigned int cpu = p->order[k], j = n;
+		uint64_t left;
+
+		if (!sched_cpumask_test(it->allowed, cpu) || p->load[cpu] + it->density > p->room[cpu])
+			continue;
+		left = p->room[cpu] - p->load[cpu] - it->density;
+		while (j && p->room[cand[j - 1]] - p->load[cand[j - 1]] - it->density > left) {
+			cand[j] = cand[j - 1];
+			j--;
+		}
+		cand[j] = (uint16_t)cpu;
+		n++;
+	}
+	return n;
+}
+
 static bool try_place(const struct sched *s, struct dl_pack *p, unsigned int i)
 {
-	struct dl_item *it;
+	uint16_t *cand = &p->cand[(size_t)i * SCHED_MAX_CPUS];
+	unsigned int n;
 
 	if (i == p->nr)
 		return true;
 	if (p->rest[i] > p->free_total || p->steps >= DL_REPACK_MAX_STEPS)
 		return false;
-	it = &p->item[i];
 	memset(&p->empty_tried[(size_t)i * (SCHED_MAX_CPUS / 64)], 0, SCHED_MAX_CPUS / 8);
-	if (it->cur >= 0 && sched_cpumask_test(it->allowed, (unsigned int)it->cur) &&
-	    p->load[it->cur] + it->density <= p->room[it->cur] &&
-	    !tried_empty(p, i, (unsigned int)it->cur) && place_on(s, p, i, (unsigned int)it->cur))
-		return true;
-	for (unsigned int k = 0; k < p->nr_order; k++) {
-		unsigned int cpu = p->order[k];
-
-		if ((int)cpu == it->cur || !sched_cpumask_test(it->allowed, cpu) ||
-		    p->load[cpu] + it->density > p->room[cpu] || tried_empty(p, i, cpu))
+	n = best_fit_candidates(p, i, cand);
+	for (unsigned int k = 0; k < n; k++) {
+		if (tried_empty(p, i, cand[k]))
 			continue;
-		if (place_on(s, p, i, cpu))
+		if (place_on(s, p, i, cand[k]))
 			return true;
 		if (p->steps >= DL_REPACK_MAX_STEPS)
 			return false;
+	}
+	return false;
+}
+
+/*
+ * The cheap pass first: items in order, each on the pCPU it holds if it
+ * still fits there (no move), else best fit. Leaves p unchanged on failure.
+ */
+static bool place_keeping(struct dl_pack *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nr; i++) {
+		struct dl_item *it = &p->item[i];
+		uint16_t *cand = p->cand;
+		int cpu = it->cur;
+
+		if (cpu < 0 || !sched_cpumask_test(it->allowed, (unsigned int)cpu) ||
+		    p->load[cpu] + it->density > p->room[cpu])
+			cpu = best_fit_candidates(p, i, cand) ? cand[0] : -1;
+		if (cpu < 0)
+			break;
+		it->cpu = cpu;
+		p->load[cpu] += it->density;
+		p->free_total -= it->density;
+	}
+	if (i == p->nr)
+		return true;
+	while (i-- > 0) {
+		p->load[p->item[i].cpu] -= p->item[i].density;
+		p->free_total += p->item[i].density;
+		p->item[i].cpu = -1;
 	}
 	return false;
 }
@@ -243,7 +297,8 @@ static int collect_items(const struct sched *s, struct dl_pack *p, const struct 
 	p->item = calloc(n + 1, sizeof(*p->item));
 	p->rest = calloc(n + 2, sizeof(*p->rest));
 	p->empty_tried = calloc((size_t)(n + 1) * (SCHED_MAX_CPUS / 64), sizeof(uint64_t));
-	if (!p->item || !p->rest || !p->empty_tried)
+	p->cand = calloc((size_t)(n + 1) * SCHED_MAX_CPUS, sizeof(uint16_t));
+	if (!p->item || !p->rest || !p->empty_tried || !p->cand)
 		return -SCHED_E_NOMEM;
 	for (unsigned int i = 0; i < s->nr_ent_slots; i++) {
 		struct sched_entity *e = s->ent[i];
@@ -276,7 +331,7 @@ static int repack(const struct sched *s, struct dl_pack *p, const struct sched_e
 		p->free_total += p->room[cpu];
 	}
 	build_classes(s, p);
-	if (!try_place(s, p, 0))
+	if (!place_keeping(p) && !try_place(s, p, 0))
 		return p->steps >= DL_REPACK_MAX_STEPS ? REPACK_GAVE_UP : REPACK_NONE;
 	for (unsigned int i = 0; i < p->nr; i++)
 		nr_moves += p->item[i].se && p->item[i].cpu != p->item[i].cur;
@@ -416,6 +471,7 @@ out:
 	free(p->item);
 	free(p->rest);
 	free(p->empty_tried);
+	free(p->cand);
 	free(p);
 	return ret;
 }
