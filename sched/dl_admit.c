@@ -415,10 +415,10 @@ static int pack_error(const struct sched *s, const struct dl_pack *p, int why, u
 	fmt_bw(d, sizeof(d), density);
 	describe_affinity(s, p, allowed, where, sizeof(where));
 	return sched_errf(err, errlen, SCHED_E_BANDWIDTH,
-			  "reservation: bandwidth: density %s fits no pCPU of its affinity within "
-			  "%u/1000 of capacity, nor after re-packing all %u reservations (%s): %s",
+			  "reservation: bandwidth: density %s fits no pCPU within %u/1000 of "
+			  "capacity, even re-packing all %u reservations (%s): %s",
 			  d, s->cfg.dl_limit_permille, p->nr,
-			  why == REPACK_NONE ? "no solution exists" : "search bound reached", where);
+			  why == REPACK_NONE ? "no solution" : "search bound reached", where);
 }
 
 /* ------------------------------------------------------------ entry points */
