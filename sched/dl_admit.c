@@ -22,7 +22,7 @@
 #include <stdlib.h>
 
 /* Placements the re-packing search may try before it gives up (bounds its cost). */
-#define DL_REPACK_MAX_STEPS	200000
+#define DL_REPACK_MAX_STEPS	20000
 
 enum { REPACK_NONE = 1, REPACK_GAVE_UP = 2 };	/* repack() results besides 0 and errors */
 
