@@ -12,17 +12,22 @@
  * A new or changed reservation first tries the pCPUs of its affinity in
  * the placement order (its current pCPU, then capacity ascending, then
  * id), everything else staying put. If none has room, every reservation of
- * the host is re-packed by a depth-first search whose first descent is
- * first-fit decreasing; the search is exact within DL_REPACK_MAX_STEPS
- * placements tried, and only then is the request refused. Nothing changes
- * until the caller commits the plan.
+ * the host is re-packed: pinned ones first, then by density, a greedy pass
+ * that keeps each where it still fits (else best fit), then a depth-first
+ * search, exact within DL_REPACK_MAX_WORK; only then is the request
+ * refused. Nothing changes until the caller commits the plan.
  */
 #include "sched/internal.h"
 
 #include <stdlib.h>
 
-/* Placements the re-packing search may try before it gives up (bounds its cost). */
-#define DL_REPACK_MAX_STEPS	20000
+/*
+ * pCPUs the re-packing search may look at (candidates scanned plus
+ * placements tried) before it gives up: 1-3 ms on the development hosts
+ * (bench/bench_dl_admit.c), which bounds how long an admission holds the
+ * dispatcher's lock.
+ */
+#define DL_REPACK_MAX_WORK	1000000
 
 enum { REPACK_NONE = 1, REPACK_GAVE_UP = 2 };	/* repack() results besides 0 and errors */
 
@@ -44,7 +49,7 @@ struct dl_pack {
 	uint64_t *rest;				/* rest[i]: density of items i.. */
 	uint64_t *empty_tried;			/* per item: classes tried while empty */
 	uint16_t *cand;				/* per item: its candidate pCPUs */
-	unsigned long steps;
+	unsigned long work;			/* towards DL_REPACK_MAX_WORK */
 };
 
 /* runtime/deadline << BW_SHIFT, rounded up so that admission never rounds in its favour. */
@@ -181,7 +186,7 @@ static bool place_on(const struct sched *s, struct dl_pack *p, unsigned int i, u
 {
 	struct dl_item *it = &p->item[i];
 
-	p->steps++;
+	p->work++;
 	p->load[cpu] += it->density;
 	p->free_total -= it->density;
 	it->cpu = (int)cpu;
@@ -240,8 +245,9 @@ static bool try_place(const struct sched *s, struct dl_pack *p, unsigned int i)
 
 	if (i == p->nr)
 		return true;
-	if (p->rest[i] > p->free_total || p->steps >= DL_REPACK_MAX_STEPS)
+	if (p->rest[i] > p->free_total || p->work >= DL_REPACK_MAX_WORK)
 		return false;
+	p->work += p->nr_order;
 	memset(&p->empty_tried[(size_t)i * (SCHED_MAX_CPUS / 64)], 0, SCHED_MAX_CPUS / 8);
 	n = best_fit_candidates(p, i, cand);
 	for (unsigned int k = 0; k < n; k++) {
@@ -249,7 +255,7 @@ static bool try_place(const struct sched *s, struct dl_pack *p, unsigned int i)
 			continue;
 		if (place_on(s, p, i, cand[k]))
 			return true;
-		if (p->steps >= DL_REPACK_MAX_STEPS)
+		if (p->work >= DL_REPACK_MAX_WORK)
 			return false;
 	}
 	return false;
@@ -332,7 +338,7 @@ static int repack(const struct sched *s, struct dl_pack *p, const struct sched_e
 	}
 	build_classes(s, p);
 	if (!place_keeping(p) && !try_place(s, p, 0))
-		return p->steps >= DL_REPACK_MAX_STEPS ? REPACK_GAVE_UP : REPACK_NONE;
+		return p->work >= DL_REPACK_MAX_WORK ? REPACK_GAVE_UP : REPACK_NONE;
 	for (unsigned int i = 0; i < p->nr; i++)
 		nr_moves += p->item[i].se && p->item[i].cpu != p->item[i].cur;
 	plan->moves = calloc(nr_moves ? nr_moves : 1, sizeof(*plan->moves));
