@@ -115,8 +115,12 @@ static void count_moves(void *opaque, const struct sched_event *ev)
 
 /*
  * 0.44 and 0.44 arrive first and first fit puts both on pCPU 0; 0.5 takes
- * pCPU 1; the second 0.5 fits nowhere as placed, but 0.5 + 0.44 per pCPU
- * does: admission re-packs and moves exactly one 0.44 (with an event).
+ * pCPU 1; the second 0.5, arriving 25.5 ms later while they all run busy
+ * beside fair entities, fits nowhere as placed, but 0.5 + 0.44 per pCPU
+ * does: admission re-packs and moves exactly one 0.44 (with an event),
+ * mid-period. Afterwards nobody misses a deadline and each gets its
+ * runtime every period (the moved one may lose part of the period in
+ * flight to the CBS wakeup rule on arrival).
  */
 static void test_dl_repack_on_arrival(void)
 {
@@ -124,14 +128,26 @@ static void test_dl_repack_on_arrival(void)
 	struct sched_config cfg = { .event = count_moves, .event_opaque = &sp };
 	struct sched *s = sp = mk_sched(2, 1024, 0, 0, &cfg);
 	int ids[4];
-	uint64_t rt[4] = { 4400 * US, 4400 * US, 5 * MS, 5 * MS };
+	uint64_t rt[4] = { 4400 * US, 4400 * US, 5 * MS, 5 * MS }, now = 0;
 
 	nr_admission_moves = nr_other_dl_moves = 0;
+	add_ent(s, "busy", 1024, true, 0);
+	add_ent(s, "busy", 1024, true, 0);
 	for (int i = 0; i < 4; i++) {
-		ids[i] = add_dl(s, "r", rt[i], 10 * MS, 10 * MS, true, 0);
+		if (i == 3)
+			run_until(s, &now, 25 * MS + 500 * US, 500 * US);
+		ids[i] = add_dl(s, "r", rt[i], 10 * MS, 10 * MS, true, now);
 		CU_ASSERT_FATAL(ids[i] >= 0);
 	}
 	CU_ASSERT_EQUAL(nr_admission_moves, 1);
+	run_until(s, &now, 1025 * MS, 500 * US);
+	for (int i = 0; i < 4; i++) {
+		struct sched_entity_stats st;
+
+		sched_entity_stats(s, ids[i], &st);
+		CU_ASSERT_EQUAL(st.nr_deadline_misses, 0);
+		CU_ASSERT(st.work_ns >= (i == 3 ? 98 : 100) * rt[i]);
+	}
 	CU_ASSERT_NOT_EQUAL(sched_ent(s, ids[0])->dl_cpu, sched_ent(s, ids[1])->dl_cpu);
 	CU_ASSERT_NOT_EQUAL(sched_ent(s, ids[2])->dl_cpu, sched_ent(s, ids[3])->dl_cpu);
 	CU_ASSERT(all_within_limit(s));
@@ -139,6 +155,34 @@ static void test_dl_repack_on_arrival(void)
 	CU_ASSERT_EQUAL(add_dl(s, "r", 200 * US, 10 * MS, 10 * MS, true, 0), -SCHED_E_BANDWIDTH);
 	CU_ASSERT_EQUAL(nr_admission_moves, 1);
 	CU_ASSERT_EQUAL(nr_other_dl_moves, 0);
+	sched_destroy(s);
+}
+
+/*
+ * A reservation moved by a re-pack arrives with the CBS wakeup rule: B
+ * (4/10) waited behind A (5/10) on pCPU 0 and still has all its runtime
+ * 5 ms before its deadline (4/5 > 4/10), so on pCPU 1 it starts a new
+ * period instead of demanding 0.8 of its new pCPU.
+ */
+static void test_dl_move_applies_wakeup_rule(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	struct sched_entity *b;
+	uint64_t now = 0;
+	int ia, ib;
+
+	ia = add_dl(s, "a", 5 * MS, 10 * MS, 10 * MS, true, 0);
+	ib = add_dl(s, "b", 4 * MS, 10 * MS, 10 * MS, true, 0);
+	CU_ASSERT_FATAL(ia >= 0 && ib >= 0);
+	b = sched_ent(s, ib);
+	CU_ASSERT_EQUAL_FATAL(b->dl_cpu, sched_ent(s, ia)->dl_cpu);
+	run_until(s, &now, 5 * MS, 500 * US);
+	CU_ASSERT_EQUAL(b->dl_runtime, 4 * (int64_t)MS);
+	CU_ASSERT_EQUAL(b->dl_deadline, 10 * MS);
+	dl_move(s, b, 1 - (unsigned int)b->dl_cpu, now);
+	CU_ASSERT_EQUAL(b->cpu, b->dl_cpu);
+	CU_ASSERT_EQUAL(b->dl_deadline, 15 * MS);
+	CU_ASSERT_EQUAL(b->dl_runtime, 4 * (int64_t)MS);
 	sched_destroy(s);
 }
 
@@ -414,6 +458,7 @@ static void test_dl_kept_under_load(void)
 UNIT_SUITE(sched_dl_admit, NULL, NULL,
 	   UNIT_TEST(test_dl_big_only_second_refused),
 	   UNIT_TEST(test_dl_repack_on_arrival),
+	   UNIT_TEST(test_dl_move_applies_wakeup_rule),
 	   UNIT_TEST(test_dl_constrained_uses_density),
 	   UNIT_TEST(test_dl_affinity_change_refused),
 	   UNIT_TEST(test_dl_level_covers_density),
