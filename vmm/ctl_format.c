@@ -36,12 +36,14 @@ struct field {
 	enum field_kind kind;
 };
 
+#define END_FIELDS	{ .key = NULL }
+
 static const struct field reservation_fields[] = {
-	{ "runtime_us", F_COUNT }, { "deadline_us", F_COUNT }, { "period_us", F_COUNT }, { NULL },
+	{ "runtime_us", F_COUNT }, { "deadline_us", F_COUNT }, { "period_us", F_COUNT }, END_FIELDS,
 };
 
 static const struct field version_fields[] = {
-	{ "major", F_COUNT }, { "minor", F_COUNT }, { "micro", F_COUNT }, { NULL },
+	{ "major", F_COUNT }, { "minor", F_COUNT }, { "micro", F_COUNT }, END_FIELDS,
 };
 
 static const struct field vcpu_fields[] = {
@@ -51,23 +53,23 @@ static const struct field vcpu_fields[] = {
 	{ "reservation", F_RESERVATION }, { "util_avg", F_COUNT }, { "runnable_avg", F_COUNT },
 	{ "uclamp_min", F_COUNT }, { "uclamp_max", F_COUNT }, { "perf_request", F_COUNT },
 	{ "perf_delivered", F_COUNT }, { "cpu_time_ns", F_COUNT },
-	{ "deadline_misses", F_COUNT }, { NULL },
+	{ "deadline_misses", F_COUNT }, END_FIELDS,
 };
 
 static const struct field cluster_fields[] = {
 	{ "name", F_STRING }, { "capacity", F_COUNT }, { "pcpus", F_COUNT },
-	{ "levels", F_COUNT }, { "perf_min", F_COUNT }, { "perf_max", F_COUNT }, { NULL },
+	{ "levels", F_COUNT }, { "perf_min", F_COUNT }, { "perf_max", F_COUNT }, END_FIELDS,
 };
 
 static const struct field pcpu_fields[] = {
 	{ "pcpu", F_COUNT }, { "cluster", F_STRING }, { "capacity", F_COUNT },
-	{ "perf_level", F_COUNT }, { "util", F_COUNT }, { "host_cpu", F_INDEX }, { NULL },
+	{ "perf_level", F_COUNT }, { "util", F_COUNT }, { "host_cpu", F_INDEX }, END_FIELDS,
 };
 
-static const struct field status_fields[] = { { "status", F_STRING }, { NULL } };
-static const struct field name_fields[] = { { "name", F_STRING }, { NULL } };
+static const struct field status_fields[] = { { "status", F_STRING }, END_FIELDS };
+static const struct field name_fields[] = { { "name", F_STRING }, END_FIELDS };
 static const struct field version_reply_fields[] = {
-	{ "package", F_STRING }, { "qemu", F_VERSION }, { NULL },
+	{ "package", F_STRING }, { "qemu", F_VERSION }, END_FIELDS,
 };
 
 static int bad(char *err, size_t len, const char *path, const char *fmt, ...)
