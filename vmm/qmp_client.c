@@ -211,6 +211,14 @@ static int send_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+/* The server went away between two messages (a VM quitting), or the socket broke. */
+static int send_failed(struct qmp_conn *c, const char *cmd, char *err, size_t errlen)
+{
+	if ((errno == EPIPE || errno == ECONNRESET) && !c->mid_message)
+		return fail(c, CONN_EOF, err, errlen, "%s: the connection was closed", cmd);
+	return fail(c, CONN_BROKEN, err, errlen, "sending %s: %s", cmd, strerror(errno));
+}
+
 static int send_request(struct qmp_conn *c, const char *cmd, json_object *args, long id,
 			char *err, size_t errlen)
 {
@@ -229,7 +237,7 @@ static int send_request(struct qmp_conn *c, const char *cmd, json_object *args, 
 	if (!text)
 		rc = fail(c, CONN_BROKEN, err, errlen, "%s: out of memory", cmd);
 	else if (sprintf(text, "%s\n", line), send_all(c->fd, text, strlen(text)) < 0)
-		rc = fail(c, CONN_BROKEN, err, errlen, "sending %s: %s", cmd, strerror(errno));
+		rc = send_failed(c, cmd, err, errlen);
 	free(text);
 	json_object_put(req);
 	return rc;
