@@ -264,7 +264,8 @@ static int parse_args(struct top *t, int argc, char **argv, const char **sock)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: capvisor top SOCKET [--interval SECONDS] [--iterations N] [--timeout SECONDS]\n\n"
+		"usage: capvisor top SOCKET [--interval SECONDS] [--iterations N]"
+		" [--timeout SECONDS]\n\n"
 		"Live per-vCPU view of the VM whose QMP socket is SOCKET; q or Ctrl-C leaves,\n"
 		"as does the VM shutting down or closing the socket (status 0).\n"
 		"--interval: between frames (default 1 s); --iterations: frames, then leave;\n"

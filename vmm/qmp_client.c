@@ -338,7 +338,8 @@ int qmp_conn_poll_events(struct qmp_conn *c, int timeout_ms, char *err, size_t e
 	/* Until nothing more is there by the deadline (not a failure here). */
 	while (!(rc = next_message(c, deadline, &msg, err, errlen))) {
 		if (!json_object_object_get_ex(msg, "event", NULL))
-			rc = fail(c, CONN_BROKEN, err, errlen, "the server sent a reply to no request");
+			rc = fail(c, CONN_BROKEN, err, errlen,
+				  "the server sent a reply to no request");
 		else
 			rc = take_event(c, msg, err, errlen);
 		json_object_put(msg);

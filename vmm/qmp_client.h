@@ -26,10 +26,10 @@
 
 /* Exit status of `capvisor ctl` and `capvisor top` (their --help, docs/qmp.md). */
 enum ctl_exit {
-	CTL_EXIT_OK = 0,		/* done; top: left by q, ^C, --iterations or the VM leaving */
+	CTL_EXIT_OK = 0,		/* done; top: left by q, ^C, --iterations, the VM leaving */
 	CTL_EXIT_REFUSED = 1,		/* the VM answered with an error */
 	CTL_EXIT_USAGE = 2,		/* bad command line, or no QMP server could be reached */
-	CTL_EXIT_NO_REPLY = 3,		/* no valid reply: timeout, closed mid-way, invalid reply */
+	CTL_EXIT_NO_REPLY = 3,		/* no valid reply: timeout, closed mid-way, invalid */
 };
 
 #define CTL_EXIT_HELP \

@@ -434,7 +434,8 @@ static int listen_on(struct qmp_server *srv, const char *path, char *err, size_t
 		snprintf(err, errlen, "api socket %s: bind: %s", path, strerror(errno));
 		return -1;
 	}
-	if (chmod(path, 0600) < 0 || listen(srv->fd, QMP_LISTEN_BACKLOG) < 0 || stat(path, &st) < 0) {
+	if (chmod(path, 0600) < 0 || listen(srv->fd, QMP_LISTEN_BACKLOG) < 0 ||
+	    stat(path, &st) < 0) {
 		snprintf(err, errlen, "api socket %s: %s", path, strerror(errno));
 		unlink(path);	/* ours: we just bound it */
 		return -1;

@@ -119,7 +119,8 @@ static void test_id_not_echoable_refused(void)
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
 		snprintf(line, sizeof(line), "{\"execute\":\"stop\",\"id\":%s}\n", ids[i]);
 		capture_feed(&cap, line);
-		CU_ASSERT(capture_is_error(&cap, 2 + (int)i, "GenericError", "QMP input member 'id' holds"));
+		CU_ASSERT(capture_is_error(&cap, 2 + (int)i, "GenericError",
+					   "QMP input member 'id' holds"));
 		CU_ASSERT(!capture_id_is(&cap, 2 + (int)i, ids[i]));
 	}
 	CU_ASSERT(cap.vm.running);	/* none of the stops ran */
