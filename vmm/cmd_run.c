@@ -204,6 +204,15 @@ static int prepare_sched(struct run_ctx *c)
 	return rc;
 }
 
+/* query-domain-xml: the VM as parsed, with the QoS the control socket sees now. */
+static int live_domain_xml(void *opaque, const struct vcpu_qos *live, char **xml, char *err,
+			   size_t errlen)
+{
+	const struct vm_config *cfg = opaque;
+
+	return domain_write_string(xml, cfg, live, cfg->domain, err, errlen);
+}
+
 /* Control socket, then privileges: the last steps before any thread starts. */
 static int attach_control(struct run_ctx *c)
 {
@@ -219,6 +228,7 @@ static int attach_control(struct run_ctx *c)
 			pr_err("--api-socket: %s", err);
 			return EXIT_USAGE;
 		}
+		qmp_attach_set_domain(c->qmp, live_domain_xml, &c->cfg);
 	}
 	if (privs_drop(&po, err, sizeof(err))) {
 		pr_err("dropping privileges: %s", err);
