@@ -586,32 +586,46 @@ struct schema_error {
 	char *buf;
 	size_t len;
 	bool set;
+	bool located;		/* buf has a line and an element */
 };
 
-/* The first error libxml2 reports, with its line and element, is the one shown. */
+/*
+ * The first message libxml2 reports is the one shown; RelaxNG's first one
+ * often has no node ("Extra element vcpu in interleave"), so the line and
+ * element come from the first that has one.
+ */
 static void first_error(void *opaque, xmlErrorPtr e)
 {
 	struct schema_error *se = opaque;
-	char msg[512];
+	const xmlNode *node = e ? e->node : NULL;
+	char msg[512], first[512];
 	size_t n;
 
-	if (se->set || !e || !e->message)
+	if (!e || !e->message || (se->set && (se->located || !node)))
 		return;
 	snprintf(msg, sizeof(msg), "%s", e->message);
 	n = strlen(msg);
 	while (n && msg[n - 1] == '\n')
 		msg[--n] = 0;
-	snprintf(se->buf, se->len, "%s:%d: %s%s%s: %s", e->file ? e->file : "?", e->line,
-		 e->node ? "<" : "", e->node ? (const char *)((xmlNode *)e->node)->name : "",
-		 e->node ? ">" : "", msg);
+	if (se->set) {
+		/* Keep the first message, add the location. */
+		const char *colon = strstr(se->buf, ": ");
+
+		snprintf(first, sizeof(first), "%s", colon ? colon + 2 : se->buf);
+		snprintf(msg, sizeof(msg), "%s", first);
+	}
+	snprintf(se->buf, se->len, "%s:%d: %s%s%s%s", e->file ? e->file : "?",
+		 node ? (int)xmlGetLineNo(node) : e->line, node ? "<" : "",
+		 node ? (const char *)node->name : "", node ? ">: " : "", msg);
 	se->set = true;
+	se->located = node != NULL;
 }
 
 /* libvirt's schema when it is installed: 0 valid or no schema, -EINVAL invalid. */
-static int libvirt_validate(xmlDoc *doc, char *err, size_t errlen)
+static int libvirt_validate(xmlDoc *doc, const char *name, char *err, size_t errlen)
 {
 	const char *path = getenv("CAPVISOR_LIBVIRT_SCHEMA") ?: DOMAIN_LIBVIRT_SCHEMA;
-	struct schema_error se = { err, errlen, false };
+	struct schema_error se = { err, errlen, false, false };
 	xmlRelaxNGParserCtxt *pc;
 	xmlRelaxNGValidCtxt *vc;
 	xmlRelaxNG *schema;
@@ -636,14 +650,32 @@ static int libvirt_validate(xmlDoc *doc, char *err, size_t errlen)
 	xmlRelaxNGFreeValidCtxt(vc);
 	xmlRelaxNGFree(schema);
 	if (rc && !se.set)
-		snprintf(err, errlen, "does not validate against libvirt's %s", path);
+		snprintf(err, errlen, "%s: does not validate against libvirt's schema", name);
 	return rc ? -EINVAL : 0;
+}
+
+/* After libvirt's schema said no: capvisor's own reading, when it is more precise. */
+static void add_own_reason(struct domain_ctx *c, const xmlNode *root)
+{
+	struct domain_args scratch = { 0 };
+	char own[512], libvirt[512];
+	struct domain_ctx mine = { .file = c->file, .out = &scratch, .err = own,
+				   .errlen = sizeof(own) };
+
+	snprintf(libvirt, sizeof(libvirt), "%s", c->err);
+	scratch.args.argv = calloc(1, sizeof(*scratch.args.argv));
+	if (scratch.args.argv && translate(&mine, root))
+		snprintf(c->err, c->errlen, "%s (libvirt's schema); capvisor: %s", libvirt, own);
+	else
+		snprintf(c->err, c->errlen, "%s (libvirt's schema %s)", libvirt,
+			 getenv("CAPVISOR_LIBVIRT_SCHEMA") ?: DOMAIN_LIBVIRT_SCHEMA);
+	domain_args_free(&scratch);
 }
 
 static xmlDoc *read_doc(const char *xml, size_t len, const char *name, char *err, size_t errlen)
 {
 	xmlParserCtxt *pc = xmlNewParserCtxt();
-	struct schema_error se = { err, errlen, false };
+	struct schema_error se = { err, errlen, false, false };
 	xmlDoc *doc;
 
 	if (!pc) {
@@ -686,7 +718,10 @@ int domain_parse(const char *xml, size_t len, const char *name, struct domain_ar
 	if (!rc && strcmp((const char *)xmlDocGetRootElement(doc)->name, "domain"))
 		rc = domain_fail(&c, xmlDocGetRootElement(doc), "the root element must be "
 				 "<domain> (libvirt's domain XML)");
-	rc = rc ?: libvirt_validate(doc, err, errlen);
+	if (!rc && libvirt_validate(doc, name, err, errlen)) {
+		add_own_reason(&c, xmlDocGetRootElement(doc));
+		rc = -EINVAL;
+	}
 	rc = rc ?: translate(&c, xmlDocGetRootElement(doc));
 	xmlFreeDoc(doc);
 	if (rc) {
