@@ -114,7 +114,8 @@ static int dump_domain(const struct vm_config *cfg, const struct vm_sched *vs)
 		pr_err("--dump-domain: cannot write '%s': %s", cfg->dump_domain, strerror(errno));
 		return EXIT_USAGE;
 	}
-	rc = domain_write(f, cfg, vs->qos, cfg->domain, err, sizeof(err));
+	/* No VM weight or caps on this branch yet: see struct domain_tune. */
+	rc = domain_write(f, cfg, vs->qos, cfg->domain, NULL, err, sizeof(err));
 	if (!to_stdout && fclose(f) && !rc) {
 		snprintf(err, sizeof(err), "cannot write '%s': %s", cfg->dump_domain,
 			 strerror(errno));
@@ -210,7 +211,7 @@ static int live_domain_xml(void *opaque, const struct vcpu_qos *live, char **xml
 {
 	const struct vm_config *cfg = opaque;
 
-	return domain_write_string(xml, cfg, live, cfg->domain, err, errlen);
+	return domain_write_string(xml, cfg, live, cfg->domain, NULL, err, errlen);
 }
 
 /* Control socket, then privileges: the last steps before any thread starts. */

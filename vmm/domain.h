@@ -69,15 +69,30 @@ int domain_parse(const char *xml, size_t len, const char *name, struct domain_ar
 void domain_args_free(struct domain_args *d);
 
 /*
+ * What <cputune> says that struct vm_config does not carry on this branch:
+ * the VM weight (--vm-weight) and caps (--vm-cap, --vcpu SET:cap=), in
+ * libvirt's units (shares; microseconds). 0 = not set. The caller fills it
+ * from wherever those options keep their values.
+ */
+struct domain_tune {
+	unsigned int vm_weight;
+	unsigned long long vm_quota_us, vm_period_us;
+	unsigned long long vcpu_quota_us, vcpu_period_us;	/* the same for every vCPU */
+};
+
+/*
  * Write the VM: cfg as parsed, qos[0..cfg->nr_vcpus) as in effect (the
  * options' QoS at start, the live QoS over the control socket), info from
- * the --domain it came from (NULL: a name "capvisor" and no uuid).
+ * the --domain it came from (NULL: a name "capvisor" and no uuid), tune the
+ * VM-level weight and caps (NULL: none).
  * Returns 0, or -EINVAL with err filled (a host spec that does not parse).
  */
 int domain_write(FILE *f, const struct vm_config *cfg, const struct vcpu_qos *qos,
-		 const struct domain_info *info, char *err, size_t errlen);
+		 const struct domain_info *info, const struct domain_tune *tune, char *err,
+		 size_t errlen);
 /* The same into a malloc'ed, NUL-terminated string (*xml, free() it). */
 int domain_write_string(char **xml, const struct vm_config *cfg, const struct vcpu_qos *qos,
-			const struct domain_info *info, char *err, size_t errlen);
+			const struct domain_info *info, const struct domain_tune *tune, char *err,
+			size_t errlen);
 
 #endif

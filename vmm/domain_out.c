@@ -27,6 +27,7 @@ struct out {
 	const struct vm_config *cfg;
 	const struct vcpu_qos *qos;
 	const struct domain_info *info;
+	struct domain_tune tune;	/* zero when the caller gave none */
 	struct host_spec host;		/* parsed cfg->host_spec */
 };
 
@@ -241,16 +242,43 @@ static void metadata(struct out *o)
 	end(o);
 }
 
+static void number_element(struct out *o, const char *name, unsigned long long v)
+{
+	char num[24];
+
+	snprintf(num, sizeof(num), "%llu", v);
+	text_element(o, name, num);
+}
+
+/* libvirt's order: shares, period, quota, global_period, global_quota. */
+static void tune_numbers(struct out *o)
+{
+	const struct domain_tune *t = &o->tune;
+
+	if (t->vm_weight)
+		number_element(o, "shares", t->vm_weight);
+	if (t->vcpu_quota_us) {
+		number_element(o, "period", t->vcpu_period_us);
+		number_element(o, "quota", t->vcpu_quota_us);
+	}
+	if (t->vm_quota_us) {
+		number_element(o, "global_period", t->vm_period_us);
+		number_element(o, "global_quota", t->vm_quota_us);
+	}
+}
+
 static void cputune(struct out *o)
 {
 	const struct vm_config *cfg = o->cfg;
-	bool any = cfg->emulator_cpus;
+	bool any = cfg->emulator_cpus || o->tune.vm_weight || o->tune.vcpu_quota_us ||
+		   o->tune.vm_quota_us;
 
 	for (unsigned int i = 0; i < cfg->nr_vcpus; i++)
 		any |= pinned_host_cpu(o, &o->qos[i]) >= 0;
 	if (!any)
 		return;
 	start(o, "cputune");
+	tune_numbers(o);
 	for (unsigned int i = 0; i < cfg->nr_vcpus; i++) {
 		int cpu = pinned_host_cpu(o, &o->qos[i]);
 
@@ -369,11 +397,14 @@ static void domain(struct out *o)
 }
 
 int domain_write_string(char **xml, const struct vm_config *cfg, const struct vcpu_qos *qos,
-			const struct domain_info *info, char *err, size_t errlen)
+			const struct domain_info *info, const struct domain_tune *tune, char *err,
+			size_t errlen)
 {
 	struct out o = { .cfg = cfg, .qos = qos, .info = info };
 	xmlBuffer *buf;
 
+	if (tune)
+		o.tune = *tune;
 	if (cfg->host_spec && host_spec_parse(cfg->host_spec, &o.host, err, errlen))
 		return -EINVAL;
 	buf = xmlBufferCreate();
@@ -398,10 +429,11 @@ int domain_write_string(char **xml, const struct vm_config *cfg, const struct vc
 }
 
 int domain_write(FILE *f, const struct vm_config *cfg, const struct vcpu_qos *qos,
-		 const struct domain_info *info, char *err, size_t errlen)
+		 const struct domain_info *info, const struct domain_tune *tune, char *err,
+		 size_t errlen)
 {
 	char *xml;
-	int rc = domain_write_string(&xml, cfg, qos, info, err, errlen);
+	int rc = domain_write_string(&xml, cfg, qos, info, tune, err, errlen);
 
 	if (rc)
 		return rc;

@@ -279,10 +279,11 @@ static void test_random_vms_round_trip(void)
 		const char *diff = "writing";
 
 		random_vm(&v);
-		if (!domain_write_string(&xml, &v.cfg, v.qos, &v.info, e, sizeof(e))) {
+		if (!domain_write_string(&xml, &v.cfg, v.qos, &v.info, NULL, e, sizeof(e))) {
 			diff = read_back(xml, path, &back, qos, e, sizeof(e)) ? "reading back" :
 			       compare(&v, &back, qos);
-			if (!diff && domain_write_string(&again, &back, qos, back.domain, e, sizeof(e)))
+			if (!diff && domain_write_string(&again, &back, qos, back.domain, NULL, e,
+							 sizeof(e)))
 				diff = "writing again";
 			else if (!diff && strcmp(xml, again))
 				diff = "second output differs";

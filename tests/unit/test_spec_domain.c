@@ -254,6 +254,53 @@ static void test_unsupported_is_refused(void)
 		       "<memballoon>", "no balloon");
 }
 
+static bool has_arg(const struct domain_args *d, const char *arg)
+{
+	for (int i = 0; i < d->args.argc; i++)
+		if (!strcmp(d->args.argv[i], arg))
+			return true;
+	return false;
+}
+
+/* VM weight and caps written out come back as the same options (random values). */
+static void test_tune_out_and_back(void)
+{
+	uint64_t x = 88172645463325252ull;
+	struct vcpu_qos qos[8];
+	struct vm_config cfg;
+	struct domain_args d;
+	char want[96], *xml;
+
+	vm_config_init(&cfg);
+	for (unsigned int i = 0; i < 8; i++)
+		vcpu_qos_default(&qos[i]);
+	for (int round = 0; round < 200; round++) {
+		struct domain_tune t;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		cfg.nr_vcpus = 1 + (unsigned int)(x % 8);
+		t = (struct domain_tune){
+			.vm_weight = x % 3 ? 1 + (unsigned int)(x % 262144) : 0,
+			.vcpu_period_us = 1000 + (x >> 8) % 999001,
+			.vm_period_us = 1000 + (x >> 20) % 999001,
+		};
+		t.vcpu_quota_us = x % 5 ? 1000 + (x >> 30) % 2000000 : 0;
+		t.vm_quota_us = x % 7 ? 1000 + (x >> 40) % 4000000 : 0;
+		CU_ASSERT_EQUAL_FATAL(domain_write_string(&xml, &cfg, qos, NULL, &t, err,
+							  sizeof(err)), 0);
+		CU_ASSERT_EQUAL_FATAL(parse(xml, &d), 0);
+		snprintf(want, sizeof(want), "--vm-weight=%u", t.vm_weight);
+		CU_ASSERT_EQUAL(has_arg(&d, want), t.vm_weight != 0);
+		snprintf(want, sizeof(want), "--vcpu=0-%u:cap=%llu/%llu", cfg.nr_vcpus - 1,
+			 t.vcpu_quota_us, t.vcpu_period_us);
+		CU_ASSERT_EQUAL(has_arg(&d, want), t.vcpu_quota_us != 0);
+		snprintf(want, sizeof(want), "--vm-cap=%llu/%llu", t.vm_quota_us, t.vm_period_us);
+		CU_ASSERT_EQUAL(has_arg(&d, want), t.vm_quota_us != 0);
+		domain_args_free(&d);
+		free(xml);
+	}
+}
+
 /* libvirt's own schema, when installed, speaks first. */
 static void test_libvirt_schema_when_installed(void)
 {
@@ -280,6 +327,7 @@ static void test_libvirt_schema_when_installed(void)
 UNIT_SUITE(spec_domain, suite_init, NULL,
 	   UNIT_TEST(test_elements_become_options),
 	   UNIT_TEST(test_no_quota_means_no_cap),
+	   UNIT_TEST(test_tune_out_and_back),
 	   UNIT_TEST(test_memory_units),
 	   UNIT_TEST(test_capvisor_metadata),
 	   UNIT_TEST(test_bad_xml),
