@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct out {
 	xmlTextWriter *w;
@@ -297,6 +298,24 @@ static void cputune(struct out *o)
 	end(o);
 }
 
+/* libvirt wants absolute paths; a relative one is relative to where capvisor runs. */
+static void path_element(struct out *o, const char *name, const char *path)
+{
+	char cwd[DOMAIN_TEXT_MAX], full[2 * DOMAIN_TEXT_MAX];
+
+	if (path[0] != '/' && getcwd(cwd, sizeof(cwd))) {
+		snprintf(full, sizeof(full), "%s/%s", cwd, path);
+		path = full;
+	}
+	if (!strcmp(name, "source")) {
+		start(o, name);
+		attr(o, "path", "%s", path);
+		end(o);
+	} else {
+		text_element(o, name, path);
+	}
+}
+
 static void os(struct out *o)
 {
 	start(o, "os");
@@ -305,9 +324,9 @@ static void os(struct out *o)
 	o->bad |= xmlTextWriterWriteString(o->w, (const xmlChar *)"hvm") < 0;
 	end(o);
 	if (o->cfg->kernel)
-		text_element(o, "kernel", o->cfg->kernel);
+		path_element(o, "kernel", o->cfg->kernel);
 	if (o->cfg->initrd)
-		text_element(o, "initrd", o->cfg->initrd);
+		path_element(o, "initrd", o->cfg->initrd);
 	if (o->cfg->cmdline)
 		text_element(o, "cmdline", o->cfg->cmdline);
 	end(o);
@@ -319,11 +338,8 @@ static void chardev(struct out *o, const char *name, const char *target_type)
 
 	start(o, name);
 	attr(o, "type", "%s", file ? "file" : "stdio");
-	if (file) {
-		start(o, "source");
-		attr(o, "path", "%s", o->cfg->console_path);
-		end(o);
-	}
+	if (file)
+		path_element(o, "source", o->cfg->console_path);
 	start(o, "target");
 	attr(o, "type", "%s", target_type);
 	attr(o, "port", "0");
