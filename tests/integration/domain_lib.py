@@ -7,6 +7,7 @@ kernel, cmdline, console, pinning, cputune numbers, capvisor's metadata
 applied per vCPU, and foreign metadata. Two domains that give the same
 vm_of() are the same VM.
 """
+import json
 import os
 import shutil
 import subprocess
@@ -157,3 +158,32 @@ def same_vm(a, b, what):
             continue
         if a[key] != b[key]:
             fail(f"{what}: '{key}' differs: {a[key]!r} != {b[key]!r}")
+
+
+def boot(path, want):
+    p = run("--domain", path)
+    lines = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+    boots = [line for line in lines if line.get("test") == "boot"]
+    spins = sorted(line["vcpu"] for line in lines if line.get("test") == "spin")
+    if p.returncode != 0 or "guest powered off" not in p.stderr:
+        fail(f"{path}: exit {p.returncode}, stderr: {p.stderr.strip()[-800:]}")
+    b = boots[0] if boots else {}
+    if b.get("cpus") != want["vcpus"] or b.get("cmdline") != want["cmdline"]:
+        fail(f"{path}: the guest saw {b}, the domain asks for {want['vcpus']} vCPUs, "
+             f"cmdline {want['cmdline']!r}")
+    if not (want["memory"] >> 20) - 2 <= b.get("ram_mb", 0) <= want["memory"] >> 20:
+        fail(f"{path}: the guest has {b.get('ram_mb')} MiB, the domain {want['memory'] >> 20}")
+    if sorted(set(spins)) != list(range(want["vcpus"])):
+        fail(f"{path}: spin results from vCPUs {spins}, expected 0..{want['vcpus'] - 1}")
+    print(f"ok   {os.path.basename(path)} boots: {b['cpus']} vCPUs, {b['ram_mb']} MiB")
+
+
+def round_trip(path, d):
+    want = vm_of(path)
+    d1 = dump(path, os.path.join(d, "out1.xml"))
+    same_vm(want, vm_of(d1), f"{path} -> --dump-domain")
+    d2 = dump(d1, os.path.join(d, "out2.xml"))
+    if canonical(d1) != canonical(d2):
+        fail(f"{path}: dumping the dump gives another document:\n{open(d1).read()}\n"
+             f"{open(d2).read()}")
+    print(f"ok   {os.path.basename(path)} round-trips")
