@@ -689,7 +689,12 @@ static xmlDoc *read_doc(const char *xml, size_t len, const char *name, char *err
 	xmlSetStructuredErrorFunc(NULL, NULL);
 	if (!doc && !se.set)
 		snprintf(err, errlen, "%s: not well-formed XML", name);
-	else if (doc && !xmlDocGetRootElement(doc)) {
+	else if (doc && (doc->intSubset || doc->extSubset)) {
+		/* libvirt's XML has none; a DTD only brings entities to expand. */
+		snprintf(err, errlen, "%s: <!DOCTYPE> is not accepted in domain XML", name);
+		xmlFreeDoc(doc);
+		doc = NULL;
+	} else if (doc && !xmlDocGetRootElement(doc)) {
 		snprintf(err, errlen, "%s: no root element", name);
 		xmlFreeDoc(doc);
 		doc = NULL;

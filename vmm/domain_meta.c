@@ -20,6 +20,7 @@
  */
 #include "vmm/domain_util.h"
 #include "vmm/hostspec.h"
+#include "vmm/qosspec.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -74,7 +75,7 @@ static int cluster_spec(struct domain_ctx *c, const xmlNode *n, char *spec, size
 
 static int meta_host(struct domain_ctx *c, const xmlNode *n)
 {
-	char spec[2048] = "";
+	char spec[2048] = "", msg[512];
 	int rc = domain_check_attrs(c, n, NULL);
 
 	for (const xmlNode *k = n->children; k && !rc; k = k->next) {
@@ -86,8 +87,35 @@ static int meta_host(struct domain_ctx *c, const xmlNode *n)
 	}
 	if (!rc && !*spec)
 		rc = domain_fail(c, n, "needs at least one <%s:cluster>", DOMAIN_NS_PREFIX);
+	/* The option's own parser, so the error can name this element. */
+	if (!rc && host_spec_parse(spec, &c->host, msg, sizeof(msg)))
+		rc = domain_fail(c, n, "%s", msg);
 	c->emulated_host = !rc;
 	return rc ?: domain_push(c, n, "host", spec);
+}
+
+/* The option's own checks on a scratch copy, so the error can name this element. */
+static int check_vcpu_spec(struct domain_ctx *c, const xmlNode *n, const char *spec)
+{
+	struct vcpu_qos *qos;
+	char msg[512];
+	int rc = 0;
+
+	if (!c->nr_vcpus)
+		return 0;	/* <vcpu> itself was refused */
+	qos = calloc(c->nr_vcpus, sizeof(*qos));
+	if (!qos)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < c->nr_vcpus; i++)
+		vcpu_qos_default(&qos[i]);
+	if (vcpu_spec_apply(spec, c->nr_vcpus, qos, msg, sizeof(msg)))
+		rc = domain_fail(c, n, "%s", msg);
+	for (unsigned int i = 0; !rc && c->emulated_host && i < c->nr_vcpus; i++)
+		if (*qos[i].cluster && host_spec_find_cluster(&c->host, qos[i].cluster) < 0)
+			rc = domain_fail(c, n, "cluster '%s' is not in <%s:host>", qos[i].cluster,
+					 DOMAIN_NS_PREFIX);
+	free(qos);
+	return rc;
 }
 
 static int meta_vcpu(struct domain_ctx *c, const xmlNode *n)
@@ -116,8 +144,8 @@ static int meta_vcpu(struct domain_ctx *c, const xmlNode *n)
 	if (val[used - 1] == ':')
 		return domain_fail(c, n, "needs at least one of weight=, uclamp=, reservation=, "
 				   "cluster=");
-	rc = domain_push(c, n, "vcpu", val);
-	return rc;
+	rc = check_vcpu_spec(c, n, val);
+	return rc ?: domain_push(c, n, "vcpu", val);
 }
 
 /* Each attribute present becomes the option of the same name. */

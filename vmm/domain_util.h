@@ -9,6 +9,7 @@
 #define CAPVISOR_DOMAIN_UTIL_H
 
 #include "vmm/domain.h"
+#include "vmm/hostspec.h"
 
 #include <libxml/tree.h>
 #include <stdbool.h>
@@ -21,6 +22,7 @@ struct domain_ctx {
 	size_t errlen;
 	unsigned int nr_vcpus;		/* from <vcpu>, 0 until seen */
 	bool emulated_host;		/* capvisor metadata gives --host */
+	struct host_spec host;		/* that host, parsed */
 	const xmlNode *vcpupin;		/* first <vcpupin>, for the check against it */
 	const xmlNode *console;		/* the <serial> or <console> that set --console */
 	const xmlNode *meta;		/* capvisor's element in <metadata>, if any */
