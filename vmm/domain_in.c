@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * libvirt domain XML in: parse with libxml2, validate against libvirt's own
- * schema when it is installed (so a schema error is libvirt's), then walk
+ * schema when it is installed (vmm/domain_schema.c), then walk
  * the elements capvisor knows in a fixed order and turn each into `capvisor
  * run` options. The order of the rule table is the order of the options, so
  * a default (<vcpu cpuset>) comes before what overrides it (<vcpupin>)
@@ -15,7 +15,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <libxml/parser.h>
-#include <libxml/relaxng.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -582,78 +581,6 @@ static int translate(struct domain_ctx *c, const xmlNode *root)
 	return 0;
 }
 
-struct schema_error {
-	char *buf;
-	size_t len;
-	bool set;
-	bool located;		/* buf has a line and an element */
-};
-
-/*
- * The first message libxml2 reports is the one shown; RelaxNG's first one
- * often has no node ("Extra element vcpu in interleave"), so the line and
- * element come from the first that has one.
- */
-static void first_error(void *opaque, xmlErrorPtr e)
-{
-	struct schema_error *se = opaque;
-	const xmlNode *node = e ? e->node : NULL;
-	char msg[512], first[512];
-	size_t n;
-
-	if (!e || !e->message || (se->set && (se->located || !node)))
-		return;
-	snprintf(msg, sizeof(msg), "%s", e->message);
-	n = strlen(msg);
-	while (n && msg[n - 1] == '\n')
-		msg[--n] = 0;
-	if (se->set) {
-		/* Keep the first message, add the location. */
-		const char *colon = strstr(se->buf, ": ");
-
-		snprintf(first, sizeof(first), "%s", colon ? colon + 2 : se->buf);
-		snprintf(msg, sizeof(msg), "%s", first);
-	}
-	snprintf(se->buf, se->len, "%s:%d: %s%s%s%s", e->file ? e->file : "?",
-		 node ? (int)xmlGetLineNo(node) : e->line, node ? "<" : "",
-		 node ? (const char *)node->name : "", node ? ">: " : "", msg);
-	se->set = true;
-	se->located = node != NULL;
-}
-
-/* libvirt's schema when it is installed: 0 valid or no schema, -EINVAL invalid. */
-static int libvirt_validate(xmlDoc *doc, const char *name, char *err, size_t errlen)
-{
-	const char *path = getenv("CAPVISOR_LIBVIRT_SCHEMA") ?: DOMAIN_LIBVIRT_SCHEMA;
-	struct schema_error se = { err, errlen, false, false };
-	xmlRelaxNGParserCtxt *pc;
-	xmlRelaxNGValidCtxt *vc;
-	xmlRelaxNG *schema;
-	int rc;
-
-	if (!*path || access(path, R_OK))
-		return 0;
-	pc = xmlRelaxNGNewParserCtxt(path);
-	schema = pc ? xmlRelaxNGParse(pc) : NULL;
-	xmlRelaxNGFreeParserCtxt(pc);
-	if (!schema) {
-		snprintf(err, errlen, "%s: libvirt's schema does not load", path);
-		return -EINVAL;
-	}
-	vc = xmlRelaxNGNewValidCtxt(schema);
-	if (!vc) {
-		xmlRelaxNGFree(schema);
-		return -ENOMEM;
-	}
-	xmlRelaxNGSetValidStructuredErrors(vc, first_error, &se);
-	rc = xmlRelaxNGValidateDoc(vc, doc);
-	xmlRelaxNGFreeValidCtxt(vc);
-	xmlRelaxNGFree(schema);
-	if (rc && !se.set)
-		snprintf(err, errlen, "%s: does not validate against libvirt's schema", name);
-	return rc ? -EINVAL : 0;
-}
-
 /* After libvirt's schema said no: capvisor's own reading, when it is more precise. */
 static void add_own_reason(struct domain_ctx *c, const xmlNode *root)
 {
@@ -672,37 +599,6 @@ static void add_own_reason(struct domain_ctx *c, const xmlNode *root)
 	domain_args_free(&scratch);
 }
 
-static xmlDoc *read_doc(const char *xml, size_t len, const char *name, char *err, size_t errlen)
-{
-	xmlParserCtxt *pc = xmlNewParserCtxt();
-	struct schema_error se = { err, errlen, false, false };
-	xmlDoc *doc;
-
-	if (!pc) {
-		snprintf(err, errlen, "%s: out of memory", name);
-		return NULL;
-	}
-	/* No network, no DTD loading, no entity substitution: the file is untrusted. */
-	xmlSetStructuredErrorFunc(&se, first_error);
-	doc = xmlCtxtReadMemory(pc, xml, (int)len, name, NULL,
-				XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-	xmlSetStructuredErrorFunc(NULL, NULL);
-	if (!doc && !se.set)
-		snprintf(err, errlen, "%s: not well-formed XML", name);
-	else if (doc && (doc->intSubset || doc->extSubset)) {
-		/* libvirt's XML has none; a DTD only brings entities to expand. */
-		snprintf(err, errlen, "%s: <!DOCTYPE> is not accepted in domain XML", name);
-		xmlFreeDoc(doc);
-		doc = NULL;
-	} else if (doc && !xmlDocGetRootElement(doc)) {
-		snprintf(err, errlen, "%s: no root element", name);
-		xmlFreeDoc(doc);
-		doc = NULL;
-	}
-	xmlFreeParserCtxt(pc);
-	return doc;
-}
-
 int domain_parse(const char *xml, size_t len, const char *name, struct domain_args *out,
 		 char *err, size_t errlen)
 {
@@ -715,7 +611,7 @@ int domain_parse(const char *xml, size_t len, const char *name, struct domain_ar
 		snprintf(err, errlen, "%s: larger than %d bytes", name, DOMAIN_MAX_BYTES);
 		return -EINVAL;
 	}
-	doc = read_doc(xml, len, name, err, errlen);
+	doc = domain_read_doc(xml, len, name, err, errlen);
 	if (!doc)
 		return -EINVAL;
 	d.args.argv = calloc(1, sizeof(*d.args.argv));
@@ -723,7 +619,7 @@ int domain_parse(const char *xml, size_t len, const char *name, struct domain_ar
 	if (!rc && strcmp((const char *)xmlDocGetRootElement(doc)->name, "domain"))
 		rc = domain_fail(&c, xmlDocGetRootElement(doc), "the root element must be "
 				 "<domain> (libvirt's domain XML)");
-	if (!rc && libvirt_validate(doc, name, err, errlen)) {
+	if (!rc && domain_libvirt_validate(doc, name, err, errlen)) {
 		add_own_reason(&c, xmlDocGetRootElement(doc));
 		rc = -EINVAL;
 	}

@@ -44,6 +44,11 @@ int domain_uint(struct domain_ctx *c, const xmlNode *n, const char *s, uint64_t 
 		const char *what, uint64_t *out);
 bool domain_is(const xmlNode *n, const char *name);
 
+/* Parse untrusted XML (vmm/domain_schema.c); NULL with err filled. */
+xmlDoc *domain_read_doc(const char *xml, size_t len, const char *name, char *err,
+			size_t errlen);
+/* libvirt's schema when installed: 0 valid or no schema, -EINVAL with err filled. */
+int domain_libvirt_validate(xmlDoc *doc, const char *name, char *err, size_t errlen);
 /* One host CPU as the cluster of the default emulated host that is exactly it. */
 int domain_cpuset_cluster(struct domain_ctx *c, const xmlNode *n, const char *cpuset,
 			  char *cluster, size_t len);
