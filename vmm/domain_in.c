@@ -404,13 +404,18 @@ static int topology(struct domain_ctx *c, const xmlNode *n)
 static int on_cpu(struct domain_ctx *c, const xmlNode *n)
 {
 	static const char *const attrs[] = { "mode", "check", "migratable", NULL };
-	char *mode = domain_attr(n, "mode");
+	char *mode = domain_attr(n, "mode"), *migratable = domain_attr(n, "migratable");
 	int rc = domain_check_attrs(c, n, attrs);
 
 	if (!rc && mode && strcmp(mode, "host-passthrough"))
 		rc = domain_fail(c, n, "mode '%s': the guest sees the host's CPU less the features "
 				 "hidden in capvisor's metadata ('host-passthrough')", mode);
+	/* 'on' would hide the host's non-migratable features: capvisor does not. */
+	if (!rc && migratable && strcmp(migratable, "off"))
+		rc = domain_fail(c, n, "migratable='%s': capvisor hides only the features in its "
+				 "metadata ('off')", migratable);
 	free(mode);
+	free(migratable);
 	for (const xmlNode *k = n->children; k && !rc; k = k->next) {
 		if (k->type != XML_ELEMENT_NODE)
 			continue;

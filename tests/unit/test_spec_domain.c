@@ -216,6 +216,8 @@ static void test_unsupported_is_refused(void)
 	expect_refused(DOM_HEAD "<cpu><topology sockets='2' cores='2' threads='1'/></cpu></domain>",
 		       "<topology>", "one socket of 4 cores");
 	expect_refused(DOM_HEAD "<cpu mode='host-model'/></domain>", "<cpu>", "host-passthrough");
+	expect_refused(DOM_HEAD "<cpu mode='host-passthrough' migratable='on'/></domain>", "<cpu>",
+		       "migratable='on'");
 	expect_refused(DOM_HEAD "<features><hyperv/></features></domain>", "<hyperv>",
 		       "feature not supported");
 	expect_refused("<domain type='kvm'><name>t</name><memory>65536</memory><vcpu>1</vcpu>"
