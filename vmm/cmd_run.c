@@ -401,11 +401,12 @@ int cmd_run(int argc, char **argv)
 
 	console_init(&c.con);
 	vm_config_init(&c.cfg);
-	if (vm_config_parse(&c.cfg, argc, argv))
-		return EXIT_USAGE;
-	if (c.cfg.help) {
-		vm_config_usage(stdout);
-		return 0;
+	status = vm_config_parse(&c.cfg, argc, argv) ? EXIT_USAGE : 0;
+	if (status || c.cfg.help) {
+		if (!status)
+			vm_config_usage(stdout);
+		vm_config_free(&c.cfg);	/* loaded --config and --domain files */
+		return status;
 	}
 	if (c.cfg.verbose)
 		log_set_level(c.cfg.verbose > 1 ? LOG_DEBUG : LOG_INFO);
