@@ -412,6 +412,33 @@ static void domain(struct out *o)
 	end(o);
 }
 
+/* XML 1.0 carries UTF-8 text without control characters other than tab and newlines. */
+static bool xml_text(const char *s)
+{
+	if (!s)
+		return true;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r')
+			return false;
+	return xmlCheckUTF8((const xmlChar *)s);
+}
+
+static int check_text(const struct vm_config *cfg, char *err, size_t errlen)
+{
+	const struct { const char *what, *s; } texts[] = {
+		{ "--kernel", cfg->kernel }, { "--initrd", cfg->initrd },
+		{ "--cmdline", cfg->cmdline }, { "--console", cfg->console_path },
+	};
+
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		if (!xml_text(texts[i].s)) {
+			snprintf(err, errlen, "%s: not text XML can carry (UTF-8 without control "
+				 "characters)", texts[i].what);
+			return -EINVAL;
+		}
+	return 0;
+}
+
 int domain_write_string(char **xml, const struct vm_config *cfg, const struct vcpu_qos *qos,
 			const struct domain_info *info, const struct domain_tune *tune, char *err,
 			size_t errlen)
@@ -419,6 +446,8 @@ int domain_write_string(char **xml, const struct vm_config *cfg, const struct vc
 	struct out o = { .cfg = cfg, .qos = qos, .info = info };
 	xmlBuffer *buf;
 
+	if (check_text(cfg, err, errlen))
+		return -EINVAL;
 	if (tune)
 		o.tune = *tune;
 	if (cfg->host_spec && host_spec_parse(cfg->host_spec, &o.host, err, errlen))

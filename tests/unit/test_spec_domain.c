@@ -303,6 +303,25 @@ static void test_tune_out_and_back(void)
 	}
 }
 
+/* Text XML cannot carry is refused on the way out, not written broken. */
+static void test_out_refuses_what_xml_cannot_carry(void)
+{
+	struct vcpu_qos q;
+	struct vm_config cfg;
+	char *xml = NULL;
+
+	vm_config_init(&cfg);
+	vcpu_qos_default(&q);
+	cfg.cmdline = "console=ttyS0 \x01";
+	CU_ASSERT(domain_write_string(&xml, &cfg, &q, NULL, NULL, err, sizeof(err)) < 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "--cmdline"));
+	cfg.cmdline = "caf\xc3";	/* a cut UTF-8 sequence */
+	CU_ASSERT(domain_write_string(&xml, &cfg, &q, NULL, NULL, err, sizeof(err)) < 0);
+	cfg.cmdline = "tab\tand caf\xc3\xa9";
+	CU_ASSERT_EQUAL(domain_write_string(&xml, &cfg, &q, NULL, NULL, err, sizeof(err)), 0);
+	free(xml);
+}
+
 /* libvirt's own schema, when installed, speaks first. */
 static void test_libvirt_schema_when_installed(void)
 {
@@ -330,6 +349,7 @@ UNIT_SUITE(spec_domain, suite_init, NULL,
 	   UNIT_TEST(test_elements_become_options),
 	   UNIT_TEST(test_no_quota_means_no_cap),
 	   UNIT_TEST(test_tune_out_and_back),
+	   UNIT_TEST(test_out_refuses_what_xml_cannot_carry),
 	   UNIT_TEST(test_memory_units),
 	   UNIT_TEST(test_capvisor_metadata),
 	   UNIT_TEST(test_bad_xml),
