@@ -9,6 +9,7 @@
  * with the reason; none is skipped silently. docs/libvirt.md has the table.
  */
 #include "vmm/domain_util.h"
+#include "vmm/emulator.h"
 #include "vmm/hostspec.h"
 #include "vmm/options.h"
 
@@ -244,13 +245,20 @@ static int on_current_memory(struct domain_ctx *c, const xmlNode *n)
 /*
  * Host CPU sets become cluster affinity: with the default emulated host every
  * host CPU N is its own cluster "cpuN", so one host CPU is one cluster. A set
- * of several CPUs has no cluster that is exactly it.
+ * of every host CPU capvisor may use is no affinity at all (cluster ""); any
+ * other set of several CPUs has no cluster that is exactly it.
  */
 int domain_cpuset_cluster(struct domain_ctx *c, const xmlNode *n, const char *cpuset,
 			  char *cluster, size_t len)
 {
+	cpu_set_t set, allowed;
+	char msg[256];
 	uint64_t cpu;
 
+	*cluster = 0;
+	if (!emulator_cpus_parse(cpuset, &set, msg, sizeof(msg)) &&
+	    !sched_getaffinity(0, sizeof(allowed), &allowed) && CPU_EQUAL(&set, &allowed))
+		return 0;
 	if (c->emulated_host)
 		return domain_fail(c, n, "cpuset names host CPUs, but the VM runs on the emulated "
 				   "host of capvisor's metadata: give <%s:vcpu cluster=...> there",
@@ -291,7 +299,8 @@ static int on_vcpu(struct domain_ctx *c, const xmlNode *n)
 	if (!rc && cpuset && nr) {
 		rc = domain_cpuset_cluster(c, n, cpuset, cluster, sizeof(cluster));
 		snprintf(val, sizeof(val), "0-%u:cluster=%s", c->nr_vcpus - 1, cluster);
-		rc = rc ?: domain_push(c, n, "vcpu", val);
+		if (!rc && *cluster)
+			rc = domain_push(c, n, "vcpu", val);
 	}
 out:
 	free(text);

@@ -114,7 +114,8 @@ static int on_vcpupin(struct domain_ctx *c, const xmlNode *n)
 		rc = domain_fail(c, n, "vcpu %s: the VM has vCPUs 0-%u", vcpu, c->nr_vcpus - 1);
 	rc = rc ?: domain_cpuset_cluster(c, n, cpuset, cluster, sizeof(cluster));
 	snprintf(val, sizeof(val), "%llu:cluster=%s", (unsigned long long)i, cluster);
-	rc = rc ?: domain_push(c, n, "vcpu", val);
+	if (!rc && *cluster)
+		rc = domain_push(c, n, "vcpu", val);
 	free(vcpu);
 	free(cpuset);
 	return rc;

@@ -49,7 +49,10 @@ xmlDoc *domain_read_doc(const char *xml, size_t len, const char *name, char *err
 			size_t errlen);
 /* libvirt's schema when installed: 0 valid or no schema, -EINVAL with err filled. */
 int domain_libvirt_validate(xmlDoc *doc, const char *name, char *err, size_t errlen);
-/* One host CPU as the cluster of the default emulated host that is exactly it. */
+/*
+ * One host CPU as the cluster of the default emulated host that is exactly
+ * it; "" (no affinity) for every host CPU capvisor may use.
+ */
 int domain_cpuset_cluster(struct domain_ctx *c, const xmlNode *n, const char *cpuset,
 			  char *cluster, size_t len);
 /* <cputune> and <devices> (vmm/domain_tune.c). */

@@ -11,6 +11,7 @@
 #include "vmm/qosspec.h"
 
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,26 @@ static void test_elements_become_options(void)
 	CU_ASSERT_EQUAL(d.origin[8].line, 11);
 	CU_ASSERT_STRING_EQUAL(d.origin[8].element, "quota");
 	CU_ASSERT_STRING_EQUAL(d.info.name, "vm1");
+	domain_args_free(&d);
+}
+
+/* A cpuset of every host CPU this process may use pins nothing. */
+static void test_cpuset_of_every_cpu_is_no_pin(void)
+{
+	struct domain_args d;
+	cpu_set_t allowed;
+	char list[1024] = "", xml[2048];
+
+	CU_ASSERT_EQUAL_FATAL(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &allowed))
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d",
+				 *list ? "," : "", c);
+	snprintf(xml, sizeof(xml), "<domain type='kvm'><name>t</name><memory>65536</memory>"
+		 "<vcpu cpuset='%s'>2</vcpu><os><type>hvm</type></os><cputune><vcpupin vcpu='1' "
+		 "cpuset='%s'/></cputune></domain>", list, list);
+	CU_ASSERT_EQUAL_FATAL(parse(xml, &d), 0);
+	CU_ASSERT_STRING_EQUAL(joined(&d), "--vcpus=2 --mem=67108864");
 	domain_args_free(&d);
 }
 
@@ -244,7 +265,7 @@ static void test_unsupported_is_refused(void)
 		       "<memoryBacking>", "no hugepages");
 	expect_refused(DOM_HEAD "<cputune><emulator_quota>1000</emulator_quota></cputune>"
 		       "</domain>", "<emulator_quota>", "not supported");
-	expect_refused(DOM_HEAD "<cputune><vcpupin vcpu='0' cpuset='0-1'/></cputune></domain>",
+	expect_refused(DOM_HEAD "<cputune><vcpupin vcpu='0' cpuset='0,1000'/></cputune></domain>",
 		       "<vcpupin>", "one host CPU");
 	expect_refused(DOM_HEAD "<metadata><c:vm xmlns:c='" DOMAIN_NS "'><c:host><c:cluster "
 		       "name='a' count='1' capacity='1024'/></c:host></c:vm></metadata>"
@@ -348,6 +369,7 @@ static void test_libvirt_schema_when_installed(void)
 UNIT_SUITE(spec_domain, suite_init, NULL,
 	   UNIT_TEST(test_elements_become_options),
 	   UNIT_TEST(test_no_quota_means_no_cap),
+	   UNIT_TEST(test_cpuset_of_every_cpu_is_no_pin),
 	   UNIT_TEST(test_tune_out_and_back),
 	   UNIT_TEST(test_out_refuses_what_xml_cannot_carry),
 	   UNIT_TEST(test_memory_units),
