@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 struct schema_error {
+	const char *file;	/* when libxml2 names none */
 	char *buf;
 	size_t len;
 	bool set;
@@ -47,7 +48,7 @@ static void first_error(void *opaque, xmlErrorPtr e)
 		snprintf(first, sizeof(first), "%s", colon ? colon + 2 : se->buf);
 		snprintf(msg, sizeof(msg), "%s", first);
 	}
-	snprintf(se->buf, se->len, "%s:%d: %s%s%s%s", e->file ? e->file : "?",
+	snprintf(se->buf, se->len, "%s:%d: %s%s%s%s", e->file ? e->file : se->file,
 		 node ? (int)xmlGetLineNo(node) : e->line, node ? "<" : "",
 		 node ? (const char *)node->name : "", node ? ">: " : "", msg);
 	se->set = true;
@@ -58,7 +59,7 @@ static void first_error(void *opaque, xmlErrorPtr e)
 int domain_libvirt_validate(xmlDoc *doc, const char *name, char *err, size_t errlen)
 {
 	const char *path = getenv("CAPVISOR_LIBVIRT_SCHEMA") ?: DOMAIN_LIBVIRT_SCHEMA;
-	struct schema_error se = { err, errlen, false, false };
+	struct schema_error se = { name, err, errlen, false, false };
 	xmlRelaxNGParserCtxt *pc;
 	xmlRelaxNGValidCtxt *vc;
 	xmlRelaxNG *schema;
@@ -90,7 +91,7 @@ int domain_libvirt_validate(xmlDoc *doc, const char *name, char *err, size_t err
 xmlDoc *domain_read_doc(const char *xml, size_t len, const char *name, char *err, size_t errlen)
 {
 	xmlParserCtxt *pc = xmlNewParserCtxt();
-	struct schema_error se = { err, errlen, false, false };
+	struct schema_error se = { name, err, errlen, false, false };
 	xmlDoc *doc;
 
 	if (!pc) {

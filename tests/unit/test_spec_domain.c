@@ -223,6 +223,17 @@ static void test_bad_xml(void)
 	expect_refused(DOM_HEAD "<os><type>hvm</type></os></domain>", "<os>", "given twice");
 }
 
+/* Bytes that are not text at all: the error still names the file (found by fuzzing). */
+static void test_binary_input_names_the_file(void)
+{
+	static const char bin[] = { '<', 0, 0, 0, '!', '-', '<', '!', '-', '-', ' ', (char)0xa6 };
+	struct domain_args d;
+
+	memset(&d, 0, sizeof(d));
+	CU_ASSERT(domain_parse(bin, sizeof(bin), "t.xml", &d, err, sizeof(err)) < 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "t.xml:"));
+}
+
 /* What would change the guest and capvisor cannot do: refused with the reason. */
 static void test_unsupported_is_refused(void)
 {
@@ -375,5 +386,6 @@ UNIT_SUITE(spec_domain, suite_init, NULL,
 	   UNIT_TEST(test_memory_units),
 	   UNIT_TEST(test_capvisor_metadata),
 	   UNIT_TEST(test_bad_xml),
+	   UNIT_TEST(test_binary_input_names_the_file),
 	   UNIT_TEST(test_unsupported_is_refused),
 	   UNIT_TEST(test_libvirt_schema_when_installed))
