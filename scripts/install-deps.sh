@@ -8,6 +8,8 @@ PKGS=(
 	gcc clang make binutils            # toolchains (the project builds with both)
 	libjson-c-dev                      # control socket, simulator, VM definitions
 	libcap-ng-dev                      # dropping privileges after setup
+	libxml2-dev pkg-config             # libvirt domain XML in and out
+	libvirt-clients libxml2-utils      # virt-xml-validate, virsh's test driver, xmllint (domain tests)
 	libcunit1-dev                      # unit tests
 	libclang-rt-14-dev                 # clang's sanitizer and libFuzzer runtimes
 	acpica-tools                       # iasl / acpiexec check our ACPI tables

@@ -25,8 +25,17 @@ $(FUZZ_BUILD)/fuzz_qmp_client: $(FUZZ_QMP_CLIENT_SRCS) vmm/qmp_client.h vmm/ctl_
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_QMP_CLIENT_SRCS) -o $@ -ljson-c -lm
 
-# Runs a fuzzer over a scratch corpus seeded from tests/fuzz/corpus (never
-# written to), or from the seed folder and dictionary given as $(3) and $(4).
+# libvirt domain XML in: the reader and the option parsers it calls.
+FUZZ_DOMAIN_SRCS := tests/fuzz/fuzz_domain.c vmm/domain_in.c vmm/domain_meta.c \
+		    vmm/domain_schema.c vmm/domain_tune.c vmm/domain_util.c vmm/emulator.c \
+		    vmm/hostspec.c vmm/qosspec.c vmm/vmdef.c
+
+$(FUZZ_BUILD)/fuzz_domain: $(FUZZ_DOMAIN_SRCS) vmm/domain.h vmm/domain_util.h tests/fuzz/fuzz.mk
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(XML_CFLAGS) $(FUZZ_DOMAIN_SRCS) -o $@ $(XML_LIBS) -ljson-c
+
+# Runs a fuzzer over a scratch corpus seeded from a corpus folder (never written
+# to): $(3) (default tests/fuzz/corpus) with dictionary $(4) (default qmp.dict).
 define run_fuzzer
 	@mkdir -p $(FUZZ_BUILD)/corpus-$(1)
 	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/$(1) -max_total_time=$(2) -max_len=4096 \
@@ -35,11 +44,13 @@ define run_fuzzer
 		$(FUZZ_BUILD)/corpus-$(1) $(or $(3),tests/fuzz/corpus)
 endef
 
-fuzz-smoke: $(FUZZ_BUILD)/fuzz_qmp
+fuzz-smoke: $(FUZZ_BUILD)/fuzz_qmp $(FUZZ_BUILD)/fuzz_domain
 	$(call run_fuzzer,fuzz_qmp,25)
+	$(call run_fuzzer,fuzz_domain,25,tests/fuzz/corpus-domain,tests/fuzz/domain.dict)
 
-fuzz: $(FUZZ_BUILD)/fuzz_qmp
+fuzz: $(FUZZ_BUILD)/fuzz_qmp $(FUZZ_BUILD)/fuzz_domain
 	$(call run_fuzzer,fuzz_qmp,$(FUZZ_TIME))
+	$(call run_fuzzer,fuzz_domain,$(FUZZ_TIME),tests/fuzz/corpus-domain,tests/fuzz/domain.dict)
 
 # The client target, run by fuzz-smoke and fuzz through a prerequisite.
 .PHONY: fuzz-smoke-qmp-client fuzz-qmp-client
