@@ -69,6 +69,7 @@ void dl_assign_rq(struct sched *s, struct sched_entity *se, int cpu)
 		slist_init(&se->dl_link);
 		rq->dl_bw -= se->dl_bw;
 		rq->dl_density -= density;
+		rq->dl_level = dl_needed_level(s, rq);
 		s->perf_dirty |= 1u << rq->cluster;
 	}
 	se->dl_cpu = cpu;
@@ -77,6 +78,7 @@ void dl_assign_rq(struct sched *s, struct sched_entity *se, int cpu)
 	slist_add_tail(&se->dl_link, &s->rq[cpu].dl_assigned);
 	s->rq[cpu].dl_bw += se->dl_bw;
 	s->rq[cpu].dl_density += density;
+	s->rq[cpu].dl_level = dl_needed_level(s, &s->rq[cpu]);
 	s->perf_dirty |= 1u << s->rq[cpu].cluster;
 }
 

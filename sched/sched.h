@@ -128,6 +128,15 @@ struct sched_config {
 	uint64_t slice_ns;		/* EEVDF base slice [3 ms] */
 	uint64_t tick_ns;		/* expected tick period, bounds lag [1 ms] */
 	unsigned int dl_limit_permille;	/* admissible DL bandwidth [950] */
+	/*
+	 * The supply a pCPU really delivers, for admission (dl_supply.c):
+	 * at level P it runs P x window/1024 at a fixed position in every
+	 * window (the dispatcher's duty cycle; none at level 1024), and what
+	 * it runs may come up to latency late. [0, 0]: continuous supply,
+	 * the engine's own time (the simulator's default).
+	 */
+	uint64_t dl_supply_window_ns;
+	uint64_t dl_supply_latency_ns;
 	uint64_t balance_interval_ns;	/* periodic load balance [4 ms] */
 	/*
 	 * With no idle pCPU the periodic balance runs busy_factor times less
