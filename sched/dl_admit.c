@@ -482,16 +482,23 @@ static int fit_error(const struct sched *s, const struct dl_pack *p, const struc
 }
 
 static int pack_error(const struct sched *s, const struct dl_pack *p, int why,
-		      const struct dl_item *req, char *err, size_t errlen)
+		      const struct dl_item *req, const struct sched_dl_params *dl, char *err,
+		      size_t errlen)
 {
-	char d[16], where[400];
+	char d[48], where[400];
 
-	fmt_bw(d, sizeof(d), req->density);
+	if (supply_continuous(s))
+		fmt_bw(d, sizeof(d), req->density);
+	else
+		snprintf(d, sizeof(d), "%llu/%llu us",
+			 (unsigned long long)(dl->runtime_ns / NSEC_PER_USEC),
+			 (unsigned long long)(dl->deadline_ns / NSEC_PER_USEC));
 	describe_affinity(s, p, req, where, sizeof(where));
 	return sched_errf(err, errlen, SCHED_E_BANDWIDTH,
-			  "reservation: bandwidth: density %s fits no pCPU within %u/1000 of "
+			  "reservation: bandwidth: %s%s fits no pCPU within %u/1000 of "
 			  "capacity, even re-packing all %u reservations (%s): %s",
-			  d, s->cfg.dl_limit_permille, p->nr,
+			  supply_continuous(s) ? "density " : "runtime/deadline ", d,
+			  s->cfg.dl_limit_permille, p->nr,
 			  why == REPACK_NONE ? "no solution" : "search bound reached", where);
 }
 
@@ -548,7 +555,7 @@ int dl_admit(const struct sched *s, const struct sched_entity *se,
 		ret = sched_errf(err, errlen, SCHED_E_NOMEM, "reservation: out of memory");
 	else if (ret) {
 		current_loads(s, se, p->load);
-		ret = pack_error(s, p, ret, &req, err, errlen);
+		ret = pack_error(s, p, ret, &req, dl, err, errlen);
 	}
 out:
 	if (ret)
