@@ -228,9 +228,8 @@ static void put_prev_dl(struct sched *s, struct sched_rq *rq, struct sched_entit
 static void update_curr_dl(struct sched *s, struct sched_rq *rq, uint64_t delta, uint64_t now)
 {
 	struct sched_entity *curr = rq->curr;
-	uint64_t scaled = (delta * rq_level(s, rq)) >> 10;
+	uint64_t scaled = dl_supply_delivered(s, rq, rq_level(s, rq), now - delta, now);
 
-	(void)now;
 	curr->dl_runtime -= (int64_t)scaled;
 	if (curr->dl_runtime <= 0)
 		resched_rq(rq);	/* schedule_rq() throttles it */
@@ -342,7 +341,7 @@ static uint64_t next_event_dl(const struct sched *s, const struct sched_rq *rq)
 	if (curr) {
 		uint64_t left = curr->dl_runtime > 0 ? (uint64_t)curr->dl_runtime : 0;
 
-		next = rq->clock + (left * 1024 + lvl - 1) / lvl;
+		next = dl_supply_until(s, rq, (unsigned int)lvl, rq->clock, left);
 	}
 	for (pos = rq->dl_assigned.next; pos != &rq->dl_assigned; pos = pos->next) {
 		const struct sched_entity *se = slist_entry(pos, struct sched_entity, dl_link);

@@ -13,6 +13,11 @@
  * demands at most r x (t - B)/(D - B) by any t >= D when D > B, so EDF on
  * the pCPU keeps every deadline when the sum of r/(D - B) is at most
  * limit x P/1024. With W = L = 0 that is the density test r/D.
+ *
+ * Where the phase of the on-parts is known (cfg.dl_supply_charge), a
+ * reservation's budget is charged what the supply delivered while it was
+ * current, not level/1024 of the time: EDF on the periodic resource, which
+ * the test above is about.
  */
 #include "sched/internal.h"
 
@@ -86,4 +91,61 @@ unsigned int dl_needed_level(const struct sched *s, const struct sched_rq *rq)
 			lo = mid + 1;
 	}
 	return lo;
+}
+
+/* ------------------------------------------------------------ charging */
+
+static uint64_t on_part_ns(const struct sched *s, unsigned int level)
+{
+	uint64_t w = s->cfg.dl_supply_window_ns;
+
+	return level >= SCHED_CAPACITY_SCALE ? w :
+	       (uint64_t)((unsigned __int128)w * level / SCHED_CAPACITY_SCALE);
+}
+
+/* On-time of cpu's on-parts in [0, t). */
+static uint64_t on_before(const struct sched *s, unsigned int cpu, uint64_t on, uint64_t t)
+{
+	uint64_t w = s->cfg.dl_supply_window_ns, in = t % w, off = s->cfg.dl_supply_offset_ns[cpu];
+	uint64_t part = in <= off ? 0 : in - off;
+
+	return t / w * on + (part < on ? part : on);
+}
+
+static bool charge_supply(const struct sched *s)
+{
+	return s->cfg.dl_supply_charge && s->cfg.dl_supply_window_ns;
+}
+
+/* Work (full-capacity ns) rq delivers at level in [t0, t1). */
+uint64_t dl_supply_delivered(const struct sched *s, const struct sched_rq *rq, unsigned int level,
+			     uint64_t t0, uint64_t t1)
+{
+	uint64_t on;
+
+	if (!charge_supply(s))
+		return ((t1 - t0) * level) >> 10;
+	on = on_part_ns(s, level);
+	return on_before(s, (unsigned int)rq->cpu, on, t1) -
+	       on_before(s, (unsigned int)rq->cpu, on, t0);
+}
+
+/* The first time from t0 by which rq has delivered work at level (UINT64_MAX: never). */
+uint64_t dl_supply_until(const struct sched *s, const struct sched_rq *rq, unsigned int level,
+			 uint64_t t0, uint64_t work)
+{
+	uint64_t w = s->cfg.dl_supply_window_ns, off, on, target, k, r;
+
+	if (!charge_supply(s))
+		return t0 + (work * 1024 + level - 1) / level;
+	on = on_part_ns(s, level);
+	if (!work)
+		return t0;
+	if (!on)
+		return UINT64_MAX;
+	off = s->cfg.dl_supply_offset_ns[rq->cpu];
+	target = on_before(s, (unsigned int)rq->cpu, on, t0) + work;
+	k = target / on;
+	r = target % on;
+	return r ? k * w + off + r : (k - 1) * w + off + on;
 }

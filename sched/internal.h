@@ -497,6 +497,10 @@ uint64_t dl_level_room(const struct sched *s, unsigned int level);
 uint64_t dl_rq_supply_load(const struct sched *s, const struct sched_rq *rq,
 			   const struct sched_entity *skip, unsigned int level);
 unsigned int dl_needed_level(const struct sched *s, const struct sched_rq *rq);
+uint64_t dl_supply_delivered(const struct sched *s, const struct sched_rq *rq, unsigned int level,
+			     uint64_t t0, uint64_t t1);
+uint64_t dl_supply_until(const struct sched *s, const struct sched_rq *rq, unsigned int level,
+			 uint64_t t0, uint64_t work);
 void dl_move(struct sched *s, struct sched_entity *se, unsigned int cpu, uint64_t now);
 int dl_check_params(const struct sched_dl_params *dl, char *err, size_t errlen);
 void dl_set_params(struct sched *s, struct sched_entity *se, const struct sched_dl_params *dl,

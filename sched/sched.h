@@ -137,6 +137,14 @@ struct sched_config {
 	 */
 	uint64_t dl_supply_window_ns;
 	uint64_t dl_supply_latency_ns;
+	/*
+	 * When the phase of that supply is known too (the simulator's duty
+	 * cycle): pCPU c's on-part starts dl_supply_offset_ns[c] into every
+	 * window counted from time 0, and reservations are charged only the
+	 * work it delivered, so that a budget ends when the work is done.
+	 */
+	bool dl_supply_charge;
+	uint64_t dl_supply_offset_ns[SCHED_MAX_CPUS];
 	uint64_t balance_interval_ns;	/* periodic load balance [4 ms] */
 	/*
 	 * With no idle pCPU the periodic balance runs busy_factor times less
