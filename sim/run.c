@@ -78,7 +78,7 @@ static int add_vcpu(struct sim *sim, unsigned int si, const struct sim_vcpu_spec
 {
 	struct sim_vcpu *v = &sim->vcpu[sim->nr_vcpus];
 	struct sched_entity_params p;
-	char msg[256];
+	char msg[512];
 	int id;
 
 	if (sp->count > 1)

@@ -96,7 +96,7 @@ struct sim_vcpu {
 struct sim_rejection {
 	char vcpu[SCHED_NAME_MAX];
 	int code;
-	char message[256];
+	char message[512];
 };
 
 struct sim_trace;

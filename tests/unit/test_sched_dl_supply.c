@@ -8,7 +8,8 @@
  * force over every placement of small random sets whether they fit; the
  * engine must agree wherever the answer is not within rounding of the
  * limit. Also: the level a reserved pCPU keeps, against clamps and guest
- * requests, and the refusal that names the blackout.
+ * requests, the refusal that names the blackout, and budgets charged what
+ * a duty-cycled pCPU delivered where its phase is known.
  */
 #include "tests/unit/test_sched_util.h"
 
@@ -320,7 +321,50 @@ static void test_dl_supply_blackout_refused(void)
 	sched_destroy(s);
 }
 
+/* Where on-parts are known, a budget lasts until that much work was delivered. */
+static uint64_t delivered_by_scan(uint64_t window, uint64_t offset, uint64_t on, uint64_t work)
+{
+	uint64_t t = 0, got = 0;
+
+	for (; got < work; t += US)
+		got += (t % window >= offset && t % window < offset + on) ? US : 0;
+	return t;
+}
+
+static void test_dl_supply_charges_delivered(void)
+{
+	struct sched_config cfg = { .dl_supply_window_ns = 4 * MS, .dl_supply_charge = true };
+	struct sched_topology t = { .nr_clusters = 1 };
+	struct sched_entity_info info;
+	struct sched *s;
+	char err[256];
+	uint64_t end, now = 0;
+	int id;
+
+	cfg.dl_supply_offset_ns[0] = 1500 * US;
+	snprintf(t.clusters[0].name, SCHED_NAME_MAX, "little");
+	t.clusters[0].nr_cpus = 1;
+	t.clusters[0].capacity = 512;
+	t.clusters[0].nr_levels = 1;
+	t.clusters[0].levels[0] = 512;
+	s = sched_create(&t, &cfg, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	id = add_res(s, &(struct res_model){ 3 * MS, 20 * MS, 20 * MS, -1 }, NULL, 0);
+	CU_ASSERT_FATAL(id >= 0);
+	/* 2 ms on-parts at 1.5-3.5 ms of each 4 ms: 3 ms of work by 9.5 ms, not by 6 ms. */
+	end = delivered_by_scan(4 * MS, 1500 * US, 2 * MS, 3 * MS);
+	CU_ASSERT_EQUAL(sched_next_event(s, 0), end);
+	run_until(s, &now, end - 100 * US, 100 * US);
+	sched_entity_info(s, id, &info);
+	CU_ASSERT_EQUAL(info.state, SCHED_RUNNING);
+	run_until(s, &now, end, 100 * US);
+	sched_entity_info(s, id, &info);
+	CU_ASSERT_EQUAL(info.state, SCHED_THROTTLED);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_dl_supply, NULL, NULL,
+	   UNIT_TEST(test_dl_supply_charges_delivered),
 	   UNIT_TEST(test_dl_supply_random_vs_oracle),
 	   UNIT_TEST(test_dl_supply_level_kept),
 	   UNIT_TEST(test_dl_supply_blackout_refused))
