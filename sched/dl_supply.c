@@ -149,3 +149,14 @@ uint64_t dl_supply_until(const struct sched *s, const struct sched_rq *rq, unsig
 	r = target % on;
 	return r ? k * w + off + r : (k - 1) * w + off + on;
 }
+
+int sched_set_supply_offset(struct sched *s, unsigned int cpu, uint64_t offset_ns, uint64_t now)
+{
+	if (cpu >= s->nr_cpus)
+		return -SCHED_E_NOENT;
+	if (!charge_supply(s))
+		return 0;
+	update_rq_clock(s, &s->rq[cpu], now);
+	s->cfg.dl_supply_offset_ns[cpu] = offset_ns % s->cfg.dl_supply_window_ns;
+	return 0;
+}

@@ -285,6 +285,14 @@ int sched_set_affinity(struct sched *s, int id, const struct sched_cpumask *mask
  */
 int sched_set_perf_request(struct sched *s, int id, unsigned int level, uint64_t now);
 
+/*
+ * With cfg.dl_supply_charge: pCPU cpu's on-parts start offset_ns (mod the
+ * window) into each window from now on (the dispatcher restarted its
+ * windows); what ran before is charged at the old phase.
+ * -SCHED_E_NOENT for a bad cpu.
+ */
+int sched_set_supply_offset(struct sched *s, unsigned int cpu, uint64_t offset_ns, uint64_t now);
+
 /* ----------------------------------------------------------------- events */
 
 /*

@@ -122,12 +122,18 @@ static int init_vcpus(struct dispatch *d, const struct dispatch_config *cfg, cha
 	return 0;
 }
 
+/* Where pCPU pc's on-parts start in the engine's time, modulo the window. */
+static uint64_t supply_offset(const struct dispatch *d, const struct dpcpu *pc)
+{
+	return (d->epoch_ns + pc->phase_ns + pc->slot.offset_ns) % d->window_ns;
+}
+
 static int init_pcpus(struct dispatch *d, const struct dispatch_config *cfg)
 {
 	unsigned int cap[HOST_MAX_PCPUS];
 	struct duty_slot slots[HOST_MAX_PCPUS];
 
-	d->nr_pcpus = sched_nr_cpus(d->sched);
+	d->nr_pcpus = host_spec_nr_pcpus(cfg->host);
 	d->p = calloc(d->nr_pcpus, sizeof(*d->p));
 	if (!d->p)
 		return -SCHED_E_NOMEM;
@@ -178,12 +184,21 @@ struct dispatch *dispatch_create(const struct dispatch_config *cfg, char *err, s
 	 * PVM hosts, a few us on VMX/SVM); a 4 ms slice keeps that near 2%.
 	 */
 	scfg.slice_ns = cfg->slice_ns ? cfg->slice_ns : 4000000;
-	d->sched = sched_create(&topo, &scfg, err, errlen);
-	if (!d->sched || init_pcpus(d, cfg) || init_vcpus(d, cfg, err, errlen)) {
+	d->epoch_ns = dispatch_now_ns();
+	if (init_pcpus(d, cfg)) {
+		snprintf(err, errlen, "out of memory");
 		dispatch_destroy(d);
 		return NULL;
 	}
-	d->epoch_ns = dispatch_now_ns();
+	/* ... and charges reservations what the on-parts deliver: their phases. */
+	scfg.dl_supply_charge = true;
+	for (unsigned int p = 0; p < d->nr_pcpus && p < SCHED_MAX_CPUS; p++)
+		scfg.dl_supply_offset_ns[p] = supply_offset(d, &d->p[p]);
+	d->sched = sched_create(&topo, &scfg, err, errlen);
+	if (!d->sched || init_vcpus(d, cfg, err, errlen)) {
+		dispatch_destroy(d);
+		return NULL;
+	}
 	return d;
 }
 
@@ -297,6 +312,7 @@ static void rephase(struct dispatch *d, struct dpcpu *pc)
 		return;
 	pc->phase_ns = (now - d->epoch_ns) % d->window_ns;
 	pc->onpart_window = UINT64_MAX;
+	sched_set_supply_offset(d->sched, (unsigned int)(pc - d->p), supply_offset(d, pc), now);
 }
 
 /* A pCPU changed hands or level: kick the old vCPU, wake the new one. */
