@@ -156,7 +156,9 @@ int sched_set_supply_offset(struct sched *s, unsigned int cpu, uint64_t offset_n
 		return -SCHED_E_NOENT;
 	if (!charge_supply(s))
 		return 0;
-	update_rq_clock(s, &s->rq[cpu], now);
+	/* Only a current reservation's budget depends on the phase. */
+	if (s->rq[cpu].curr && dl_entity(s->rq[cpu].curr))
+		update_rq_clock(s, &s->rq[cpu], now);
 	s->cfg.dl_supply_offset_ns[cpu] = offset_ns % s->cfg.dl_supply_window_ns;
 	return 0;
 }
