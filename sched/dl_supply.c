@@ -103,13 +103,17 @@ static uint64_t on_part_ns(const struct sched *s, unsigned int level)
 	       (uint64_t)((unsigned __int128)w * level / SCHED_CAPACITY_SCALE);
 }
 
-/* On-time of cpu's on-parts in [0, t). */
+/*
+ * On-time of cpu's on-parts up to t, plus a constant: only differences
+ * count. On-parts start at offset + k x W and may cross a multiple of W,
+ * so time is shifted to put their starts on multiples of W.
+ */
 static uint64_t on_before(const struct sched *s, unsigned int cpu, uint64_t on, uint64_t t)
 {
-	uint64_t w = s->cfg.dl_supply_window_ns, in = t % w, off = s->cfg.dl_supply_offset_ns[cpu];
-	uint64_t part = in <= off ? 0 : in - off;
+	uint64_t w = s->cfg.dl_supply_window_ns;
+	uint64_t u = t + w - s->cfg.dl_supply_offset_ns[cpu];
 
-	return t / w * on + (part < on ? part : on);
+	return u / w * on + (u % w < on ? u % w : on);
 }
 
 static bool charge_supply(const struct sched *s)
@@ -147,7 +151,8 @@ uint64_t dl_supply_until(const struct sched *s, const struct sched_rq *rq, unsig
 	target = on_before(s, (unsigned int)rq->cpu, on, t0) + work;
 	k = target / on;
 	r = target % on;
-	return r ? k * w + off + r : (k - 1) * w + off + on;
+	/* Back from the shifted time of on_before(). */
+	return (r ? k * w + r : (k - 1) * w + on) - (w - off);
 }
 
 int sched_set_supply_offset(struct sched *s, unsigned int cpu, uint64_t offset_ns, uint64_t now)

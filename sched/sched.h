@@ -258,7 +258,9 @@ int sched_set_uclamp(struct sched *s, int id, unsigned int min, unsigned int max
  * Set (dl->runtime_ns > 0) or clear (dl == NULL or runtime 0) a
  * reservation. Admission (partitioned EDF, docs/sched.md "Reservations
  * that are kept") assigns it one pCPU of its affinity on which the sum of
- * runtime/deadline x 1024/capacity stays within the limit, re-packing the
+ * runtime/(deadline - blackout) x 1024/capacity stays within the limit
+ * (blackout: 0 for a continuous supply, else window - on-part + latency
+ * of cfg.dl_supply_*; a deadline within it does not fit), re-packing the
  * other reservations if first fit fails: -SCHED_E_CAPACITY_FIT if no pCPU
  * of the affinity could hold it alone, -SCHED_E_BANDWIDTH if no placement
  * of all reservations was found. The message names the clusters tried and

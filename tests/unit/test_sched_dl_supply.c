@@ -363,8 +363,46 @@ static void test_dl_supply_charges_delivered(void)
 	sched_destroy(s);
 }
 
+/* A restarted window moves the on-parts, and with them the end of a budget. */
+static void test_dl_supply_offset_moves(void)
+{
+	struct sched_config cfg = { .dl_supply_window_ns = 4 * MS, .dl_supply_charge = true };
+	struct sched_topology t = { .nr_clusters = 1 };
+	struct sched *s;
+	char err[256];
+	uint64_t now = 0;
+	int id;
+
+	snprintf(t.clusters[0].name, SCHED_NAME_MAX, "little");
+	t.clusters[0].nr_cpus = 1;
+	t.clusters[0].capacity = 512;
+	t.clusters[0].nr_levels = 1;
+	t.clusters[0].levels[0] = 512;
+	s = sched_create(&t, &cfg, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	id = add_res(s, &(struct res_model){ 3 * MS, 20 * MS, 20 * MS, -1 }, NULL, 0);
+	CU_ASSERT_FATAL(id >= 0);
+	/* On-parts at 0-2 ms of each window: 3 ms delivered by 5 ms. */
+	CU_ASSERT_EQUAL(sched_next_event(s, 0), delivered_by_scan(4 * MS, 0, 2 * MS, 3 * MS));
+	run_until(s, &now, 3 * MS, 100 * US);
+	/*
+	 * 2 ms delivered; from 3 ms on the on-parts start at 3 ms (mod 4) and
+	 * cross the window boundary: 3-5 ms, so the last 1 ms ends at 4 ms.
+	 * With offset 7 ms (mod 4: 3 ms) the same.
+	 */
+	CU_ASSERT_EQUAL(sched_set_supply_offset(s, 0, 7 * MS, now), 0);
+	CU_ASSERT_EQUAL(sched_next_event(s, 0), 4 * MS);
+	run_until(s, &now, 3900 * US, 100 * US);
+	/* Now at 3.9 ms, 0.1 ms left: windows at 1 ms (mod 4) deliver it at 5.1 ms. */
+	CU_ASSERT_EQUAL(sched_set_supply_offset(s, 0, 1 * MS, now), 0);
+	CU_ASSERT_EQUAL(sched_next_event(s, 0), 5100 * US);
+	CU_ASSERT_EQUAL(sched_set_supply_offset(s, 1, 0, now), -SCHED_E_NOENT);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_dl_supply, NULL, NULL,
 	   UNIT_TEST(test_dl_supply_charges_delivered),
+	   UNIT_TEST(test_dl_supply_offset_moves),
 	   UNIT_TEST(test_dl_supply_random_vs_oracle),
 	   UNIT_TEST(test_dl_supply_level_kept),
 	   UNIT_TEST(test_dl_supply_blackout_refused))
