@@ -70,6 +70,7 @@ void dl_assign_rq(struct sched *s, struct sched_entity *se, int cpu)
 		rq->dl_bw -= se->dl_bw;
 		rq->dl_density -= density;
 		rq->dl_level = dl_needed_level(s, rq);
+		rq->dl_supply_load = dl_rq_supply_load(s, rq, NULL, rq->capacity);
 		s->perf_dirty |= 1u << rq->cluster;
 	}
 	se->dl_cpu = cpu;
@@ -79,6 +80,7 @@ void dl_assign_rq(struct sched *s, struct sched_entity *se, int cpu)
 	s->rq[cpu].dl_bw += se->dl_bw;
 	s->rq[cpu].dl_density += density;
 	s->rq[cpu].dl_level = dl_needed_level(s, &s->rq[cpu]);
+	s->rq[cpu].dl_supply_load = dl_rq_supply_load(s, &s->rq[cpu], NULL, s->rq[cpu].capacity);
 	s->perf_dirty |= 1u << s->rq[cpu].cluster;
 }
 

@@ -134,7 +134,12 @@ static void build_order(const struct sched *s, unsigned int *order, unsigned int
 static void current_loads(const struct sched *s, const struct sched_entity *skip, uint64_t *load)
 {
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
-		load[cpu] = dl_rq_supply_load(s, &s->rq[cpu], skip, s->rq[cpu].capacity);
+		load[cpu] = s->rq[cpu].dl_supply_load;
+	if (skip && dl_entity(skip) && skip->dl_cpu >= 0) {
+		const struct sched_rq *rq = &s->rq[skip->dl_cpu];
+
+		load[skip->dl_cpu] = dl_rq_supply_load(s, rq, skip, rq->capacity);
+	}
 }
 
 /* ------------------------------------------------------------ first fit */

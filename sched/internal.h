@@ -271,6 +271,7 @@ struct sched_rq {
 	uint64_t dl_bw;			/* bandwidth of entities assigned here */
 	uint64_t dl_density;		/* their admission density (dl_admit.c) */
 	unsigned int dl_level;		/* lowest level that keeps them (dl_supply.c) */
+	uint64_t dl_supply_load;	/* what they need of it at its top level */
 	unsigned int bucket_tasks;	/* entities counted in the buckets */
 
 	/* deadline */
