@@ -111,7 +111,7 @@ static uint64_t on_part_ns(const struct sched *s, unsigned int level)
 static uint64_t on_before(const struct sched *s, unsigned int cpu, uint64_t on, uint64_t t)
 {
 	uint64_t w = s->cfg.dl_supply_window_ns;
-	uint64_t u = t + w - s->cfg.dl_supply_offset_ns[cpu];
+	uint64_t u = t + w - s->cfg.dl_supply_offset_ns[cpu] % w;
 
 	return u / w * on + (u % w < on ? u % w : on);
 }
@@ -147,7 +147,7 @@ uint64_t dl_supply_until(const struct sched *s, const struct sched_rq *rq, unsig
 		return t0;
 	if (!on)
 		return UINT64_MAX;
-	off = s->cfg.dl_supply_offset_ns[rq->cpu];
+	off = s->cfg.dl_supply_offset_ns[rq->cpu] % w;
 	target = on_before(s, (unsigned int)rq->cpu, on, t0) + work;
 	k = target / on;
 	r = target % on;
