@@ -9,8 +9,10 @@
 #include "vmm/commands.h"
 #include "vmm/paths.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
@@ -73,11 +75,20 @@ static int open_outputs(const char *out, const char *trace, FILE **out_f, FILE *
 
 	*out_f = stdout;
 	*trace_f = NULL;
-	if (out && !(*out_f = path_fopen_output("--out", out, err, sizeof(err))))
+	if (out && !(*out_f = path_fopen_output_keep("--out", out, err, sizeof(err))))
 		goto fail;
-	if (trace && !(*trace_f = path_fopen_output("--trace", trace, err, sizeof(err)))) {
+	if (trace && !(*trace_f = path_fopen_output_keep("--trace", trace, err, sizeof(err)))) {
 		if (*out_f != stdout)
 			fclose(*out_f);
+		goto fail;
+	}
+	/* Both accepted: only now is either emptied. */
+	if ((out && ftruncate(fileno(*out_f), 0)) || (trace && ftruncate(fileno(*trace_f), 0))) {
+		snprintf(err, sizeof(err), "cannot truncate the output: %s", strerror(errno));
+		if (*out_f != stdout)
+			fclose(*out_f);
+		if (*trace_f)
+			fclose(*trace_f);
 		goto fail;
 	}
 	return 0;

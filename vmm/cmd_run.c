@@ -257,6 +257,10 @@ static int build_vm(struct run_ctx *c)
 	char hidden[256], err[512];
 	int rc;
 
+	if (c->stats_fd >= 0 && ftruncate(c->stats_fd, 0) < 0) {
+		pr_err("--stats-json: cannot truncate '%s': %s", c->cfg.stats_json, strerror(errno));
+		return EXIT_USAGE;
+	}
 	cpuid_format_set(p.cpu_hide, hidden, sizeof(hidden));
 	pr_info("%u vCPUs, %llu MiB, hidden CPU features: %s", p.nr_vcpus,
 		(unsigned long long)(p.mem_size >> 20), hidden);
@@ -349,7 +353,9 @@ static int check_output_paths(struct run_ctx *c)
 	    path_check_socket("--api-socket", c->cfg.api_socket, err, sizeof(err)))
 		goto fail;
 	if (c->cfg.stats_json) {
-		c->stats_fd = path_open_output("--stats-json", c->cfg.stats_json, err, sizeof(err));
+		/* Emptied in build_vm(), once every other input was accepted. */
+		c->stats_fd = path_open_output_keep("--stats-json", c->cfg.stats_json, err,
+						    sizeof(err));
 		if (c->stats_fd < 0)
 			goto fail;
 	}

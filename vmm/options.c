@@ -302,31 +302,41 @@ static const struct vm_option *find_option(const char *name, size_t len)
 	return NULL;
 }
 
+bool vm_config_has_option(const char *name)
+{
+	return find_option(name, strlen(name)) != NULL;
+}
+
+const struct vm_option *vm_config_option(unsigned int i)
+{
+	return i < NR_OPTIONS ? &options[i] : NULL;
+}
+
 struct loaded_def {
 	struct vmdef_args args;
 	struct loaded_def *next;
-	unsigned int depth;
 };
 
-static int parse_args(struct vm_config *cfg, int first, int argc, char **argv);
+static int parse_args(struct vm_config *cfg, int first, int argc, char **argv,
+		      const char *file, char **where);
 
 /* Options in the file apply where --config stands; later options override them. */
 static int set_config(struct vm_config *cfg, const char *arg)
 {
-	struct loaded_def *def = calloc(1, sizeof(*def)), *prev = cfg->defs;
+	struct loaded_def *def = calloc(1, sizeof(*def));
 	char err[512];
 
 	if (!def)
 		return -ENOMEM;
-	def->depth = prev ? prev->depth + 1 : 0;
-	if (def->depth > 4 || vmdef_load(arg, &def->args, err, sizeof(err))) {
-		pr_err("--config: %s", def->depth > 4 ? "definition files nest too deep" : err);
+	/* A file cannot hold "config", so definitions never nest. */
+	if (vmdef_load(arg, &def->args, err, sizeof(err))) {
+		pr_err("%s", err);
 		free(def);
 		return -EINVAL;
 	}
-	def->next = prev;
+	def->next = cfg->defs;
 	cfg->defs = def;
-	return parse_args(cfg, 0, def->args.argc, def->args.argv);
+	return parse_args(cfg, 0, def->args.argc, def->args.argv, arg, def->args.where);
 }
 
 void vm_config_free(struct vm_config *cfg)
@@ -343,15 +353,26 @@ void vm_config_free(struct vm_config *cfg)
 
 int vm_config_parse(struct vm_config *cfg, int argc, char **argv)
 {
-	return parse_args(cfg, 1, argc, argv);
+	return parse_args(cfg, 1, argc, argv, NULL, NULL);
 }
 
-static int parse_args(struct vm_config *cfg, int first, int argc, char **argv)
+/* A definition file's option failed its setter: say where in the file it came from. */
+static int refused_in(const char *file, char **where, int i)
+{
+	if (file)
+		pr_err("--config: %s: %s: refused (see the error above)", file, where[i]);
+	return -EINVAL;
+}
+
+static int parse_args(struct vm_config *cfg, int first, int argc, char **argv,
+		      const char *file, char **where)
 {
 	for (int i = first; i < argc; i++) {
 		const char *a = argv[i], *eq, *val = NULL;
 		const struct vm_option *o;
 
+		if (!strcmp(a, "-h"))
+			a = "--help";
 		if (strncmp(a, "--", 2)) {
 			pr_err("unexpected argument '%s' (options start with --; see --help)", a);
 			return -EINVAL;
@@ -374,7 +395,7 @@ static int parse_args(struct vm_config *cfg, int first, int argc, char **argv)
 			return -EINVAL;
 		}
 		if (o->set(cfg, val))
-			return -EINVAL;
+			return refused_in(file, where, i);
 	}
 	return 0;
 }

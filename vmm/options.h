@@ -70,6 +70,9 @@ void vm_config_init(struct vm_config *cfg);
 int vm_config_parse(struct vm_config *cfg, int argc, char **argv);
 void vm_config_free(struct vm_config *cfg);
 void vm_config_usage(FILE *f);
+/* Is NAME (without "--") a run option? The i-th option of the table, NULL past the last. */
+bool vm_config_has_option(const char *name);
+const struct vm_option *vm_config_option(unsigned int i);
 
 /* "256M", "2G", "4096K", "1T", or bytes; 0 or -EINVAL (overflow, bad suffix). */
 int parse_size(const char *s, uint64_t *out);

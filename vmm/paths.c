@@ -87,35 +87,42 @@ int path_open_input(const char *opt, const char *path, char *err, size_t errlen)
 	return fd;
 }
 
-int path_open_output(const char *opt, const char *path, char *err, size_t errlen)
+int path_open_output_keep(const char *opt, const char *path, char *err, size_t errlen)
 {
 	static const char expected[] = "a regular file to write, or a new file's path";
 	int fd;
 
 	if (refuse_special(opt, path, expected, err, errlen))
 		return -1;
-	/* No O_TRUNC: only a file found to be regular is truncated. */
+	/* No O_TRUNC: only a file found to be regular is truncated, by the caller. */
 	fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: cannot open '%s' for writing: %s (expected %s)", opt,
 			 path, strerror(errno), expected);
 		return -1;
 	}
-	if (check_opened(fd, opt, path, expected, err, errlen))
-		goto fail;
-	if (ftruncate(fd, 0) < 0) {
-		snprintf(err, errlen, "%s: cannot truncate '%s': %s", opt, path, strerror(errno));
-		goto fail;
+	if (check_opened(fd, opt, path, expected, err, errlen)) {
+		close(fd);
+		return -1;
 	}
 	return fd;
-fail:
-	close(fd);
-	return -1;
 }
 
-FILE *path_fopen_output(const char *opt, const char *path, char *err, size_t errlen)
+int path_open_output(const char *opt, const char *path, char *err, size_t errlen)
 {
-	int fd = path_open_output(opt, path, err, errlen);
+	int fd = path_open_output_keep(opt, path, err, errlen);
+
+	if (fd >= 0 && ftruncate(fd, 0) < 0) {
+		snprintf(err, errlen, "%s: cannot truncate '%s': %s", opt, path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+FILE *path_fopen_output_keep(const char *opt, const char *path, char *err, size_t errlen)
+{
+	int fd = path_open_output_keep(opt, path, err, errlen);
 	FILE *f;
 
 	if (fd < 0)

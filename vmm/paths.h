@@ -20,8 +20,12 @@
 int path_open_input(const char *opt, const char *path, char *err, size_t errlen);
 /* A regular file to write, created (0644) or truncated: fd, or -1 with err. */
 int path_open_output(const char *opt, const char *path, char *err, size_t errlen);
-/* The same as a stdio stream ("w"), or NULL with err filled. */
-FILE *path_fopen_output(const char *opt, const char *path, char *err, size_t errlen);
+/*
+ * The same without truncating, so that a caller opening several outputs
+ * truncates them only once all were accepted; and as a stdio stream.
+ */
+int path_open_output_keep(const char *opt, const char *path, char *err, size_t errlen);
+FILE *path_fopen_output_keep(const char *opt, const char *path, char *err, size_t errlen);
 /* A directory to write files into, created if missing (one level): 0 or -1 with err. */
 int path_check_output_dir(const char *opt, const char *path, char *err, size_t errlen);
 /*
