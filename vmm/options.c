@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "vmm/options.h"
+#include "vmm/dutycycle.h"
 #include "vmm/log.h"
 #include "vmm/qosspec.h"
 #include "vmm/vmdef.h"
@@ -196,7 +197,8 @@ static int set_tick(struct vm_config *cfg, const char *arg)
 
 static int set_window(struct vm_config *cfg, const char *arg)
 {
-	return set_us("window-us", arg, 500, 100000, &cfg->window_ns);
+	return set_us("window-us", arg, DUTY_MIN_WINDOW_NS / 1000, DUTY_MAX_WINDOW_NS / 1000,
+		      &cfg->window_ns);
 }
 
 static int set_slice(struct vm_config *cfg, const char *arg)
