@@ -19,7 +19,14 @@ static void usage(FILE *f)
 	fprintf(f, "usage: capvisor sim SCENARIO.json [--out RESULT.json] [--trace TRACE.json]\n"
 		   "  Runs the scheduling engine on a scenario in virtual time and prints the\n"
 		   "  result as JSON (to stdout without --out). --trace writes a Chrome/Perfetto\n"
-		   "  trace (one track per pCPU). Format: docs/sim-scenarios.md.\n");
+		   "  trace (one track per pCPU). Format: docs/sim-scenarios.md.\n\n"
+		   "options:\n"
+		   "  --out FILE     write the result to FILE instead of stdout\n"
+		   "  --trace FILE   write a Chrome/Perfetto trace to FILE\n"
+		   "  --help, -h     show this help\n"
+		   "  --version      print the version\n\n"
+		   "exit status: 0 done, 1 I/O error while writing, 2 usage, bad path or\n"
+		   "invalid scenario\n");
 }
 
 static int parse_args(int argc, char **argv, const char **scenario, const char **out,
@@ -30,6 +37,8 @@ static int parse_args(int argc, char **argv, const char **scenario, const char *
 			usage(stdout);
 			return 1;
 		}
+		if (!strcmp(argv[i], "--version"))
+			return cmd_print_version() + 1;
 		if (!strcmp(argv[i], "--out") || !strcmp(argv[i], "--trace")) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "capvisor sim: %s needs a file name\n", argv[i]);

@@ -399,8 +399,12 @@ int cmd_run(int argc, char **argv)
 	vm_config_init(&c.cfg);
 	if (vm_config_parse(&c.cfg, argc, argv))
 		return EXIT_USAGE;
-	if (c.cfg.help) {
-		vm_config_usage(stdout);
+	if (c.cfg.help || c.cfg.version) {
+		if (c.cfg.help)
+			vm_config_usage(stdout);
+		else
+			cmd_print_version();
+		vm_config_free(&c.cfg);
 		return 0;
 	}
 	if (c.cfg.verbose)

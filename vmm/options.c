@@ -240,6 +240,13 @@ static int set_help(struct vm_config *cfg, const char *arg)
 	return 0;
 }
 
+static int set_version(struct vm_config *cfg, const char *arg)
+{
+	(void)arg;
+	cfg->version = true;
+	return 0;
+}
+
 static const struct vm_option options[] = {
 	{ "kernel", "FILE", "PVH ELF or bzImage to boot (default: the embedded test guest)",
 	  set_kernel },
@@ -269,7 +276,8 @@ static const struct vm_option options[] = {
 	{ "config", "FILE", "read options from a VM definition file (JSON, docs/dispatcher.md)",
 	  set_config },
 	{ "verbose", NULL, "log more (repeat: debug)", set_verbose },
-	{ "help", NULL, "show this help", set_help },
+	{ "help", NULL, "show this help (also -h)", set_help },
+	{ "version", NULL, "print the version", set_version },
 };
 
 #define NR_OPTIONS (sizeof(options) / sizeof(options[0]))

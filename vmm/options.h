@@ -37,6 +37,7 @@ struct vm_config {
 	cpuid_feature_set cpu_hide;
 	unsigned int verbose;		/* 1: info, 2: debug */
 	bool help;
+	bool version;
 	void *defs;			/* loaded --config files (vm_config_free) */
 	/* Scheduling (vmm/vm_sched.h). Parsed as given, applied once --vcpus is known. */
 	const char *host_spec;		/* --host; NULL: one 1024 pCPU per host CPU */
