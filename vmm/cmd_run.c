@@ -397,8 +397,10 @@ int cmd_run(int argc, char **argv)
 
 	console_init(&c.con);
 	vm_config_init(&c.cfg);
-	if (vm_config_parse(&c.cfg, argc, argv))
+	if (vm_config_parse(&c.cfg, argc, argv)) {
+		vm_config_free(&c.cfg);	/* definition files loaded before the error */
 		return EXIT_USAGE;
+	}
 	if (c.cfg.help || c.cfg.version) {
 		if (c.cfg.help)
 			vm_config_usage(stdout);
