@@ -174,6 +174,7 @@ static int prepare_sched(struct run_ctx *c)
 	struct vcpu_qos *qos = calloc(c->cfg.nr_vcpus, sizeof(*qos));
 	char err[512];
 	int rc = 0;
+	const struct vm_origin *origin = NULL;
 
 	if (!qos)
 		return -ENOMEM;
@@ -182,14 +183,22 @@ static int prepare_sched(struct run_ctx *c)
 	if (c->cfg.host_spec) {
 		rc = host_spec_parse(c->cfg.host_spec, &sc.host, err, sizeof(err));
 		sc.host_set = !rc;
+		origin = &c->cfg.host_origin;
 	}
-	for (unsigned int i = 0; !rc && i < c->cfg.nr_vcpu_specs; i++)
+	for (unsigned int i = 0; !rc && i < c->cfg.nr_vcpu_specs; i++) {
 		rc = vcpu_spec_apply(c->cfg.vcpu_specs[i], c->cfg.nr_vcpus, qos, err, sizeof(err));
-	if (!rc)
+		origin = &c->cfg.vcpu_origin[i];
+	}
+	if (!rc) {
 		rc = vm_sched_prepare(&c->sched, &sc, qos, c->cfg.nr_vcpus, err, sizeof(err));
+		origin = NULL;	/* the whole picture: no single value to point at */
+	}
 	c->sched_ready = true;	/* vm_sched_free() is safe on a partial prepare */
-	if (rc)
+	if (rc) {
 		pr_err("%s", err);
+		if (origin)
+			vm_origin_report(origin);
+	}
 	free(qos);
 	return rc;
 }

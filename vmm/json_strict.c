@@ -58,14 +58,28 @@ static void skip_ws(struct jscan *j)
 		j->pos++;
 }
 
+/* The character at pos as the error shows it: 'x', or its byte value when unprintable. */
+static const char *shown(const struct jscan *j, char *buf, size_t len)
+{
+	int c = peek(j);
+
+	if (c > 0x20 && c < 0x7f)
+		snprintf(buf, len, "'%c'", c);
+	else
+		snprintf(buf, len, "byte 0x%02x", (unsigned int)c);
+	return buf;
+}
+
 static int expect_char(struct jscan *j, int c, const char *what)
 {
+	char b[16];
+
 	skip_ws(j);
 	if (peek(j) != c) {
 		if (peek(j) == '/')
 			return fail(j, "comments are not JSON (expected %s)", what);
 		return peek(j) < 0 ? fail(j, "unexpected end (expected %s)", what) :
-				     fail(j, "unexpected '%c' (expected %s)", peek(j), what);
+				     fail(j, "unexpected %s (expected %s)", shown(j, b, sizeof(b)), what);
 	}
 	j->pos++;
 	return 0;
@@ -247,6 +261,7 @@ static int number(struct jscan *j)
 static int literal(struct jscan *j)
 {
 	static const char *const words[] = { "true", "false", "null" };
+	char b[16];
 
 	for (size_t i = 0; i < 3; i++) {
 		size_t n = strlen(words[i]);
@@ -256,8 +271,8 @@ static int literal(struct jscan *j)
 			return 0;
 		}
 	}
-	return fail(j, "unexpected '%c' (expected a value: object, array, string, number, "
-		    "true, false or null)", peek(j));
+	return fail(j, "unexpected %s (expected a value: object, array, string, number, "
+		    "true, false or null)", shown(j, b, sizeof(b)));
 }
 
 static int value(struct jscan *j);
@@ -312,9 +327,13 @@ static int member(struct jscan *j, struct keyset *ks)
 	key[klen] = 0;
 	rc = keyset_add(ks, key);
 	if (rc) {
+		/* Shown as written (escapes and all): no control character reaches the terminal. */
+		int raw = (int)(j->pos - start);
+
 		j->pos = start;
 		return rc < 0 ? fail(j, "out of memory") :
-				fail(j, "duplicate key \"%.*s\"", (int)(j->len - start), key);
+				fail(j, "duplicate key %.*s", raw > 80 ? 80 : raw,
+				     (const char *)j->s + start);
 	}
 	old = path_push(j, NULL, key, 0);
 	rc = expect_char(j, ':', "':' after the key") ?: value(j);

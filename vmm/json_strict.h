@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#define JSON_STRICT_MAX_DEPTH	32
+#define JSON_STRICT_MAX_DEPTH	16	/* under json-c's own limit of 32 */
 
 /* 0, or -1 with err filled ("vcpu[1]: duplicate key \"weight\" (line 3, column 9)"). */
 int json_strict_check(const char *text, size_t len, char *err, size_t errlen);

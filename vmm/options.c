@@ -151,6 +151,7 @@ static int set_verbose(struct vm_config *cfg, const char *arg)
 static int set_host(struct vm_config *cfg, const char *arg)
 {
 	cfg->host_spec = arg;	/* parsed with the rest of the scheduling setup */
+	cfg->host_origin = cfg->origin;
 	return 0;
 }
 
@@ -160,6 +161,7 @@ static int set_vcpu(struct vm_config *cfg, const char *arg)
 		pr_err("--vcpu: more than %d given", VM_MAX_VCPU_SPECS);
 		return -EINVAL;
 	}
+	cfg->vcpu_origin[cfg->nr_vcpu_specs] = cfg->origin;
 	cfg->vcpu_specs[cfg->nr_vcpu_specs++] = arg;
 	return 0;
 }
@@ -366,11 +368,10 @@ int vm_config_parse(struct vm_config *cfg, int argc, char **argv)
 	return parse_args(cfg, 1, argc, argv, NULL, NULL);
 }
 
-/* A definition file's option failed its setter: say where in the file it came from. */
-static int refused_in(const char *file, char **where, int i)
+int vm_origin_report(const struct vm_origin *o)
 {
-	if (file)
-		pr_err("--config: %s: %s: refused (see the error above)", file, where[i]);
+	if (o->file)
+		pr_err("--config: %s: %s: refused (see the error above)", o->file, o->where);
 	return -EINVAL;
 }
 
@@ -404,8 +405,10 @@ static int parse_args(struct vm_config *cfg, int first, int argc, char **argv,
 			pr_err("--%s takes no value", o->name);
 			return -EINVAL;
 		}
+		cfg->origin = (struct vm_origin){ .file = file, .where = file ? where[i] : NULL };
 		if (o->set(cfg, val))
-			return refused_in(file, where, i);
+			return vm_origin_report(&cfg->origin);
 	}
+	cfg->origin = (struct vm_origin){ 0 };
 	return 0;
 }

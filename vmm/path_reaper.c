@@ -42,7 +42,9 @@ static void __attribute__((noreturn)) helper_main(int rfd, const char *path, dev
 	/* Nothing of the VM (KVM fds, the socket, the console) stays open here. */
 	if (rfd != 3 && dup2(rfd, 3) < 0)
 		_exit(1);
-	syscall(SYS_close_range, 4, ~0U, 0);
+	if (syscall(SYS_close_range, 4, ~0U, 0) < 0)	/* before Linux 5.9: one by one */
+		for (int fd = 4; fd < 4096; fd++)
+			close(fd);
 	close(STDIN_FILENO);	/* nor does it keep a caller's pipes open */
 	close(STDOUT_FILENO);
 	close(STDERR_FILENO);

@@ -174,10 +174,14 @@ static int check_parent_dir(const char *opt, const char *path, char *err, size_t
 		return -1;
 	}
 	dir = dirname(copy);
-	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "%s: '%s': the directory '%s' %s (expected an existing "
-			 "directory)", opt, path, dir, errno == ENOENT ? "does not exist" :
-			 "is not a directory");
+	if (stat(dir, &st) < 0) {
+		snprintf(err, errlen, "%s: '%s': the directory '%s'%s%s (expected an existing "
+			 "directory)", opt, path, dir, errno == ENOENT ? " " : ": ",
+			 errno == ENOENT ? "does not exist" : strerror(errno));
+		rc = -1;
+	} else if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: '%s': '%s' is %s (expected an existing directory)", opt,
+			 path, dir, S_ISREG(st.st_mode) ? "a regular file" : kind_of(st.st_mode));
 		rc = -1;
 	} else if (access(dir, W_OK | X_OK) < 0) {
 		snprintf(err, errlen, "%s: '%s': cannot create a socket in '%s': %s", opt, path,

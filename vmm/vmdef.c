@@ -82,6 +82,25 @@ static const char *type_name(json_object *v)
 	return "something else";
 }
 
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+/* A key for an error message: control characters (from \u escapes) as '?'. */
+static const char *shown_key(const char *key, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; key[i] && i + 1 < len; i++)
+		buf[i] = (unsigned char)key[i] < 0x20 || key[i] == 0x7f ? '?' : key[i];
+	buf[i] = 0;
+	return buf;
+}
+
 static bool is_uint(json_object *v)
 {
 	int64_t n;
@@ -99,6 +118,11 @@ static int value_text(json_object *v, enum vmdef_type type, const char *where, c
 	bool str = json_object_is_type(v, json_type_string);
 
 	if ((type == VT_STRING || type == VT_SIZE || type == VT_SET) && str) {
+		if (has_control(json_object_get_string(v))) {
+			snprintf(err, errlen, "%s: expected %s without control characters", where,
+				 type_expected[type]);
+			return -EINVAL;
+		}
 		if ((size_t)snprintf(buf, len, "%s", json_object_get_string(v)) >= len) {
 			snprintf(err, errlen, "%s: string longer than %zu bytes", where, len - 1);
 			return -EINVAL;
@@ -151,9 +175,9 @@ static int vcpu_pair(const char *key, json_object *v, size_t idx, char *arg, siz
 		     size_t len, char *err, size_t errlen)
 {
 	const struct vmdef_key *k = find_key(vcpu_keys, NR(vcpu_keys), key);
-	char val[256], where[96];
+	char val[256], where[96], name[64];
 
-	snprintf(where, sizeof(where), "vcpu[%zu].%s", idx, key);
+	snprintf(where, sizeof(where), "vcpu[%zu].%s", idx, shown_key(key, name, sizeof(name)));
 	if (!k) {
 		snprintf(err, errlen, "%s: unknown key (expected vcpus, weight, uclamp, "
 			 "reservation or cluster)", where);
@@ -205,7 +229,7 @@ static int top_key(const char *key, json_object *v, struct vmdef_args *a, char *
 		   size_t errlen)
 {
 	const struct vmdef_key *k = find_key(top_keys, NR(top_keys), key);
-	char opt[64], val[4096];
+	char opt[64], val[4096], name[64];
 
 	if (!strcmp(key, "vcpu")) {
 		if (!json_object_is_type(v, json_type_array)) {
@@ -220,7 +244,7 @@ static int top_key(const char *key, json_object *v, struct vmdef_args *a, char *
 	}
 	if (!k) {
 		snprintf(err, errlen, "%s: unknown key (see docs/dispatcher.md, 'VM definition "
-			 "files')", key);
+			 "files')", shown_key(key, name, sizeof(name)));
 		return -EINVAL;
 	}
 	snprintf(opt, sizeof(opt), "--%s", key);

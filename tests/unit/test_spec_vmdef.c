@@ -114,6 +114,11 @@ static void test_strict_json(void)
 	expect_error("{\"kernel\": \"a\tb\"}", "control character 0x09");
 	expect_error("{\"kernel\": \"\\ud800\"}", "without its low half");
 	expect_error("{\n\"vcpus\": 1,\n  \"vcpus\": 2}", "(line 3, column 3)");
+	/* Escaped control characters never reach an error message or an option. */
+	expect_error("{\"kernel\": \"a\\u001b[2Jb\"}", "kernel: expected a string without control");
+	expect_error("{\"x\\u001b[2J\": 1}", "x?[2J: unknown key");
+	expect_error("{\"a\\u001b\": 1, \"a\\u001b\": 2}", "duplicate key \"a\\u001b\"");
+	expect_error("{\"vcpus\": \x01}", "unexpected byte 0x01");
 	CU_ASSERT_EQUAL(vmdef_parse_buf("{\"vcpus\": 1}\0{\"x\": 1}", 23, &a, err,
 					sizeof(err)), -EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "NUL byte at offset 12"));
