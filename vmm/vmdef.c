@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,6 +262,22 @@ static int top_key(const char *key, json_object *v, struct vmdef_args *a, char *
 	return push(a, opt, key) ?: push(a, val, key);
 }
 
+/* json-c's tree of exactly len bytes (json need not be NUL-terminated). */
+static json_object *parse_exact(const char *json, size_t len)
+{
+	struct json_tokener *tok = json_tokener_new();
+	json_object *root = NULL;
+
+	if (tok && len <= INT32_MAX) {
+		json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+		root = json_tokener_parse_ex(tok, json, (int)len);
+		if (!root && json_tokener_get_error(tok) == json_tokener_continue)
+			root = json_tokener_parse_ex(tok, "", 1);	/* a bare number ends here */
+	}
+	json_tokener_free(tok);
+	return root;
+}
+
 int vmdef_parse_buf(const char *json, size_t len, struct vmdef_args *out, char *err,
 		    size_t errlen)
 {
@@ -276,7 +293,7 @@ int vmdef_parse_buf(const char *json, size_t len, struct vmdef_args *out, char *
 	}
 	if (json_strict_check(json, len, err, errlen))
 		return -EINVAL;
-	root = json_tokener_parse(json);
+	root = parse_exact(json, len);
 	if (!root || !json_object_is_type(root, json_type_object)) {
 		snprintf(err, errlen, "expected a JSON object at the top, got %s",
 			 root ? type_name(root) : "nothing");

@@ -32,7 +32,7 @@ struct vmdef_args {
  * with err naming the option, the file, the JSON path and what was expected.
  */
 int vmdef_load(const char *path, struct vmdef_args *out, char *err, size_t errlen);
-/* The same from a JSON text already in memory (used by the tests). */
+/* The same from a JSON text already in memory: a C string, or len bytes (tests, fuzzing). */
 int vmdef_parse(const char *json, struct vmdef_args *out, char *err, size_t errlen);
 int vmdef_parse_buf(const char *json, size_t len, struct vmdef_args *out, char *err,
 		    size_t errlen);
