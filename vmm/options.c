@@ -267,7 +267,8 @@ static const struct vm_option options[] = {
 	  "reservation=RUN/DEADLINE/PERIOD, cluster= (repeatable)", set_vcpu },
 	{ "sched", "capvisor|host", "who schedules the vCPU threads (default capvisor)", set_sched },
 	{ "tick-us", "US", "scheduler tick (default 1000)", set_tick },
-	{ "window-us", "US", "duty-cycle window of emulated capacity (default 4000)", set_window },
+	{ "window-us", "US", "duty-cycle window of emulated capacity, 500..100000 (default 4000); "
+	  "every level must run >= 200 us of it", set_window },
 	{ "slice-us", "US", "fair-class base slice of the engine (default 4000)", set_slice },
 	{ "no-cppc", NULL, "no _CPC, CPPC registers or APERF/MPERF for the guest", set_no_cppc },
 	{ "stats-json", "FILE", "write the per-vCPU summary as JSON at exit", set_stats_json },
