@@ -282,9 +282,16 @@ static size_t path_push(struct jscan *j, const char *fmt, const char *key, size_
 {
 	size_t old = strlen(j->path);
 
-	if (key)
-		snprintf(j->path + old, sizeof(j->path) - old, "%s%s", old ? "." : "", key);
-	else
+	if (key) {
+		size_t n = old;
+
+		if (n && n + 1 < sizeof(j->path))
+			j->path[n++] = '.';
+		/* Decoded keys may hold control characters: never print them. */
+		for (; *key && n + 1 < sizeof(j->path); key++)
+			j->path[n++] = (unsigned char)*key < 0x20 || *key == 0x7f ? '?' : *key;
+		j->path[n] = 0;
+	} else
 		snprintf(j->path + old, sizeof(j->path) - old, fmt, idx);
 	return old;
 }

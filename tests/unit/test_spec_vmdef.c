@@ -119,6 +119,7 @@ static void test_strict_json(void)
 	expect_error("{\"x\\u001b[2J\": 1}", "x?[2J: unknown key");
 	expect_error("{\"a\\u001b\": 1, \"a\\u001b\": 2}", "duplicate key \"a\\u001b\"");
 	expect_error("{\"vcpus\": \x01}", "unexpected byte 0x01");
+	expect_error("{\"k\\u001b\": [1, }", "k?[1]: unexpected '}'");
 	CU_ASSERT_EQUAL(vmdef_parse_buf("{\"vcpus\": 1}\0{\"x\": 1}", 23, &a, err,
 					sizeof(err)), -EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "NUL byte at offset 12"));
