@@ -159,6 +159,7 @@ struct run_ctx {
 	int sigfd;
 	sigset_t old_mask;
 	int stats_fd;			/* --stats-json, opened at start */
+	bool dump_dir_created;		/* --dump-acpi made it: remove it if we give up */
 };
 
 /* Host, per-vCPU QoS and admission: every scheduling error before anything is built. */
@@ -354,8 +355,12 @@ static int check_output_paths(struct run_ctx *c)
 
 	if (c->cfg.dump_acpi_dir) {
 		/* Nothing runs: the tables are written and we exit. */
-		if (path_check_output_dir("--dump-acpi", c->cfg.dump_acpi_dir, err, sizeof(err)))
+		int rc = path_check_output_dir("--dump-acpi", c->cfg.dump_acpi_dir, err,
+					       sizeof(err));
+
+		if (rc < 0)
 			goto fail;
+		c->dump_dir_created = rc;
 		return 0;
 	}
 	if (c->cfg.api_socket &&
@@ -421,13 +426,12 @@ int cmd_run(int argc, char **argv)
 	if (c.cfg.verbose)
 		log_set_level(c.cfg.verbose > 1 ? LOG_DEBUG : LOG_INFO);
 	if (check_output_paths(&c) || load_inputs(&c) || prepare_sched(&c)) {
-		cleanup(&c);
-		return EXIT_USAGE;
+		status = EXIT_USAGE;
+		goto out;
 	}
 	if (c.cfg.dump_acpi_dir) {
 		status = dump_acpi(&c.cfg, &c.sched);
-		cleanup(&c);
-		return status;
+		goto out;
 	}
 	if (console_open(&c.con, &c.cfg)) {
 		cleanup(&c);
@@ -442,6 +446,10 @@ int cmd_run(int argc, char **argv)
 		log_counters(c.vm);
 		status = report_exit(c.vm);
 	}
+out:
+	/* A refused --dump-acpi leaves no empty directory behind (rmdir keeps a full one). */
+	if (status && c.dump_dir_created)
+		rmdir(c.cfg.dump_acpi_dir);
 	cleanup(&c);
 	return status;
 }

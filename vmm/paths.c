@@ -138,8 +138,11 @@ FILE *path_fopen_output_keep(const char *opt, const char *path, char *err, size_
 int path_check_output_dir(const char *opt, const char *path, char *err, size_t errlen)
 {
 	struct stat st;
+	int created = 0;
 
-	if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+	if (mkdir(path, 0755) == 0) {
+		created = 1;
+	} else if (errno != EEXIST) {
 		snprintf(err, errlen, "%s: cannot create the directory '%s': %s", opt, path,
 			 strerror(errno));
 		return -1;
@@ -158,7 +161,7 @@ int path_check_output_dir(const char *opt, const char *path, char *err, size_t e
 			 strerror(errno));
 		return -1;
 	}
-	return 0;
+	return created;
 }
 
 /* The directory a path's last component would be created in. */

@@ -26,7 +26,11 @@ int path_open_output(const char *opt, const char *path, char *err, size_t errlen
  */
 int path_open_output_keep(const char *opt, const char *path, char *err, size_t errlen);
 FILE *path_fopen_output_keep(const char *opt, const char *path, char *err, size_t errlen);
-/* A directory to write files into, created if missing (one level): 0 or -1 with err. */
+/*
+ * A directory to write files into, created if missing (one level): 1 if it
+ * was created (the caller removes it again if it gives up), 0 if it
+ * existed, or -1 with err.
+ */
 int path_check_output_dir(const char *opt, const char *path, char *err, size_t errlen);
 /*
  * Where a Unix socket is to be bound: short enough for sun_path, nothing
