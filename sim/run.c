@@ -112,7 +112,7 @@ static int add_vcpu(struct sim *sim, unsigned int si, const struct sim_vcpu_spec
 	return 0;
 }
 
-int sim_setup(struct sim *sim, const struct sim_scenario *sc, const char *trace, char *err,
+int sim_setup(struct sim *sim, const struct sim_scenario *sc, FILE *trace, char *err,
 	      size_t errlen)
 {
 	char msg[SIM_ERR_LEN - 8];

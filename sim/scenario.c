@@ -5,11 +5,13 @@
  * "vcpus[1].work.run_us: expected a positive integer".
  */
 #include "sim/sim.h"
+#include "vmm/paths.h"
 
 #include <json-c/json.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct ctx {
 	char *err;
@@ -441,10 +443,14 @@ int sim_scenario_load(const char *path, struct sim_scenario *sc, char *err, size
 {
 	struct ctx c = { err, errlen };
 	struct json_object *root;
-	int ret;
+	int ret, fd;
 
 	memset(sc, 0, sizeof(*sc));
-	root = json_object_from_file(path);
+	fd = path_open_input("scenario", path, err, errlen);	/* no FIFO, device or directory */
+	if (fd < 0)
+		return -1;
+	root = json_object_from_fd(fd);
+	close(fd);
 	if (!root) {
 		const char *why = json_util_get_last_err();
 

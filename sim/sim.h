@@ -130,8 +130,12 @@ struct sim {
 };
 
 /* run.c */
-/* trace: --trace file or NULL. Errors name the scenario field. */
-int sim_setup(struct sim *sim, const struct sim_scenario *sc, const char *trace, char *err,
+/*
+ * trace: the --trace file, open for writing, or NULL; sim->trace owns it
+ * once set (trace_close() closes it), the caller until then. Errors name the
+ * scenario field.
+ */
+int sim_setup(struct sim *sim, const struct sim_scenario *sc, FILE *trace, char *err,
 	      size_t errlen);
 void sim_run(struct sim *sim);
 void sim_teardown(struct sim *sim);
@@ -197,7 +201,8 @@ static inline uint64_t evq_first_key(const struct sim *sim)
 int sim_write_result(const struct sim *sim, FILE *f);
 
 /* trace.c */
-struct sim_trace *trace_open(const char *path, const struct sim *sim, unsigned int nr_vcpus,
+/* Takes f on success only. */
+struct sim_trace *trace_open(FILE *f, const struct sim *sim, unsigned int nr_vcpus,
 			     char *err, size_t errlen);
 void trace_event(void *opaque, const struct sched_event *ev);
 int trace_close(struct sim_trace *t, uint64_t end_ns);

@@ -172,7 +172,7 @@ struct dispatch *dispatch_create(const struct dispatch_config *cfg, char *err, s
 	d->kick_signal = cfg->kick_signal;
 	d->nr_vcpus = cfg->nr_vcpus;
 	d->tick_ns = cfg->tick_ns ? cfg->tick_ns : 1000000;
-	d->window_ns = cfg->window_ns ? cfg->window_ns : 4000000;
+	d->window_ns = cfg->window_ns ? cfg->window_ns : DUTY_DEFAULT_WINDOW_NS;
 	d->no_pin = cfg->no_pin;
 	build_topology(cfg->host, &topo);
 	scfg.tick_ns = d->tick_ns;
