@@ -39,7 +39,7 @@ static const struct vmdef_key top_keys[] = {
 	{ "host", VT_STRING }, { "sched", VT_STRING }, { "tick-us", VT_UINT },
 	{ "window-us", VT_UINT }, { "slice-us", VT_UINT }, { "api-socket", VT_STRING },
 	{ "user", VT_STRING }, { "no-cppc", VT_FLAG }, { "stats-json", VT_STRING },
-	{ "cpu-hide", VT_STRING }, { "verbose", VT_FLAG },
+	{ "cpu-hide", VT_STRING }, { "emulator-cpus", VT_STRING }, { "verbose", VT_FLAG },
 };
 
 static const struct vmdef_key vcpu_keys[] = {
