@@ -419,6 +419,7 @@ void sched_balance(struct sched *s, uint64_t now)
 	for (unsigned int i = 0; i < s->nr_cpus; i++)
 		if (!balance_once(s, load, cand, sum / s->nr_cpus, now))
 			break;
+	fair_lag_balance(s, now);
 }
 
 /* ---------------------------------------------------------------- newidle */

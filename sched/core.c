@@ -136,6 +136,7 @@ void sched_destroy(struct sched *s)
 	for (unsigned int i = 0; i < s->nr_ent_slots; i++)
 		free(s->ent[i]);
 	free(s->ent);
+	free(s->lag_ents);
 	free(s->rq);
 	free(s);
 }

@@ -69,6 +69,7 @@ static int make_allowed(const struct sched *s, const struct sched_cpumask *mask,
 static int alloc_slot(struct sched *s)
 {
 	struct sched_entity **n;
+	struct lag_ent *scratch;
 	unsigned int nr, old = s->nr_ent_slots;
 
 	for (unsigned int i = 0; i < s->nr_ent_slots; i++)
@@ -80,6 +81,10 @@ static int alloc_slot(struct sched *s)
 		return -SCHED_E_NOMEM;
 	memset(n + s->nr_ent_slots, 0, (nr - s->nr_ent_slots) * sizeof(*n));
 	s->ent = n;
+	scratch = realloc(s->lag_ents, nr * fair_lag_scratch_size());
+	if (!scratch)
+		return -SCHED_E_NOMEM;	/* the larger ent[] is harmless */
+	s->lag_ents = scratch;
 	s->nr_ent_slots = nr;
 	return (int)old;
 }

@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The fluid-ideal balance of the fair class: busy entities get their
+ * weighted max-min fair share of work on any host (docs/sched.md, "What
+ * fair means").
+ *
+ * Per-pCPU EEVDF shares a pCPU exactly by weight, but no placement of
+ * whole entities on pCPUs gives every entity its share in general (three
+ * equal entities on two pCPUs; heavy ones on slow pCPUs while light ones
+ * have fast ones to themselves). So at every periodic balance:
+ *
+ * 1. the ideal rate of every entity runnable since the last balance is
+ *    solved by water-filling over the pCPUs it may use (what the others,
+ *    the sleepers, used there is taken off their capacity);
+ * 2. each such entity's lag (ideal work - work done) is accumulated;
+ * 3. the entities with the largest lags (ahead or behind, beyond
+ *    LAG_MOVE_NS) may each move once: alone, or in exchange for the entity
+ *    furthest ahead or behind on another pCPU, whichever lowers most the
+ *    sum of squared lags predicted LAG_HORIZON_NS ahead on the two pCPUs
+ *    (at the rates the new placement gives). Entities whose placement is
+ *    exact never drift, so nothing moves; smaller lags are left alone
+ *    (they bound the error, and a move costs a cache).
+ *
+ * Cost: O(n log n) per balance for n runnable entities (the sort of the
+ * solver), nothing on the per-decision paths.
+ */
+#include "sched/internal.h"
+
+#define RATE_SHIFT	20			/* rate 1 << 20 = one 1024-capacity pCPU */
+#define LAG_MOVE_NS	(20 * NSEC_PER_MSEC)	/* lag (work) worth a move */
+#define LAG_HORIZON_NS	(200 * NSEC_PER_MSEC)	/* how far ahead lags are predicted */
+#define MAX_COMPONENTS	16			/* distinct affinities solved apart */
+
+struct lag_ent {
+	struct sched_entity *se;
+	uint64_t rate;				/* ideal, RATE_SHIFT fixed point */
+	uint64_t pred;				/* |lag| */
+	int comp;
+};
+
+size_t fair_lag_scratch_size(void)
+{
+	return sizeof(struct lag_ent);
+}
+
+static uint64_t entity_work(const struct sched_entity *se)
+{
+	return se->st.work_ns + se->run_work_ns;
+}
+
+/* Capacity left to the fair class once reserved bandwidth is served. */
+static uint64_t rq_fair_capacity(const struct sched_rq *rq)
+{
+	uint64_t dl = slist_empty(&rq->dl_assigned) ? 0 :
+		      (rq->dl_bw * SCHED_CAPACITY_SCALE) >> BW_SHIFT;
+
+	return dl + 1 < rq->capacity ? rq->capacity - dl : 1;
+}
+
+static int cmp_weight_desc(const void *a, const void *b)
+{
+	const struct lag_ent *x = a, *y = b;
+
+	if (x->comp != y->comp)
+		return x->comp - y->comp;
+	if (x->se->weight != y->se->weight)
+		return x->se->weight < y->se->weight ? 1 : -1;
+	return x->se->id - y->se->id;
+}
+
+static int cmp_u64_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/*
+ * Water-filling on uniform pCPUs: entities e[0..n) by weight, descending;
+ * caps[0..m) descending, RATE_SHIFT fixed point. The tightest prefix (the
+ * k heaviest on the k fastest pCPUs, smallest capacity per weight) is
+ * frozen at its common level, and the rest is solved on the rest.
+ */
+static void water_fill(struct lag_ent *e, unsigned int n, const uint64_t *caps, unsigned int m)
+{
+	unsigned int i = 0, j = 0;
+	uint64_t cap_rest = 0, w_rest = 0;
+
+	for (unsigned int k = 0; k < m; k++)
+		cap_rest += caps[k];
+	for (unsigned int k = 0; k < n; k++)
+		w_rest += e[k].se->weight;
+	while (i < n) {
+		unsigned int best = 0;
+		uint64_t bc = 0, bw = 1, c = 0, w = 0;
+
+		/* Prefixes of the k heaviest on the k fastest, then all on all that is left. */
+		for (unsigned int k = 0; k < n - i && j + k < m; k++) {
+			c += caps[j + k];
+			w += e[i + k].se->weight;
+			/* c / w <= bc / bw, without division; ties to the longer prefix */
+			if (!best || (unsigned __int128)c * bw <= (unsigned __int128)bc * w) {
+				best = k + 1;
+				bc = c;
+				bw = w;
+			}
+		}
+		if (n - i > m - j && (unsigned __int128)cap_rest * bw <= (unsigned __int128)bc * w_rest) {
+			best = n - i;
+			bc = cap_rest;
+			bw = w_rest;
+		}
+		if (!best) {	/* no pCPU left: nothing for the rest */
+			for (; i < n; i++)
+				e[i].rate = 0;
+			break;
+		}
+		for (unsigned int k = 0; k < best; k++)
+			e[i + k].rate = (uint64_t)((unsigned __int128)bc * e[i + k].se->weight / bw);
+		i += best;
+		j += best;
+		cap_rest -= bc > cap_rest ? cap_rest : bc;
+		w_rest -= bw;
+	}
+}
+
+/* Which component (a set of pCPUs) an affinity belongs to; -1 when too many. */
+static int component_of(struct sched_cpumask *comp, unsigned int *nr,
+			const struct sched_cpumask *allowed)
+{
+	int hit = -1;
+
+	for (unsigned int c = 0; c < *nr; c++) {
+		bool overlap = false;
+
+		for (unsigned int w = 0; w < SCHED_MAX_CPUS / 64; w++)
+			overlap |= (comp[c].bits[w] & allowed->bits[w]) != 0;
+		if (!overlap)
+			continue;
+		/* Partly overlapping affinities are solved together (an approximation). */
+		for (unsigned int w = 0; w < SCHED_MAX_CPUS / 64; w++)
+			comp[c].bits[w] |= allowed->bits[w];
+		if (hit < 0)
+			hit = (int)c;
+	}
+	if (hit >= 0)
+		return hit;
+	if (*nr == MAX_COMPONENTS)
+		return -1;
+	comp[*nr] = *allowed;
+	return (int)(*nr)++;
+}
+
+/*
+ * The entities runnable since the last balance (others, including those
+ * that blocked or woke since, are the sleepers: their work since then is
+ * taken off the capacity of the pCPU they are on). Returns how many.
+ */
+static unsigned int collect(struct sched *s, uint64_t dt, uint64_t *used)
+{
+	unsigned int n = 0;
+
+	memset(used, 0, s->nr_cpus * sizeof(*used));
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		struct sched_entity *se = s->ent[id];
+		uint64_t work;
+		bool tracked;
+
+		if (!se || dl_entity(se))
+			continue;
+		work = entity_work(se);
+		tracked = se->on_rq && se->lag_on_rq && se->lag_wakeups == se->st.nr_wakeups;
+		if (tracked) {
+			s->lag_ents[n].se = se;
+			s->lag_ents[n++].rate = 0;
+		} else {
+			se->lag = 0;
+			if (se->cpu >= 0 && dt)
+				used[se->cpu] += work - se->lag_work;
+		}
+		se->lag_prev_work = work;
+	}
+	return n;
+}
+
+/* Solve the ideal rate of every collected entity, component by component. */
+static void solve(struct sched *s, unsigned int n, uint64_t dt, const uint64_t *used)
+{
+	struct sched_cpumask comp[MAX_COMPONENTS];
+	uint64_t caps[SCHED_MAX_CPUS];
+	unsigned int nr = 0, i = 0;
+
+	for (unsigned int k = 0; k < n; k++)
+		s->lag_ents[k].comp = component_of(comp, &nr, &s->lag_ents[k].se->allowed);
+	for (unsigned int k = 0; k < n; k++)	/* merged components: the first that holds it */
+		s->lag_ents[k].comp = component_of(comp, &nr, &s->lag_ents[k].se->allowed);
+	qsort(s->lag_ents, n, sizeof(*s->lag_ents), cmp_weight_desc);
+	while (i < n && s->lag_ents[i].comp < 0)
+		i++;	/* beyond MAX_COMPONENTS affinities: not balanced here */
+	while (i < n) {
+		int c = s->lag_ents[i].comp;
+		unsigned int j = i, m = 0;
+
+		while (j < n && s->lag_ents[j].comp == c)
+			j++;
+		for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+			uint64_t cap, busy;
+
+			if (!sched_cpumask_test(&comp[c], cpu))
+				continue;
+			cap = rq_fair_capacity(&s->rq[cpu]);
+			busy = dt ? used[cpu] * SCHED_CAPACITY_SCALE / dt : 0;
+			caps[m] = (busy < cap ? cap - busy : 0) << (RATE_SHIFT - 10);
+			s->rq[cpu].lag_cap = caps[m++];
+		}
+		qsort(caps, m, sizeof(*caps), cmp_u64_desc);
+		water_fill(&s->lag_ents[i], j - i, caps, m);
+		i = j;
+	}
+}
+
+/*
+ * Rate (RATE_SHIFT) at which se progresses on rq with `extra` weight added
+ * there: the capacity the sleepers left over the last interval, shared by
+ * weight among the tracked entities.
+ */
+static uint64_t rate_on(const struct sched_rq *rq, const struct sched_entity *se, int64_t extra)
+{
+	uint64_t w = (uint64_t)((int64_t)rq->lag_weight + extra);
+
+	return w ? (uint64_t)((unsigned __int128)rq->lag_cap * se->weight / w) : 0;
+}
+
+/* Lag (work ns) of se predicted `h` ns ahead at progress rate `r`. */
+static int64_t predict(const struct sched_entity *se, uint64_t r, uint64_t h)
+{
+	return se->lag + (int64_t)((se->lag_rate * h) >> RATE_SHIFT) -
+	       (int64_t)((r * h) >> RATE_SHIFT);
+}
+
+/*
+ * Sum of squared predicted lags (the potential the moves lower) of the
+ * tracked entities of rq but `skip`, with rq's fair weight changed by `dw`,
+ * plus `add` as if it were there.
+ */
+static __int128 rq_cost(struct sched_rq *rq, int64_t dw, const struct sched_entity *skip,
+			const struct sched_entity *add)
+{
+	__int128 sum = 0;
+	int64_t l;
+
+	for (struct slist *p = rq->queued.next; p != &rq->queued; p = p->next) {
+		struct sched_entity *se = slist_entry(p, struct sched_entity, rq_link);
+
+		if (se == skip || dl_entity(se) || !se->lag_tracked)
+			continue;
+		l = predict(se, rate_on(rq, se, dw), LAG_HORIZON_NS);
+		sum += (__int128)l * l;
+	}
+	if (add) {
+		l = predict(add, rate_on(rq, add, dw), LAG_HORIZON_NS);
+		sum += (__int128)l * l;
+	}
+	return sum;
+}
+
+/* The tracked entity of rq with the lowest (ahead) or highest predicted lag. */
+static struct sched_entity *extreme(struct sched_rq *rq, bool ahead)
+{
+	struct sched_entity *best = NULL;
+	int64_t bl = 0;
+
+	for (struct slist *p = rq->queued.next; p != &rq->queued; p = p->next) {
+		struct sched_entity *se = slist_entry(p, struct sched_entity, rq_link);
+		int64_t l;
+
+		if (dl_entity(se) || !se->lag_tracked)
+			continue;
+		l = predict(se, rate_on(rq, se, 0), LAG_HORIZON_NS);
+		if (!best || (ahead ? l < bl : l > bl)) {
+			best = se;
+			bl = l;
+		}
+	}
+	return best;
+}
+
+static void lag_move(struct sched *s, struct sched_entity *se, unsigned int to, uint64_t now)
+{
+	s->rq[se->cpu].lag_weight -= se->weight;
+	s->rq[to].lag_weight += se->weight;
+	s->rq[se->cpu].nr_lb_migrations++;
+	migrate_entity(s, se, to, SCHED_MIGRATE_BALANCE, now);
+}
+
+/*
+ * Move x to another pCPU, alone or in exchange for the entity furthest
+ * ahead or behind there, whichever lowers the potential of the two pCPUs
+ * most, if by at least a move's worth (LAG_MOVE_NS squared).
+ */
+static bool improve(struct sched *s, struct sched_entity *x, uint64_t now)
+{
+	struct sched_rq *src = &s->rq[x->cpu];
+	__int128 base = rq_cost(src, 0, NULL, NULL), gain, best;
+	struct sched_entity *swap = NULL;
+	int to = -1;
+
+	best = (__int128)LAG_MOVE_NS * LAG_MOVE_NS;
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		struct sched_rq *dst = &s->rq[cpu];
+		__int128 before;
+
+		if (dst == src || !sched_cpumask_test(&x->allowed, cpu))
+			continue;
+		before = base + rq_cost(dst, 0, NULL, NULL);
+		gain = before - rq_cost(src, -(int64_t)x->weight, x, NULL) -
+		       rq_cost(dst, x->weight, NULL, x);
+		if (gain > best) {
+			best = gain;
+			to = (int)cpu;
+			swap = NULL;
+		}
+		for (int k = 0; k < 2; k++) {
+			struct sched_entity *y = extreme(dst, k == 0);
+			int64_t dw;
+
+			if (!y || !sched_cpumask_test(&y->allowed, src->cpu))
+				continue;
+			dw = (int64_t)x->weight - y->weight;
+			gain = before - rq_cost(src, -dw, x, y) - rq_cost(dst, dw, y, x);
+			if (gain > best) {
+				best = gain;
+				to = (int)cpu;
+				swap = y;
+			}
+		}
+	}
+	if (to < 0)
+		return false;
+	if (swap)
+		lag_move(s, swap, src->cpu, now);
+	lag_move(s, x, (unsigned int)to, now);
+	return true;
+}
+
+static int cmp_abs_pred_desc(const void *a, const void *b)
+{
+	const struct lag_ent *x = a, *y = b;
+
+	if (x->pred != y->pred)
+		return x->pred < y->pred ? 1 : -1;
+	return x->se->id - y->se->id;
+}
+
+/* Accumulate the lags over the last interval and correct the worst ones. */
+void fair_lag_balance(struct sched *s, uint64_t now)
+{
+	uint64_t used[SCHED_MAX_CPUS];
+	uint64_t dt = now - s->lag_last;
+	unsigned int n;
+
+	s->lag_round++;
+
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		update_rq_clock(s, &s->rq[cpu], now);
+	n = collect(s, dt, used);
+	for (unsigned int k = 0; k < n; k++) {	/* lag over the interval, at last rates */
+		struct sched_entity *se = s->lag_ents[k].se;
+
+		se->lag += (int64_t)((se->lag_rate * dt) >> RATE_SHIFT) -
+			   (int64_t)(se->lag_prev_work - se->lag_work);
+	}
+	solve(s, n, dt, used);
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		struct sched_entity *se = s->ent[id];
+
+		if (se && !dl_entity(se)) {
+			se->lag_tracked = false;
+			se->lag_rate = 0;
+		}
+	}
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		s->rq[cpu].lag_weight = 0;
+	for (unsigned int k = 0; k < n; k++) {
+		struct sched_entity *se = s->lag_ents[k].se;
+
+		se->lag_tracked = s->lag_ents[k].comp >= 0;
+		se->lag_rate = s->lag_ents[k].rate;
+		if (se->lag_tracked)
+			s->rq[se->cpu].lag_weight += se->weight;
+	}
+	/* The worst lags first, at most one move per pCPU. */
+	for (unsigned int k = 0; k < n; k++) {
+		struct sched_entity *se = s->lag_ents[k].se;
+		s->lag_ents[k].pred = (uint64_t)(se->lag < 0 ? -se->lag : se->lag);
+	}
+	qsort(s->lag_ents, n, sizeof(*s->lag_ents), cmp_abs_pred_desc);
+	for (unsigned int k = 0, moves = 0; k < n && moves < s->nr_cpus; k++) {
+		struct sched_entity *se = s->lag_ents[k].se;
+
+		if (s->lag_ents[k].pred < LAG_MOVE_NS)
+			break;
+		if (se->lag_tracked && se->lag_moved != s->lag_round && improve(s, se, now)) {
+			moves++;
+			se->lag_moved = s->lag_round;	/* once per balance: no ping-pong */
+		}
+	}
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		struct sched_entity *se = s->ent[id];
+
+		if (se && !dl_entity(se)) {
+			se->lag_work = se->lag_prev_work;
+			se->lag_on_rq = se->on_rq;
+			se->lag_wakeups = se->st.nr_wakeups;
+		}
+	}
+	s->lag_last = now;
+}
