@@ -28,6 +28,7 @@
 
 #define RATE_SHIFT	20			/* rate 1 << 20 = one 1024-capacity pCPU */
 #define LAG_MOVE_NS	(20 * NSEC_PER_MSEC)	/* lag (work) worth a move */
+#define LAG_GAIN_MIN_NS	(1 * NSEC_PER_MSEC)	/* smallest improvement worth a move */
 #define LAG_HORIZON_NS	(200 * NSEC_PER_MSEC)	/* how far ahead lags are predicted */
 #define MAX_COMPONENTS	16			/* distinct affinities solved apart */
 
@@ -264,8 +265,8 @@ static __int128 rq_cost(struct sched_rq *rq, int64_t dw, const struct sched_enti
 	return sum;
 }
 
-/* The tracked entity of rq with the lowest (ahead) or highest predicted lag. */
-static struct sched_entity *extreme(struct sched_rq *rq, bool ahead)
+/* The tracked entity of rq but `skip` with the lowest (ahead) or highest predicted lag. */
+static struct sched_entity *extreme(struct sched_rq *rq, bool ahead, const struct sched_entity *skip)
 {
 	struct sched_entity *best = NULL;
 	int64_t bl = 0;
@@ -274,7 +275,7 @@ static struct sched_entity *extreme(struct sched_rq *rq, bool ahead)
 		struct sched_entity *se = slist_entry(p, struct sched_entity, rq_link);
 		int64_t l;
 
-		if (dl_entity(se) || !se->lag_tracked)
+		if (se == skip || dl_entity(se) || !se->lag_tracked)
 			continue;
 		l = predict(se, rate_on(rq, se, 0), LAG_HORIZON_NS);
 		if (!best || (ahead ? l < bl : l > bl)) {
@@ -290,56 +291,81 @@ static void lag_move(struct sched *s, struct sched_entity *se, unsigned int to, 
 	s->rq[se->cpu].lag_weight -= se->weight;
 	s->rq[to].lag_weight += se->weight;
 	s->rq[se->cpu].nr_lb_migrations++;
+	se->lag_moving = true;
 	migrate_entity(s, se, to, SCHED_MIGRATE_BALANCE, now);
+	se->lag_moving = false;
+}
+
+/* One candidate correction: a moves to a_to, and b (if any) to b_to. */
+struct lag_plan {
+	struct sched_entity *a, *b;
+	unsigned int a_to, b_to;
+	__int128 gain;
+};
+
+static void consider_plan(struct lag_plan *best, __int128 gain, struct sched_entity *a,
+			  unsigned int a_to, struct sched_entity *b, unsigned int b_to)
+{
+	if (gain <= best->gain)
+		return;
+	best->gain = gain;
+	best->a = a;
+	best->a_to = a_to;
+	best->b = b;
+	best->b_to = b_to;
+}
+
+/* The options on one destination pCPU for x (on src), into *best. */
+static void plans_on(struct sched_rq *src, struct sched_rq *dst, struct sched_entity *x,
+		     struct sched_entity *push, __int128 base, struct lag_plan *best)
+{
+	__int128 before = base + rq_cost(dst, 0, NULL, NULL);
+
+	/* x alone, only when src keeps work: an idle pCPU helps no lag */
+	if (src->nr_running > 1)
+		consider_plan(best, before - rq_cost(src, -(int64_t)x->weight, x, NULL) -
+			      rq_cost(dst, x->weight, NULL, x), x, dst->cpu, NULL, 0);
+	/* the one furthest ahead on src makes room for x */
+	if (push && sched_cpumask_test(&push->allowed, dst->cpu))
+		consider_plan(best, before - rq_cost(src, -(int64_t)push->weight, push, NULL) -
+			      rq_cost(dst, push->weight, NULL, push), push, dst->cpu, NULL, 0);
+	/* x in exchange for the one furthest ahead, or behind, there */
+	for (int k = 0; k < 2; k++) {
+		struct sched_entity *y = extreme(dst, k == 0, NULL);
+		int64_t dw;
+
+		if (!y || !sched_cpumask_test(&y->allowed, src->cpu))
+			continue;
+		dw = (int64_t)x->weight - y->weight;
+		consider_plan(best, before - rq_cost(src, -dw, x, y) - rq_cost(dst, dw, y, x),
+			      y, src->cpu, x, dst->cpu);
+	}
 }
 
 /*
- * Move x to another pCPU, alone or in exchange for the entity furthest
- * ahead or behind there, whichever lowers the potential of the two pCPUs
- * most, if by at least a move's worth (LAG_MOVE_NS squared).
+ * Correct x's lag: move it, move the entity furthest ahead beside it, or
+ * exchange it with the entity furthest ahead or behind on another pCPU,
+ * whichever lowers the potential of the two pCPUs most, if by enough to be
+ * worth a move (a sixteenth of it, and at least LAG_GAIN_MIN_NS squared).
  */
 static bool improve(struct sched *s, struct sched_entity *x, uint64_t now)
 {
 	struct sched_rq *src = &s->rq[x->cpu];
-	__int128 base = rq_cost(src, 0, NULL, NULL), gain, best;
-	struct sched_entity *swap = NULL;
-	int to = -1;
+	struct sched_entity *push = extreme(src, true, x);
+	__int128 base = rq_cost(src, 0, NULL, NULL);
+	struct lag_plan best = { NULL, NULL, 0, 0, 0 };
 
-	best = (__int128)LAG_MOVE_NS * LAG_MOVE_NS;
-	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
-		struct sched_rq *dst = &s->rq[cpu];
-		__int128 before;
-
-		if (dst == src || !sched_cpumask_test(&x->allowed, cpu))
-			continue;
-		before = base + rq_cost(dst, 0, NULL, NULL);
-		gain = before - rq_cost(src, -(int64_t)x->weight, x, NULL) -
-		       rq_cost(dst, x->weight, NULL, x);
-		if (gain > best) {
-			best = gain;
-			to = (int)cpu;
-			swap = NULL;
-		}
-		for (int k = 0; k < 2; k++) {
-			struct sched_entity *y = extreme(dst, k == 0);
-			int64_t dw;
-
-			if (!y || !sched_cpumask_test(&y->allowed, src->cpu))
-				continue;
-			dw = (int64_t)x->weight - y->weight;
-			gain = before - rq_cost(src, -dw, x, y) - rq_cost(dst, dw, y, x);
-			if (gain > best) {
-				best = gain;
-				to = (int)cpu;
-				swap = y;
-			}
-		}
-	}
-	if (to < 0)
+	best.gain = (__int128)LAG_GAIN_MIN_NS * LAG_GAIN_MIN_NS;
+	if (base / 16 > best.gain)
+		best.gain = base / 16;
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		if (cpu != src->cpu && sched_cpumask_test(&x->allowed, cpu))
+			plans_on(src, &s->rq[cpu], x, push, base, &best);
+	if (!best.a)
 		return false;
-	if (swap)
-		lag_move(s, swap, src->cpu, now);
-	lag_move(s, x, (unsigned int)to, now);
+	lag_move(s, best.a, best.a_to, now);
+	if (best.b)
+		lag_move(s, best.b, best.b_to, now);
 	return true;
 }
 
@@ -350,6 +376,60 @@ static int cmp_abs_pred_desc(const void *a, const void *b)
 	if (x->pred != y->pred)
 		return x->pred < y->pred ? 1 : -1;
 	return x->se->id - y->se->id;
+}
+
+/*
+ * Where wakeups should go when no pCPU is idle: not where an entity runs
+ * whose fair share is the whole pCPU (time a sleeper takes there is lost
+ * to it for good, while entities that share pCPUs get it back through
+ * their lag), the least loaded first.
+ */
+static void update_wake_targets(struct sched *s, unsigned int n)
+{
+	unsigned int nr = 0;
+
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		s->rq[cpu].lag_full = false;
+	for (unsigned int k = 0; k < n; k++) {
+		struct sched_entity *se = s->lag_ents[k].se;
+		struct sched_rq *rq = &s->rq[se->cpu];
+
+		if (se->lag_tracked && se->lag_rate >= rq->lag_cap - rq->lag_cap / 32)
+			rq->lag_full = true;
+	}
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		struct sched_rq *rq = &s->rq[cpu];
+		unsigned int k = nr++;
+
+		if (rq->lag_full)
+			continue;
+		rq->lag_load = (rq->lag_weight << 20) / (rq->capacity ? rq->capacity : 1);
+		while (k && s->rq[s->lag_targets[k - 1]].lag_load > rq->lag_load) {
+			s->lag_targets[k] = s->lag_targets[k - 1];
+			k--;
+		}
+		s->lag_targets[k] = (uint16_t)cpu;
+	}
+	s->nr_lag_targets = 0;
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		s->nr_lag_targets += !s->rq[cpu].lag_full;
+	s->lag_target_next = 0;
+}
+
+/*
+ * A pCPU for a waking entity whose previous pCPU is full (see above): the
+ * next of the wake targets it may use and fits, or -1. Round robin, so a
+ * burst of wakeups between two balances spreads out.
+ */
+int fair_lag_wake_target(struct sched *s, const struct sched_entity *se)
+{
+	for (unsigned int tries = 0; tries < 4 && s->nr_lag_targets; tries++) {
+		unsigned int cpu = s->lag_targets[s->lag_target_next++ % s->nr_lag_targets];
+
+		if (sched_cpumask_test(&se->allowed, cpu) && entity_fits_cpu(s, se, cpu))
+			return (int)cpu;
+	}
+	return -1;
 }
 
 /* Accumulate the lags over the last interval and correct the worst ones. */
@@ -389,6 +469,7 @@ void fair_lag_balance(struct sched *s, uint64_t now)
 		if (se->lag_tracked)
 			s->rq[se->cpu].lag_weight += se->weight;
 	}
+	update_wake_targets(s, n);
 	/* The worst lags first, at most one move per pCPU. */
 	for (unsigned int k = 0; k < n; k++) {
 		struct sched_entity *se = s->lag_ents[k].se;

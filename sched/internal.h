@@ -221,6 +221,7 @@ struct sched_entity {
 	uint64_t lag_wakeups;		/* st.nr_wakeups then: blocked since? */
 	uint64_t lag_moved;		/* balance round it last moved in */
 	bool lag_on_rq, lag_tracked;
+	bool lag_moving;		/* being moved by it: drop the EEVDF credit */
 
 	struct sched_entity_stats st;
 };
@@ -300,6 +301,8 @@ struct sched_rq {
 	/* fluid-ideal balance (fairlag.c) */
 	uint64_t lag_cap;		/* capacity the sleepers left, 1 << 20 = 1024 */
 	uint64_t lag_weight;		/* weight of the tracked entities here */
+	uint64_t lag_load;		/* lag_weight per capacity */
+	bool lag_full;			/* runs an entity whose share is the whole pCPU */
 } __attribute__((aligned(SCHED_CACHELINE)));
 
 _Static_assert(offsetof(struct sched_rq, pelt) % SCHED_CACHELINE == 0 &&
@@ -337,6 +340,8 @@ struct sched {
 	uint64_t last_balance, last_perf;
 	struct lag_ent *lag_ents;	/* fairlag.c scratch, nr_ent_slots long */
 	uint64_t lag_last, lag_round;
+	uint16_t lag_targets[SCHED_MAX_CPUS];	/* wake targets, least loaded first */
+	unsigned int nr_lag_targets, lag_target_next;
 	uint64_t newidle_decay_due;	/* no newidle cost decays before this */
 	uint64_t now;			/* latest time seen */
 };
@@ -522,6 +527,7 @@ unsigned int select_cpu_fair(struct sched *s, struct sched_entity *se);
 void sched_balance(struct sched *s, uint64_t now);
 void fair_lag_balance(struct sched *s, uint64_t now);
 size_t fair_lag_scratch_size(void);
+int fair_lag_wake_target(struct sched *s, const struct sched_entity *se);
 bool sched_balance_newidle(struct sched *s, struct sched_rq *rq, uint64_t now);
 void update_misfit_slow(struct sched *s, struct sched_rq *rq);
 void update_misfit_util(struct sched *s, struct sched_rq *rq, unsigned long util);
