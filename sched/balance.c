@@ -244,7 +244,7 @@ void update_idle_exit(struct sched *s, struct sched_rq *rq, uint64_t now)
 static struct sched_entity *pick_movable(struct sched_rq *src, struct sched_rq *dst,
 					 uint64_t *best_max)
 {
-	struct sched_entity *best = NULL;
+	struct sched_entity *best = NULL, *fallback = NULL;
 	uint64_t old_max = rq_load(src, 0);
 	struct slist *pos;
 
@@ -255,9 +255,16 @@ static struct sched_entity *pick_movable(struct sched_rq *src, struct sched_rq *
 		if (se == src->curr || dl_entity(se) || !sched_cpumask_test(&se->allowed, dst->cpu))
 			continue;
 		if (!best_max) {
-			/* newidle: the one furthest behind its fair share (first on ties) */
-			if (!best || se->lag > best->lag)
+			/*
+			 * newidle: the one furthest behind its fair share (first
+			 * on ties), among those whose share dst can give.
+			 */
+			bool ok = se->lag_rate <= ((uint64_t)dst->capacity << 10);
+
+			if (ok && (!best || se->lag > best->lag))
 				best = se;
+			if (!ok && !fallback)
+				fallback = se;
 			continue;
 		}
 		nb = ((src->fair_weight - se->weight) << 10) / fair_capacity(src);
@@ -268,7 +275,7 @@ static struct sched_entity *pick_movable(struct sched_rq *src, struct sched_rq *
 			*best_max = m;
 		}
 	}
-	return best;
+	return best ? best : fallback;
 }
 
 /* Move a waiting entity (no rescheduling: the caller does it). */

@@ -30,6 +30,7 @@
 #define LAG_MOVE_NS	(20 * NSEC_PER_MSEC)	/* lag (work) worth a move */
 #define LAG_GAIN_MIN_NS	(1 * NSEC_PER_MSEC)	/* smallest improvement worth a move */
 #define LAG_HORIZON_NS	(200 * NSEC_PER_MSEC)	/* how far ahead lags are predicted */
+#define SWAP_TRIES	8			/* exchange partners tried per pCPU */
 #define MAX_COMPONENTS	16			/* distinct affinities solved apart */
 
 struct lag_ent {
@@ -320,6 +321,7 @@ static void plans_on(struct sched_rq *src, struct sched_rq *dst, struct sched_en
 		     struct sched_entity *push, __int128 base, struct lag_plan *best)
 {
 	__int128 before = base + rq_cost(dst, 0, NULL, NULL);
+	unsigned int tries = 0;
 
 	/* x alone, only when src keeps work: an idle pCPU helps no lag */
 	if (src->nr_running > 1)
@@ -329,13 +331,15 @@ static void plans_on(struct sched_rq *src, struct sched_rq *dst, struct sched_en
 	if (push && sched_cpumask_test(&push->allowed, dst->cpu))
 		consider_plan(best, before - rq_cost(src, -(int64_t)push->weight, push, NULL) -
 			      rq_cost(dst, push->weight, NULL, push), push, dst->cpu, NULL, 0);
-	/* x in exchange for the one furthest ahead, or behind, there */
-	for (int k = 0; k < 2; k++) {
-		struct sched_entity *y = extreme(dst, k == 0, NULL);
+	/* x in exchange for one of the first SWAP_TRIES entities there */
+	for (struct slist *p = dst->queued.next; p != &dst->queued && tries < SWAP_TRIES;
+	     p = p->next) {
+		struct sched_entity *y = slist_entry(p, struct sched_entity, rq_link);
 		int64_t dw;
 
-		if (!y || !sched_cpumask_test(&y->allowed, src->cpu))
+		if (dl_entity(y) || !y->lag_tracked || !sched_cpumask_test(&y->allowed, src->cpu))
 			continue;
+		tries++;
 		dw = (int64_t)x->weight - y->weight;
 		consider_plan(best, before - rq_cost(src, -dw, x, y) - rq_cost(dst, dw, y, x),
 			      y, src->cpu, x, dst->cpu);
