@@ -185,6 +185,19 @@ static unsigned int collect(struct sched *s, uint64_t dt, uint64_t *used)
 	return n;
 }
 
+/*
+ * The capacity the sleepers left on rq, averaged over the last balances
+ * (1/8 EWMA): what they use in one interval is noisy, and moving entities
+ * by the noise gives more to those moved to pCPUs whose sleepers happened
+ * to be busy, as the next interval regresses to the mean.
+ */
+static uint64_t left_capacity(struct sched_rq *rq, uint64_t now_left)
+{
+	rq->lag_cap = rq->lag_cap_init ? (7 * rq->lag_cap + now_left) / 8 : now_left;
+	rq->lag_cap_init = true;
+	return rq->lag_cap;
+}
+
 /* Solve the ideal rate of every collected entity, component by component. */
 static void solve(struct sched *s, unsigned int n, uint64_t dt, const uint64_t *used)
 {
@@ -212,8 +225,8 @@ static void solve(struct sched *s, unsigned int n, uint64_t dt, const uint64_t *
 				continue;
 			cap = rq_fair_capacity(&s->rq[cpu]);
 			busy = dt ? used[cpu] * SCHED_CAPACITY_SCALE / dt : 0;
-			caps[m] = (busy < cap ? cap - busy : 0) << (RATE_SHIFT - 10);
-			s->rq[cpu].lag_cap = caps[m++];
+			caps[m++] = left_capacity(&s->rq[cpu], (busy < cap ? cap - busy : 0)
+							   << (RATE_SHIFT - 10));
 		}
 		qsort(caps, m, sizeof(*caps), cmp_u64_desc);
 		water_fill(&s->lag_ents[i], j - i, caps, m);

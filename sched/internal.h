@@ -303,6 +303,7 @@ struct sched_rq {
 	uint64_t lag_weight;		/* weight of the tracked entities here */
 	uint64_t lag_load;		/* lag_weight per capacity */
 	bool lag_full;			/* runs an entity whose share is the whole pCPU */
+	bool lag_cap_init;		/* lag_cap has a first value */
 } __attribute__((aligned(SCHED_CACHELINE)));
 
 _Static_assert(offsetof(struct sched_rq, pelt) % SCHED_CACHELINE == 0 &&
