@@ -137,6 +137,7 @@ void sched_destroy(struct sched *s)
 		free(s->ent[i]);
 	free(s->ent);
 	free(s->lag_ents);
+	free(s->lag_order);
 	free(s->rq);
 	free(s);
 }

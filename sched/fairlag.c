@@ -30,6 +30,7 @@
 #define LAG_MOVE_NS	(20 * NSEC_PER_MSEC)	/* lag (work) worth a move */
 #define LAG_GAIN_MIN_NS	(1 * NSEC_PER_MSEC)	/* smallest improvement worth a move */
 #define LAG_HORIZON_NS	(200 * NSEC_PER_MSEC)	/* how far ahead lags are predicted */
+#define LAG_ATTEMPTS	16			/* entities tried per balance: bounds its cost */
 #define SWAP_TRIES	8			/* exchange partners tried per pCPU */
 #define MAX_COMPONENTS	16			/* distinct affinities solved apart */
 
@@ -158,13 +159,42 @@ static int component_of(struct sched_cpumask *comp, unsigned int *nr,
  * that blocked or woke since, are the sleepers: their work since then is
  * taken off the capacity of the pCPU they are on). Returns how many.
  */
+static int cmp_id_weight_desc(const void *a, const void *b, void *arg)
+{
+	struct sched_entity *const *ent = arg;
+	const struct sched_entity *x = ent[*(const int *)a], *y = ent[*(const int *)b];
+
+	if (x->weight != y->weight)
+		return x->weight < y->weight ? 1 : -1;
+	return x->id - y->id;
+}
+
+/*
+ * Every entity's id by weight, descending (the solver's order), sorted
+ * again only after an entity came, went or changed weight.
+ */
+static void update_order(struct sched *s)
+{
+	unsigned int n = 0;
+
+	if (!s->lag_order_dirty)
+		return;
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++)
+		if (s->ent[id])
+			s->lag_order[n++] = (int)id;
+	qsort_r(s->lag_order, n, sizeof(*s->lag_order), cmp_id_weight_desc, s->ent);
+	s->nr_lag_order = n;
+	s->lag_order_dirty = false;
+}
+
 static unsigned int collect(struct sched *s, uint64_t dt, uint64_t *used)
 {
 	unsigned int n = 0;
 
 	memset(used, 0, s->nr_cpus * sizeof(*used));
-	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
-		struct sched_entity *se = s->ent[id];
+	update_order(s);
+	for (unsigned int k = 0; k < s->nr_lag_order; k++) {
+		struct sched_entity *se = s->ent[s->lag_order[k]];
 		uint64_t work;
 		bool tracked;
 
@@ -209,7 +239,8 @@ static void solve(struct sched *s, unsigned int n, uint64_t dt, const uint64_t *
 		s->lag_ents[k].comp = component_of(comp, &nr, &s->lag_ents[k].se->allowed);
 	for (unsigned int k = 0; k < n; k++)	/* merged components: the first that holds it */
 		s->lag_ents[k].comp = component_of(comp, &nr, &s->lag_ents[k].se->allowed);
-	qsort(s->lag_ents, n, sizeof(*s->lag_ents), cmp_weight_desc);
+	if (nr > 1)	/* collected by weight already: group the components */
+		qsort(s->lag_ents, n, sizeof(*s->lag_ents), cmp_weight_desc);
 	while (i < n && s->lag_ents[i].comp < 0)
 		i++;	/* beyond MAX_COMPONENTS affinities: not balanced here */
 	while (i < n) {
@@ -254,29 +285,58 @@ static int64_t predict(const struct sched_entity *se, uint64_t r, uint64_t h)
 }
 
 /*
- * Sum of squared predicted lags (the potential the moves lower) of the
- * tracked entities of rq but `skip`, with rq's fair weight changed by `dw`,
- * plus `add` as if it were there.
+ * The potential the moves lower: the sum of squared lags predicted
+ * LAG_HORIZON_NS ahead. On a pCPU of tracked weight W, entity e's is
+ * a_e - b_e / W (a: its lag plus its ideal work to come, b: what its
+ * share of the pCPU gives it, times W), so each runqueue keeps the sums
+ * of a^2, a b and b^2 and any change of W costs O(1) to evaluate.
  */
-static __int128 rq_cost(struct sched_rq *rq, int64_t dw, const struct sched_entity *skip,
-			const struct sched_entity *add)
+static double term_a(const struct sched_entity *se)
 {
-	__int128 sum = 0;
-	int64_t l;
+	return (double)se->lag + (double)((se->lag_rate * LAG_HORIZON_NS) >> RATE_SHIFT);
+}
 
-	for (struct slist *p = rq->queued.next; p != &rq->queued; p = p->next) {
-		struct sched_entity *se = slist_entry(p, struct sched_entity, rq_link);
+static double term_b(const struct sched_rq *rq, const struct sched_entity *se)
+{
+	return (double)rq->lag_cap * se->weight * (LAG_HORIZON_NS / (double)(1 << RATE_SHIFT));
+}
 
-		if (se == skip || dl_entity(se) || !se->lag_tracked)
-			continue;
-		l = predict(se, rate_on(rq, se, dw), LAG_HORIZON_NS);
-		sum += (__int128)l * l;
+static void sums_update(struct sched_rq *rq, const struct sched_entity *se, double sign)
+{
+	double a = term_a(se), b = term_b(rq, se);
+
+	rq->lag_aa += sign * a * a;
+	rq->lag_ab += sign * a * b;
+	rq->lag_bb += sign * b * b;
+}
+
+/*
+ * The potential of rq with its tracked weight changed by dw, without
+ * `skip`, with `add`. In double precision: it only ranks moves, the sums
+ * are rebuilt at every balance, and IEEE arithmetic (no libm) gives the
+ * same ranks everywhere.
+ */
+static double rq_cost(struct sched_rq *rq, int64_t dw, const struct sched_entity *skip,
+		      const struct sched_entity *add)
+{
+	double aa = rq->lag_aa, ab = rq->lag_ab, bb = rq->lag_bb, cost, p;
+	int64_t w = (int64_t)rq->lag_weight + dw;
+
+	if (skip) {
+		double a = term_a(skip), b = term_b(rq, skip);
+
+		aa -= a * a;
+		ab -= a * b;
+		bb -= b * b;
 	}
+	if (w <= 0)
+		return aa;
+	cost = aa - 2 * ab / (double)w + bb / ((double)w * (double)w);
 	if (add) {
-		l = predict(add, rate_on(rq, add, dw), LAG_HORIZON_NS);
-		sum += (__int128)l * l;
+		p = term_a(add) - term_b(rq, add) / (double)w;
+		cost += p * p;
 	}
-	return sum;
+	return cost;
 }
 
 /* The tracked entity of rq but `skip` with the lowest (ahead) or highest predicted lag. */
@@ -302,6 +362,8 @@ static struct sched_entity *extreme(struct sched_rq *rq, bool ahead, const struc
 
 static void lag_move(struct sched *s, struct sched_entity *se, unsigned int to, uint64_t now)
 {
+	sums_update(&s->rq[se->cpu], se, -1);
+	sums_update(&s->rq[to], se, 1);
 	s->rq[se->cpu].lag_weight -= se->weight;
 	s->rq[to].lag_weight += se->weight;
 	s->rq[se->cpu].nr_lb_migrations++;
@@ -314,10 +376,10 @@ static void lag_move(struct sched *s, struct sched_entity *se, unsigned int to, 
 struct lag_plan {
 	struct sched_entity *a, *b;
 	unsigned int a_to, b_to;
-	__int128 gain;
+	double gain;
 };
 
-static void consider_plan(struct lag_plan *best, __int128 gain, struct sched_entity *a,
+static void consider_plan(struct lag_plan *best, double gain, struct sched_entity *a,
 			  unsigned int a_to, struct sched_entity *b, unsigned int b_to)
 {
 	if (gain <= best->gain)
@@ -329,21 +391,38 @@ static void consider_plan(struct lag_plan *best, __int128 gain, struct sched_ent
 	best->b_to = b_to;
 }
 
+/*
+ * Can x on dst progress faster (when behind) or slower (when ahead) than
+ * now? The bounds: all of dst's capacity, or its share with x added to
+ * everything there. Saves evaluating moves that cannot help x.
+ */
+static bool may_help(const struct sched_rq *src, const struct sched_rq *dst,
+		     const struct sched_entity *x)
+{
+	uint64_t now_rate = rate_on(src, x, 0);
+
+	if (x->lag > 0)
+		return dst->lag_cap > now_rate;
+	return rate_on(dst, x, x->weight) < now_rate;
+}
+
 /* The options on one destination pCPU for x (on src), into *best. */
 static void plans_on(struct sched_rq *src, struct sched_rq *dst, struct sched_entity *x,
-		     struct sched_entity *push, __int128 base, struct lag_plan *best)
+		     struct sched_entity *push, double base, struct lag_plan *best)
 {
-	__int128 before = base + rq_cost(dst, 0, NULL, NULL);
+	double before = base + rq_cost(dst, 0, NULL, NULL);
 	unsigned int tries = 0;
 
 	/* x alone, only when src keeps work: an idle pCPU helps no lag */
-	if (src->nr_running > 1)
+	if (src->nr_running > 1 && may_help(src, dst, x))
 		consider_plan(best, before - rq_cost(src, -(int64_t)x->weight, x, NULL) -
 			      rq_cost(dst, x->weight, NULL, x), x, dst->cpu, NULL, 0);
 	/* the one furthest ahead on src makes room for x */
 	if (push && sched_cpumask_test(&push->allowed, dst->cpu))
 		consider_plan(best, before - rq_cost(src, -(int64_t)push->weight, push, NULL) -
 			      rq_cost(dst, push->weight, NULL, push), push, dst->cpu, NULL, 0);
+	if (!may_help(src, dst, x))
+		return;
 	/* x in exchange for one of the first SWAP_TRIES entities there */
 	for (struct slist *p = dst->queued.next; p != &dst->queued && tries < SWAP_TRIES;
 	     p = p->next) {
@@ -369,10 +448,10 @@ static bool improve(struct sched *s, struct sched_entity *x, uint64_t now)
 {
 	struct sched_rq *src = &s->rq[x->cpu];
 	struct sched_entity *push = extreme(src, true, x);
-	__int128 base = rq_cost(src, 0, NULL, NULL);
+	double base = rq_cost(src, 0, NULL, NULL);
 	struct lag_plan best = { NULL, NULL, 0, 0, 0 };
 
-	best.gain = (__int128)LAG_GAIN_MIN_NS * LAG_GAIN_MIN_NS;
+	best.gain = (double)LAG_GAIN_MIN_NS * LAG_GAIN_MIN_NS;
 	if (base / 16 > best.gain)
 		best.gain = base / 16;
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
@@ -454,7 +533,11 @@ void fair_lag_balance(struct sched *s, uint64_t now)
 {
 	uint64_t used[SCHED_MAX_CPUS];
 	uint64_t dt = now - s->lag_last;
-	unsigned int n;
+	unsigned int n, nc = 0;
+
+	/* Lags move by tens of ms: the busy interval is often enough. */
+	if (s->lag_last && dt < s->cfg.balance_interval_ns * s->cfg.busy_factor)
+		return;
 
 	s->lag_round++;
 
@@ -476,28 +559,37 @@ void fair_lag_balance(struct sched *s, uint64_t now)
 			se->lag_rate = 0;
 		}
 	}
-	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		s->rq[cpu].lag_weight = 0;
+		s->rq[cpu].lag_aa = s->rq[cpu].lag_ab = s->rq[cpu].lag_bb = 0;
+	}
 	for (unsigned int k = 0; k < n; k++) {
 		struct sched_entity *se = s->lag_ents[k].se;
 
 		se->lag_tracked = s->lag_ents[k].comp >= 0;
 		se->lag_rate = s->lag_ents[k].rate;
-		if (se->lag_tracked)
+		if (se->lag_tracked) {
 			s->rq[se->cpu].lag_weight += se->weight;
+			sums_update(&s->rq[se->cpu], se, 1);
+		}
 	}
 	update_wake_targets(s, n);
-	/* The worst lags first, at most one move per pCPU. */
+	/* The LAG_ATTEMPTS worst lags first, at most one move per pCPU. */
 	for (unsigned int k = 0; k < n; k++) {
 		struct sched_entity *se = s->lag_ents[k].se;
+		struct lag_ent t;
+
 		s->lag_ents[k].pred = (uint64_t)(se->lag < 0 ? -se->lag : se->lag);
+		if (s->lag_ents[k].pred < LAG_MOVE_NS)
+			continue;
+		t = s->lag_ents[nc];	/* the candidates first */
+		s->lag_ents[nc++] = s->lag_ents[k];
+		s->lag_ents[k] = t;
 	}
-	qsort(s->lag_ents, n, sizeof(*s->lag_ents), cmp_abs_pred_desc);
-	for (unsigned int k = 0, moves = 0; k < n && moves < s->nr_cpus; k++) {
+	qsort(s->lag_ents, nc, sizeof(*s->lag_ents), cmp_abs_pred_desc);
+	for (unsigned int k = 0, moves = 0; k < nc && k < LAG_ATTEMPTS && moves < s->nr_cpus; k++) {
 		struct sched_entity *se = s->lag_ents[k].se;
 
-		if (s->lag_ents[k].pred < LAG_MOVE_NS)
-			break;
 		if (se->lag_tracked && se->lag_moved != s->lag_round && improve(s, se, now)) {
 			moves++;
 			se->lag_moved = s->lag_round;	/* once per balance: no ping-pong */

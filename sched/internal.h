@@ -304,6 +304,7 @@ struct sched_rq {
 	uint64_t lag_load;		/* lag_weight per capacity */
 	bool lag_full;			/* runs an entity whose share is the whole pCPU */
 	bool lag_cap_init;		/* lag_cap has a first value */
+	double lag_aa, lag_ab, lag_bb;	/* the potential's sums (fairlag.c) */
 } __attribute__((aligned(SCHED_CACHELINE)));
 
 _Static_assert(offsetof(struct sched_rq, pelt) % SCHED_CACHELINE == 0 &&
@@ -340,6 +341,9 @@ struct sched {
 
 	uint64_t last_balance, last_perf;
 	struct lag_ent *lag_ents;	/* fairlag.c scratch, nr_ent_slots long */
+	int *lag_order;			/* entity ids by weight, nr_ent_slots long */
+	unsigned int nr_lag_order;
+	bool lag_order_dirty;		/* an entity came, went or changed weight */
 	uint64_t lag_last, lag_round;
 	uint16_t lag_targets[SCHED_MAX_CPUS];	/* wake targets, least loaded first */
 	unsigned int nr_lag_targets, lag_target_next;
