@@ -459,9 +459,15 @@ static bool improve(struct sched *s, struct sched_entity *x, uint64_t now)
 			plans_on(src, &s->rq[cpu], x, push, base, &best);
 	if (!best.a)
 		return false;
+	/*
+	 * Neither pCPU ends up idle, but one may be for a moment in between:
+	 * a newidle pull then would take a third entity along.
+	 */
+	s->lag_in_move = true;
 	lag_move(s, best.a, best.a_to, now);
 	if (best.b)
 		lag_move(s, best.b, best.b_to, now);
+	s->lag_in_move = false;
 	return true;
 }
 

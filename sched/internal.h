@@ -345,6 +345,7 @@ struct sched {
 	unsigned int nr_lag_order;
 	bool lag_order_dirty;		/* an entity came, went or changed weight */
 	uint64_t lag_last, lag_round;
+	bool lag_in_move;		/* between the two halves of an exchange */
 	uint16_t lag_targets[SCHED_MAX_CPUS];	/* wake targets, least loaded first */
 	unsigned int nr_lag_targets, lag_target_next;
 	uint64_t newidle_decay_due;	/* no newidle cost decays before this */
