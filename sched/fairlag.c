@@ -182,7 +182,8 @@ static void update_order(struct sched *s)
 	for (unsigned int id = 0; id < s->nr_ent_slots; id++)
 		if (s->ent[id])
 			s->lag_order[n++] = (int)id;
-	qsort_r(s->lag_order, n, sizeof(*s->lag_order), cmp_id_weight_desc, s->ent);
+	if (n > 1)
+		qsort_r(s->lag_order, n, sizeof(*s->lag_order), cmp_id_weight_desc, s->ent);
 	s->nr_lag_order = n;
 	s->lag_order_dirty = false;
 }
@@ -239,7 +240,7 @@ static void solve(struct sched *s, unsigned int n, uint64_t dt, const uint64_t *
 		s->lag_ents[k].comp = component_of(comp, &nr, &s->lag_ents[k].se->allowed);
 	for (unsigned int k = 0; k < n; k++)	/* merged components: the first that holds it */
 		s->lag_ents[k].comp = component_of(comp, &nr, &s->lag_ents[k].se->allowed);
-	if (nr > 1)	/* collected by weight already: group the components */
+	if (nr > 1 && n > 1)	/* collected by weight already: group the components */
 		qsort(s->lag_ents, n, sizeof(*s->lag_ents), cmp_weight_desc);
 	while (i < n && s->lag_ents[i].comp < 0)
 		i++;	/* beyond MAX_COMPONENTS affinities: not balanced here */
@@ -592,7 +593,8 @@ void fair_lag_balance(struct sched *s, uint64_t now)
 		s->lag_ents[nc++] = s->lag_ents[k];
 		s->lag_ents[k] = t;
 	}
-	qsort(s->lag_ents, nc, sizeof(*s->lag_ents), cmp_abs_pred_desc);
+	if (nc > 1)
+		qsort(s->lag_ents, nc, sizeof(*s->lag_ents), cmp_abs_pred_desc);
 	for (unsigned int k = 0, moves = 0; k < nc && k < LAG_ATTEMPTS && moves < s->nr_cpus; k++) {
 		struct sched_entity *se = s->lag_ents[k].se;
 
