@@ -502,10 +502,11 @@ static void update_wake_targets(struct sched *s, unsigned int n)
 	}
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		struct sched_rq *rq = &s->rq[cpu];
-		unsigned int k = nr++;
+		unsigned int k;
 
 		if (rq->lag_full)
 			continue;
+		k = nr++;
 		rq->lag_load = (rq->lag_weight << 20) / (rq->capacity ? rq->capacity : 1);
 		while (k && s->rq[s->lag_targets[k - 1]].lag_load > rq->lag_load) {
 			s->lag_targets[k] = s->lag_targets[k - 1];
@@ -513,9 +514,7 @@ static void update_wake_targets(struct sched *s, unsigned int n)
 		}
 		s->lag_targets[k] = (uint16_t)cpu;
 	}
-	s->nr_lag_targets = 0;
-	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
-		s->nr_lag_targets += !s->rq[cpu].lag_full;
+	s->nr_lag_targets = nr;
 	s->lag_target_next = 0;
 }
 

@@ -88,7 +88,42 @@ static void test_fairlag_exact_stays_put(void)
 	sched_destroy(s);
 }
 
+/*
+ * A sleeper that last ran beside an entity whose fair share is its whole
+ * pCPU wakes, with no pCPU idle, where the light entities share one
+ * instead: the time it takes there is made up to them by the balance,
+ * while the heavy one could never get it back.
+ */
+static void test_fairlag_wakeup_spares_a_full_pcpu(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	struct sched_cpumask one, all;
+	uint64_t now = 0;
+	int heavy = add_ent(s, "heavy", 88761, true, 0);
+	int sleeper, heavy_cpu;
+
+	add_ent(s, "light0", 100, true, 0);
+	add_ent(s, "light1", 100, true, 0);
+	run_until(s, &now, 500 * MS, MS);	/* the fluid balance settles */
+	heavy_cpu = sched_ent(s, heavy)->cpu;
+	CU_ASSERT(s->rq[heavy_cpu].nr_running == 1 && s->rq[heavy_cpu].lag_full);
+	sched_cpumask_clear(&one);
+	sched_cpumask_set(&one, (unsigned int)heavy_cpu);
+	sleeper = add_ent(s, "sleeper", 1024, false, now);
+	CU_ASSERT_FATAL(sched_set_affinity(s, sleeper, &one, now, NULL, 0) == 0);
+	sched_wakeup(s, sleeper, now);
+	run_until(s, &now, now + 2 * MS, MS);	/* it runs beside the heavy one */
+	CU_ASSERT_EQUAL(sched_ent(s, sleeper)->cpu, heavy_cpu);
+	sched_block(s, sleeper, now);
+	all = s->all_cpus;
+	CU_ASSERT_FATAL(sched_set_affinity(s, sleeper, &all, now, NULL, 0) == 0);
+	sched_wakeup(s, sleeper, now + US);
+	CU_ASSERT_NOT_EQUAL(sched_ent(s, sleeper)->cpu, heavy_cpu);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_three_on_two),
 	   UNIT_TEST(test_fairlag_heavy_gets_big),
-	   UNIT_TEST(test_fairlag_exact_stays_put))
+	   UNIT_TEST(test_fairlag_exact_stays_put),
+	   UNIT_TEST(test_fairlag_wakeup_spares_a_full_pcpu))
