@@ -150,8 +150,11 @@ unsigned int select_cpu_fair(struct sched *s, struct sched_entity *se)
 	scan_idle(s, se, start, &p);
 	if (p.idle_fit >= 0)
 		return (unsigned int)p.idle_fit;
-	if (prev_fits)
-		return (unsigned int)prev;
+	if (prev_fits) {
+		int t = s->rq[prev].lag_full ? fair_lag_wake_target(s, se) : -1;
+
+		return t >= 0 ? (unsigned int)t : (unsigned int)prev;
+	}
 	for (unsigned int i = 0; i < s->nr_cpus; i++) {
 		unsigned int cpu = (start + i) % s->nr_cpus;
 
@@ -233,11 +236,15 @@ void update_idle_exit(struct sched *s, struct sched_rq *rq, uint64_t now)
 
 /* ---------------------------------------------------------------- moving */
 
-/* A waiting fair entity of src that may run on dst, or NULL. */
+/*
+ * A waiting fair entity of src that may run on dst, or NULL: with best_max,
+ * the one whose move lowers the larger of the two loads most; without, the
+ * one furthest behind its fair share (fairlag.c).
+ */
 static struct sched_entity *pick_movable(struct sched_rq *src, struct sched_rq *dst,
 					 uint64_t *best_max)
 {
-	struct sched_entity *best = NULL;
+	struct sched_entity *best = NULL, *fallback = NULL;
 	uint64_t old_max = rq_load(src, 0);
 	struct slist *pos;
 
@@ -247,8 +254,19 @@ static struct sched_entity *pick_movable(struct sched_rq *src, struct sched_rq *
 
 		if (se == src->curr || dl_entity(se) || !sched_cpumask_test(&se->allowed, dst->cpu))
 			continue;
-		if (!best_max)
-			return se;
+		if (!best_max) {
+			/*
+			 * newidle: the one furthest behind its fair share (first
+			 * on ties), among those whose share dst can give.
+			 */
+			bool ok = se->lag_rate <= ((uint64_t)dst->capacity << 10);
+
+			if (ok && (!best || se->lag > best->lag))
+				best = se;
+			if (!ok && !fallback)
+				fallback = se;
+			continue;
+		}
 		nb = ((src->fair_weight - se->weight) << 10) / fair_capacity(src);
 		nd = rq_load(dst, se->weight);
 		m = nb > nd ? nb : nd;
@@ -257,7 +275,7 @@ static struct sched_entity *pick_movable(struct sched_rq *src, struct sched_rq *
 			*best_max = m;
 		}
 	}
-	return best;
+	return best ? best : fallback;
 }
 
 /* Move a waiting entity (no rescheduling: the caller does it). */
@@ -419,6 +437,7 @@ void sched_balance(struct sched *s, uint64_t now)
 	for (unsigned int i = 0; i < s->nr_cpus; i++)
 		if (!balance_once(s, load, cand, sum / s->nr_cpus, now))
 			break;
+	fair_lag_balance(s, now);
 }
 
 /* ---------------------------------------------------------------- newidle */

@@ -136,6 +136,8 @@ void sched_destroy(struct sched *s)
 	for (unsigned int i = 0; i < s->nr_ent_slots; i++)
 		free(s->ent[i]);
 	free(s->ent);
+	free(s->lag_ents);
+	free(s->lag_order);
 	free(s->rq);
 	free(s);
 }
@@ -297,7 +299,7 @@ void schedule_rq(struct sched *s, struct sched_rq *rq, uint64_t now)
 	if (prev && dl_entity(prev) && prev->on_rq && prev->dl_runtime <= 0)
 		dl_throttle(s, rq, prev, now);
 	next = pick_next(s, rq);
-	if (!next && !s->cfg.no_newidle && sched_balance_newidle(s, rq, now))
+	if (!next && !s->cfg.no_newidle && !s->lag_in_move && sched_balance_newidle(s, rq, now))
 		next = pick_next(s, rq);
 	if (next == prev)
 		return;

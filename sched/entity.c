@@ -69,6 +69,8 @@ static int make_allowed(const struct sched *s, const struct sched_cpumask *mask,
 static int alloc_slot(struct sched *s)
 {
 	struct sched_entity **n;
+	struct lag_ent *scratch;
+	int *order;
 	unsigned int nr, old = s->nr_ent_slots;
 
 	for (unsigned int i = 0; i < s->nr_ent_slots; i++)
@@ -80,6 +82,14 @@ static int alloc_slot(struct sched *s)
 		return -SCHED_E_NOMEM;
 	memset(n + s->nr_ent_slots, 0, (nr - s->nr_ent_slots) * sizeof(*n));
 	s->ent = n;
+	scratch = realloc(s->lag_ents, nr * fair_lag_scratch_size());
+	if (!scratch)
+		return -SCHED_E_NOMEM;	/* the larger ent[] is harmless */
+	s->lag_ents = scratch;
+	order = realloc(s->lag_order, nr * sizeof(*order));
+	if (!order)
+		return -SCHED_E_NOMEM;
+	s->lag_order = order;
 	s->nr_ent_slots = nr;
 	return (int)old;
 }
@@ -157,6 +167,7 @@ int sched_entity_add(struct sched *s, const struct sched_entity_params *p, uint6
 		uclamp_enable(s);
 	se->pelt.last_update = now;
 	s->ent[id] = se;
+	s->lag_order_dirty = true;
 	if (p->dl.runtime_ns) {
 		dl_plan_commit(s, &plan, now);
 		dl_set_params(s, se, &p->dl, (unsigned int)plan.cpu);
@@ -207,6 +218,7 @@ int sched_entity_remove(struct sched *s, int id, uint64_t now)
 	take_off(s, se, now);
 	dl_clear_params(s, se);
 	s->ent[id] = NULL;
+	s->lag_order_dirty = true;
 	free(se);
 	return 0;
 }
@@ -221,6 +233,7 @@ int sched_set_weight(struct sched *s, int id, uint32_t weight, uint64_t now)
 	if (check_weight(weight, NULL, 0))
 		return -SCHED_E_INVAL;
 	now = engine_now(s, now);
+	s->lag_order_dirty = true;
 	if (!se->on_rq || dl_entity(se)) {
 		if (!dl_entity(se))
 			reweight_fair(s, NULL, se, weight);

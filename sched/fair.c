@@ -214,6 +214,13 @@ static void place_entity(struct sched *s, struct sched_rq *rq, struct sched_enti
 	int64_t lag = 0;
 
 	se->slice = s->cfg.slice_ns;
+	/*
+	 * Moved by the fluid-ideal balance, which keeps the lag across pCPUs
+	 * itself: a credit earned on the old pCPU would be paid twice.
+	 */
+	if (se->lag_moving && se->vlag > 0)
+		se->vlag = 0;
+	se->lag_moving = false;
 	if (rq->nr_fair) {
 		struct sched_entity *curr = fair_curr(rq);
 		int64_t load = (int64_t)rq->avg_load + (curr ? curr->weight : 0);

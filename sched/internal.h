@@ -214,6 +214,16 @@ struct sched_entity {
 	struct sched_cpumask affinity;	/* as given */
 	struct sched_cpumask allowed;	/* affinity & existing pCPUs */
 	uint64_t throttle_start;
+
+	/* fluid-ideal balance (fairlag.c), at the last periodic balance */
+	int64_t lag;			/* ideal work - work done, while runnable */
+	uint64_t lag_rate;		/* ideal rate, 1 << 20 = one 1024 pCPU */
+	uint64_t lag_work, lag_prev_work; /* work at the last balance, at this one */
+	uint64_t lag_wakeups;		/* st.nr_wakeups then: blocked since? */
+	uint64_t lag_moved;		/* balance round it last moved in */
+	bool lag_on_rq, lag_tracked;
+	bool lag_moving;		/* being moved by it: drop the EEVDF credit */
+
 	struct sched_entity_stats st;
 };
 
@@ -291,6 +301,14 @@ struct sched_rq {
 	uint64_t nr_switches, nr_ticks_deferred;
 	uint64_t nr_newidle, nr_newidle_skipped, nr_newidle_aborted, nr_newidle_pulled;
 	uint64_t nr_lb_migrations, nr_misfit_migrations;
+
+	/* fluid-ideal balance (fairlag.c) */
+	uint64_t lag_cap;		/* capacity the sleepers left, 1 << 20 = 1024 */
+	uint64_t lag_weight;		/* weight of the tracked entities here */
+	uint64_t lag_load;		/* lag_weight per capacity */
+	bool lag_full;			/* runs an entity whose share is the whole pCPU */
+	bool lag_cap_init;		/* lag_cap has a first value */
+	double lag_aa, lag_ab, lag_bb;	/* the potential's sums (fairlag.c) */
 } __attribute__((aligned(SCHED_CACHELINE)));
 
 _Static_assert(offsetof(struct sched_rq, pelt) % SCHED_CACHELINE == 0 &&
@@ -326,6 +344,14 @@ struct sched {
 	unsigned int nr_overloaded;	/* rqs with nr_running >= 2 */
 
 	uint64_t last_balance, last_perf;
+	struct lag_ent *lag_ents;	/* fairlag.c scratch, nr_ent_slots long */
+	int *lag_order;			/* entity ids by weight, nr_ent_slots long */
+	unsigned int nr_lag_order;
+	bool lag_order_dirty;		/* an entity came, went or changed weight */
+	uint64_t lag_last, lag_round;
+	bool lag_in_move;		/* between the two halves of an exchange */
+	uint16_t lag_targets[SCHED_MAX_CPUS];	/* wake targets, least loaded first */
+	unsigned int nr_lag_targets, lag_target_next;
 	uint64_t newidle_decay_due;	/* no newidle cost decays before this */
 	uint64_t now;			/* latest time seen */
 };
@@ -540,6 +566,9 @@ bool util_fits_cpu(unsigned long util, unsigned int uclamp_min, unsigned int ucl
 bool entity_fits_cpu(const struct sched *s, const struct sched_entity *se, unsigned int cpu);
 unsigned int select_cpu_fair(struct sched *s, struct sched_entity *se);
 void sched_balance(struct sched *s, uint64_t now);
+void fair_lag_balance(struct sched *s, uint64_t now);
+size_t fair_lag_scratch_size(void);
+int fair_lag_wake_target(struct sched *s, const struct sched_entity *se);
 bool sched_balance_newidle(struct sched *s, struct sched_rq *rq, uint64_t now);
 void update_misfit_slow(struct sched *s, struct sched_rq *rq);
 void update_misfit_util(struct sched *s, struct sched_rq *rq, unsigned long util);

@@ -153,7 +153,13 @@ static void test_tick_defer_misfit(void)
 	twin_make(&t, 1, 1);
 	for (int k = 0; k < 2; k++) {
 		sched_cluster_mask(t.s[k], 0, &big);
-		blocker = add_ent(t.s[k], "blocker", 1024, true, 0);
+		/*
+		 * Heavy enough that its fair share is the whole big pCPU: with
+		 * equal weights the fair shares would have `a` spend a quarter
+		 * of its time on the big pCPU, and the fluid-ideal balance
+		 * would move it there before it turns misfit.
+		 */
+		blocker = add_ent(t.s[k], "blocker", 88761, true, 0);
 		sched_set_affinity(t.s[k], blocker, &big, 0, NULL, 0);
 		a = add_ent(t.s[k], "a", 1024, true, 0);	/* the idle little pCPU */
 		CU_ASSERT_EQUAL(sched_ent(t.s[k], a)->cpu, 1);

@@ -1,0 +1,615 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The fluid-ideal balance of the fair class: busy entities get their
+ * weighted max-min fair share of work on any host (docs/sched.md, "What
+ * fair means").
+ *
+ * Per-pCPU EEVDF shares a pCPU exactly by weight, but no placement of
+ * whole entities on pCPUs gives every entity its share in general (three
+ * equal entities on two pCPUs; heavy ones on slow pCPUs while light ones
+ * have fast ones to themselves). So at every periodic balance:
+ *
+ * 1. the ideal rate of every entity runnable since the last balance is
+ *    solved by water-filling over the pCPUs it may use (what the others,
+ *    the sleepers, used there is taken off their capacity);
+ * 2. each such entity's lag (ideal work - work done) is accumulated;
+ * 3. the entities with the largest lags (ahead or behind, beyond
+ *    LAG_MOVE_NS) may each move once: alone, or in exchange for the entity
+ *    furthest ahead or behind on another pCPU, whichever lowers most the
+ *    sum of squared lags predicted LAG_HORIZON_NS ahead on the two pCPUs
+ *    (at the rates the new placement gives). Entities whose placement is
+ *    exact never drift, so nothing moves; smaller lags are left alone
+ *    (they bound the error, and a move costs a cache).
+ *
+ * Cost: O(n log n) per balance for n runnable entities (the sort of the
+ * solver), nothing on the per-decision paths.
+ */
+#include "sched/internal.h"
+
+#define RATE_SHIFT	20			/* rate 1 << 20 = one 1024-capacity pCPU */
+#define LAG_MOVE_NS	(20 * NSEC_PER_MSEC)	/* lag (work) worth a move */
+#define LAG_GAIN_MIN_NS	(1 * NSEC_PER_MSEC)	/* smallest improvement worth a move */
+#define LAG_HORIZON_NS	(200 * NSEC_PER_MSEC)	/* how far ahead lags are predicted */
+#define LAG_ATTEMPTS	16			/* entities tried per balance: bounds its cost */
+#define SWAP_TRIES	8			/* exchange partners tried per pCPU */
+#define MAX_COMPONENTS	16			/* distinct affinities solved apart */
+
+struct lag_ent {
+	struct sched_entity *se;
+	uint64_t rate;				/* ideal, RATE_SHIFT fixed point */
+	uint64_t pred;				/* |lag| */
+	int comp;
+};
+
+size_t fair_lag_scratch_size(void)
+{
+	return sizeof(struct lag_ent);
+}
+
+static uint64_t entity_work(const struct sched_entity *se)
+{
+	return se->st.work_ns + se->run_work_ns;
+}
+
+/* Capacity left to the fair class once reserved bandwidth is served. */
+static uint64_t rq_fair_capacity(const struct sched_rq *rq)
+{
+	uint64_t dl = slist_empty(&rq->dl_assigned) ? 0 :
+		      (rq->dl_bw * SCHED_CAPACITY_SCALE) >> BW_SHIFT;
+
+	return dl + 1 < rq->capacity ? rq->capacity - dl : 1;
+}
+
+static int cmp_weight_desc(const void *a, const void *b)
+{
+	const struct lag_ent *x = a, *y = b;
+
+	if (x->comp != y->comp)
+		return x->comp - y->comp;
+	if (x->se->weight != y->se->weight)
+		return x->se->weight < y->se->weight ? 1 : -1;
+	return x->se->id - y->se->id;
+}
+
+static int cmp_u64_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/*
+ * Water-filling on uniform pCPUs: entities e[0..n) by weight, descending;
+ * caps[0..m) descending, RATE_SHIFT fixed point. The tightest prefix (the
+ * k heaviest on the k fastest pCPUs, smallest capacity per weight) is
+ * frozen at its common level, and the rest is solved on the rest.
+ */
+static void water_fill(struct lag_ent *e, unsigned int n, const uint64_t *caps, unsigned int m)
+{
+	unsigned int i = 0, j = 0;
+	uint64_t cap_rest = 0, w_rest = 0;
+
+	for (unsigned int k = 0; k < m; k++)
+		cap_rest += caps[k];
+	for (unsigned int k = 0; k < n; k++)
+		w_rest += e[k].se->weight;
+	while (i < n) {
+		unsigned int best = 0;
+		uint64_t bc = 0, bw = 1, c = 0, w = 0;
+
+		/* Prefixes of the k heaviest on the k fastest, then all on all that is left. */
+		for (unsigned int k = 0; k < n - i && j + k < m; k++) {
+			c += caps[j + k];
+			w += e[i + k].se->weight;
+			/* c / w <= bc / bw, without division; ties to the longer prefix */
+			if (!best || (unsigned __int128)c * bw <= (unsigned __int128)bc * w) {
+				best = k + 1;
+				bc = c;
+				bw = w;
+			}
+		}
+		if (n - i > m - j && (unsigned __int128)cap_rest * bw <= (unsigned __int128)bc * w_rest) {
+			best = n - i;
+			bc = cap_rest;
+			bw = w_rest;
+		}
+		if (!best) {	/* no pCPU left: nothing for the rest */
+			for (; i < n; i++)
+				e[i].rate = 0;
+			break;
+		}
+		for (unsigned int k = 0; k < best; k++)
+			e[i + k].rate = (uint64_t)((unsigned __int128)bc * e[i + k].se->weight / bw);
+		i += best;
+		j += best;
+		cap_rest -= bc > cap_rest ? cap_rest : bc;
+		w_rest -= bw;
+	}
+}
+
+/* Which component (a set of pCPUs) an affinity belongs to; -1 when too many. */
+static int component_of(struct sched_cpumask *comp, unsigned int *nr,
+			const struct sched_cpumask *allowed)
+{
+	int hit = -1;
+
+	for (unsigned int c = 0; c < *nr; c++) {
+		bool overlap = false;
+
+		for (unsigned int w = 0; w < SCHED_MAX_CPUS / 64; w++)
+			overlap |= (comp[c].bits[w] & allowed->bits[w]) != 0;
+		if (!overlap)
+			continue;
+		/* Partly overlapping affinities are solved together (an approximation). */
+		for (unsigned int w = 0; w < SCHED_MAX_CPUS / 64; w++)
+			comp[c].bits[w] |= allowed->bits[w];
+		if (hit < 0)
+			hit = (int)c;
+	}
+	if (hit >= 0)
+		return hit;
+	if (*nr == MAX_COMPONENTS)
+		return -1;
+	comp[*nr] = *allowed;
+	return (int)(*nr)++;
+}
+
+/*
+ * The entities runnable since the last balance (others, including those
+ * that blocked or woke since, are the sleepers: their work since then is
+ * taken off the capacity of the pCPU they are on). Returns how many.
+ */
+static int cmp_id_weight_desc(const void *a, const void *b, void *arg)
+{
+	struct sched_entity *const *ent = arg;
+	const struct sched_entity *x = ent[*(const int *)a], *y = ent[*(const int *)b];
+
+	if (x->weight != y->weight)
+		return x->weight < y->weight ? 1 : -1;
+	return x->id - y->id;
+}
+
+/*
+ * Every entity's id by weight, descending (the solver's order), sorted
+ * again only after an entity came, went or changed weight.
+ */
+static void update_order(struct sched *s)
+{
+	unsigned int n = 0;
+
+	if (!s->lag_order_dirty)
+		return;
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++)
+		if (s->ent[id])
+			s->lag_order[n++] = (int)id;
+	if (n > 1)
+		qsort_r(s->lag_order, n, sizeof(*s->lag_order), cmp_id_weight_desc, s->ent);
+	s->nr_lag_order = n;
+	s->lag_order_dirty = false;
+}
+
+static unsigned int collect(struct sched *s, uint64_t dt, uint64_t *used)
+{
+	unsigned int n = 0;
+
+	memset(used, 0, s->nr_cpus * sizeof(*used));
+	update_order(s);
+	for (unsigned int k = 0; k < s->nr_lag_order; k++) {
+		struct sched_entity *se = s->ent[s->lag_order[k]];
+		uint64_t work;
+		bool tracked;
+
+		if (!se || dl_entity(se))
+			continue;
+		work = entity_work(se);
+		tracked = se->on_rq && se->lag_on_rq && se->lag_wakeups == se->st.nr_wakeups;
+		if (tracked) {
+			s->lag_ents[n].se = se;
+			s->lag_ents[n++].rate = 0;
+		} else {
+			se->lag = 0;
+			if (se->cpu >= 0 && dt)
+				used[se->cpu] += work - se->lag_work;
+		}
+		se->lag_prev_work = work;
+	}
+	return n;
+}
+
+/*
+ * The capacity the sleepers left on rq, averaged over the last balances
+ * (1/8 EWMA): what they use in one interval is noisy, and moving entities
+ * by the noise gives more to those moved to pCPUs whose sleepers happened
+ * to be busy, as the next interval regresses to the mean.
+ */
+static uint64_t left_capacity(struct sched_rq *rq, uint64_t now_left)
+{
+	rq->lag_cap = rq->lag_cap_init ? (7 * rq->lag_cap + now_left) / 8 : now_left;
+	rq->lag_cap_init = true;
+	return rq->lag_cap;
+}
+
+/* Solve the ideal rate of every collected entity, component by component. */
+static void solve(struct sched *s, unsigned int n, uint64_t dt, const uint64_t *used)
+{
+	struct sched_cpumask comp[MAX_COMPONENTS];
+	uint64_t caps[SCHED_MAX_CPUS];
+	unsigned int nr = 0, i = 0;
+
+	for (unsigned int k = 0; k < n; k++)
+		s->lag_ents[k].comp = component_of(comp, &nr, &s->lag_ents[k].se->allowed);
+	for (unsigned int k = 0; k < n; k++)	/* merged components: the first that holds it */
+		s->lag_ents[k].comp = component_of(comp, &nr, &s->lag_ents[k].se->allowed);
+	if (nr > 1 && n > 1)	/* collected by weight already: group the components */
+		qsort(s->lag_ents, n, sizeof(*s->lag_ents), cmp_weight_desc);
+	while (i < n && s->lag_ents[i].comp < 0)
+		i++;	/* beyond MAX_COMPONENTS affinities: not balanced here */
+	while (i < n) {
+		int c = s->lag_ents[i].comp;
+		unsigned int j = i, m = 0;
+
+		while (j < n && s->lag_ents[j].comp == c)
+			j++;
+		for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+			uint64_t cap, busy;
+
+			if (!sched_cpumask_test(&comp[c], cpu))
+				continue;
+			cap = rq_fair_capacity(&s->rq[cpu]);
+			busy = dt ? used[cpu] * SCHED_CAPACITY_SCALE / dt : 0;
+			caps[m++] = left_capacity(&s->rq[cpu], (busy < cap ? cap - busy : 0)
+							   << (RATE_SHIFT - 10));
+		}
+		qsort(caps, m, sizeof(*caps), cmp_u64_desc);
+		water_fill(&s->lag_ents[i], j - i, caps, m);
+		i = j;
+	}
+}
+
+/*
+ * Rate (RATE_SHIFT) at which se progresses on rq with `extra` weight added
+ * there: the capacity the sleepers left over the last interval, shared by
+ * weight among the tracked entities.
+ */
+static uint64_t rate_on(const struct sched_rq *rq, const struct sched_entity *se, int64_t extra)
+{
+	uint64_t w = (uint64_t)((int64_t)rq->lag_weight + extra);
+
+	return w ? (uint64_t)((unsigned __int128)rq->lag_cap * se->weight / w) : 0;
+}
+
+/* Lag (work ns) of se predicted `h` ns ahead at progress rate `r`. */
+static int64_t predict(const struct sched_entity *se, uint64_t r, uint64_t h)
+{
+	return se->lag + (int64_t)((se->lag_rate * h) >> RATE_SHIFT) -
+	       (int64_t)((r * h) >> RATE_SHIFT);
+}
+
+/*
+ * The potential the moves lower: the sum of squared lags predicted
+ * LAG_HORIZON_NS ahead. On a pCPU of tracked weight W, entity e's is
+ * a_e - b_e / W (a: its lag plus its ideal work to come, b: what its
+ * share of the pCPU gives it, times W), so each runqueue keeps the sums
+ * of a^2, a b and b^2 and any change of W costs O(1) to evaluate.
+ */
+static double term_a(const struct sched_entity *se)
+{
+	return (double)se->lag + (double)((se->lag_rate * LAG_HORIZON_NS) >> RATE_SHIFT);
+}
+
+static double term_b(const struct sched_rq *rq, const struct sched_entity *se)
+{
+	return (double)rq->lag_cap * se->weight * (LAG_HORIZON_NS / (double)(1 << RATE_SHIFT));
+}
+
+static void sums_update(struct sched_rq *rq, const struct sched_entity *se, double sign)
+{
+	double a = term_a(se), b = term_b(rq, se);
+
+	rq->lag_aa += sign * a * a;
+	rq->lag_ab += sign * a * b;
+	rq->lag_bb += sign * b * b;
+}
+
+/*
+ * The potential of rq with its tracked weight changed by dw, without
+ * `skip`, with `add`. In double precision: it only ranks moves, the sums
+ * are rebuilt at every balance, and IEEE arithmetic (no libm) gives the
+ * same ranks everywhere.
+ */
+static double rq_cost(struct sched_rq *rq, int64_t dw, const struct sched_entity *skip,
+		      const struct sched_entity *add)
+{
+	double aa = rq->lag_aa, ab = rq->lag_ab, bb = rq->lag_bb, cost, p;
+	int64_t w = (int64_t)rq->lag_weight + dw;
+
+	if (skip) {
+		double a = term_a(skip), b = term_b(rq, skip);
+
+		aa -= a * a;
+		ab -= a * b;
+		bb -= b * b;
+	}
+	if (w <= 0)
+		return aa;
+	cost = aa - 2 * ab / (double)w + bb / ((double)w * (double)w);
+	if (add) {
+		p = term_a(add) - term_b(rq, add) / (double)w;
+		cost += p * p;
+	}
+	return cost;
+}
+
+/* The tracked entity of rq but `skip` with the lowest (ahead) or highest predicted lag. */
+static struct sched_entity *extreme(struct sched_rq *rq, bool ahead, const struct sched_entity *skip)
+{
+	struct sched_entity *best = NULL;
+	int64_t bl = 0;
+
+	for (struct slist *p = rq->queued.next; p != &rq->queued; p = p->next) {
+		struct sched_entity *se = slist_entry(p, struct sched_entity, rq_link);
+		int64_t l;
+
+		if (se == skip || dl_entity(se) || !se->lag_tracked)
+			continue;
+		l = predict(se, rate_on(rq, se, 0), LAG_HORIZON_NS);
+		if (!best || (ahead ? l < bl : l > bl)) {
+			best = se;
+			bl = l;
+		}
+	}
+	return best;
+}
+
+static void lag_move(struct sched *s, struct sched_entity *se, unsigned int to, uint64_t now)
+{
+	sums_update(&s->rq[se->cpu], se, -1);
+	sums_update(&s->rq[to], se, 1);
+	s->rq[se->cpu].lag_weight -= se->weight;
+	s->rq[to].lag_weight += se->weight;
+	s->rq[se->cpu].nr_lb_migrations++;
+	se->lag_moving = true;
+	migrate_entity(s, se, to, SCHED_MIGRATE_BALANCE, now);
+	se->lag_moving = false;
+}
+
+/* One candidate correction: a moves to a_to, and b (if any) to b_to. */
+struct lag_plan {
+	struct sched_entity *a, *b;
+	unsigned int a_to, b_to;
+	double gain;
+};
+
+static void consider_plan(struct lag_plan *best, double gain, struct sched_entity *a,
+			  unsigned int a_to, struct sched_entity *b, unsigned int b_to)
+{
+	if (gain <= best->gain)
+		return;
+	best->gain = gain;
+	best->a = a;
+	best->a_to = a_to;
+	best->b = b;
+	best->b_to = b_to;
+}
+
+/*
+ * Can x on dst progress faster (when behind) or slower (when ahead) than
+ * now? The bounds: all of dst's capacity, or its share with x added to
+ * everything there. Saves evaluating moves that cannot help x.
+ */
+static bool may_help(const struct sched_rq *src, const struct sched_rq *dst,
+		     const struct sched_entity *x)
+{
+	uint64_t now_rate = rate_on(src, x, 0);
+
+	if (x->lag > 0)
+		return dst->lag_cap > now_rate;
+	return rate_on(dst, x, x->weight) < now_rate;
+}
+
+/* The options on one destination pCPU for x (on src), into *best. */
+static void plans_on(struct sched_rq *src, struct sched_rq *dst, struct sched_entity *x,
+		     struct sched_entity *push, double base, struct lag_plan *best)
+{
+	double before = base + rq_cost(dst, 0, NULL, NULL);
+	unsigned int tries = 0;
+
+	/* x alone, only when src keeps work: an idle pCPU helps no lag */
+	if (src->nr_running > 1 && may_help(src, dst, x))
+		consider_plan(best, before - rq_cost(src, -(int64_t)x->weight, x, NULL) -
+			      rq_cost(dst, x->weight, NULL, x), x, dst->cpu, NULL, 0);
+	/* the one furthest ahead on src makes room for x */
+	if (push && sched_cpumask_test(&push->allowed, dst->cpu))
+		consider_plan(best, before - rq_cost(src, -(int64_t)push->weight, push, NULL) -
+			      rq_cost(dst, push->weight, NULL, push), push, dst->cpu, NULL, 0);
+	if (!may_help(src, dst, x))
+		return;
+	/* x in exchange for one of the first SWAP_TRIES entities there */
+	for (struct slist *p = dst->queued.next; p != &dst->queued && tries < SWAP_TRIES;
+	     p = p->next) {
+		struct sched_entity *y = slist_entry(p, struct sched_entity, rq_link);
+		int64_t dw;
+
+		if (dl_entity(y) || !y->lag_tracked || !sched_cpumask_test(&y->allowed, src->cpu))
+			continue;
+		tries++;
+		dw = (int64_t)x->weight - y->weight;
+		consider_plan(best, before - rq_cost(src, -dw, x, y) - rq_cost(dst, dw, y, x),
+			      y, src->cpu, x, dst->cpu);
+	}
+}
+
+/*
+ * Correct x's lag: move it, move the entity furthest ahead beside it, or
+ * exchange it with the entity furthest ahead or behind on another pCPU,
+ * whichever lowers the potential of the two pCPUs most, if by enough to be
+ * worth a move (a sixteenth of it, and at least LAG_GAIN_MIN_NS squared).
+ */
+static bool improve(struct sched *s, struct sched_entity *x, uint64_t now)
+{
+	struct sched_rq *src = &s->rq[x->cpu];
+	struct sched_entity *push = extreme(src, true, x);
+	double base = rq_cost(src, 0, NULL, NULL);
+	struct lag_plan best = { NULL, NULL, 0, 0, 0 };
+
+	best.gain = (double)LAG_GAIN_MIN_NS * LAG_GAIN_MIN_NS;
+	if (base / 16 > best.gain)
+		best.gain = base / 16;
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		if (cpu != src->cpu && sched_cpumask_test(&x->allowed, cpu))
+			plans_on(src, &s->rq[cpu], x, push, base, &best);
+	if (!best.a)
+		return false;
+	/*
+	 * Neither pCPU ends up idle, but one may be for a moment in between:
+	 * a newidle pull then would take a third entity along.
+	 */
+	s->lag_in_move = true;
+	lag_move(s, best.a, best.a_to, now);
+	if (best.b)
+		lag_move(s, best.b, best.b_to, now);
+	s->lag_in_move = false;
+	return true;
+}
+
+static int cmp_abs_pred_desc(const void *a, const void *b)
+{
+	const struct lag_ent *x = a, *y = b;
+
+	if (x->pred != y->pred)
+		return x->pred < y->pred ? 1 : -1;
+	return x->se->id - y->se->id;
+}
+
+/*
+ * Where wakeups should go when no pCPU is idle: not where an entity runs
+ * whose fair share is the whole pCPU (time a sleeper takes there is lost
+ * to it for good, while entities that share pCPUs get it back through
+ * their lag), the least loaded first.
+ */
+static void update_wake_targets(struct sched *s, unsigned int n)
+{
+	unsigned int nr = 0;
+
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		s->rq[cpu].lag_full = false;
+	for (unsigned int k = 0; k < n; k++) {
+		struct sched_entity *se = s->lag_ents[k].se;
+		struct sched_rq *rq = &s->rq[se->cpu];
+
+		if (se->lag_tracked && se->lag_rate >= rq->lag_cap - rq->lag_cap / 32)
+			rq->lag_full = true;
+	}
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		struct sched_rq *rq = &s->rq[cpu];
+		unsigned int k;
+
+		if (rq->lag_full)
+			continue;
+		k = nr++;
+		rq->lag_load = (rq->lag_weight << 20) / (rq->capacity ? rq->capacity : 1);
+		while (k && s->rq[s->lag_targets[k - 1]].lag_load > rq->lag_load) {
+			s->lag_targets[k] = s->lag_targets[k - 1];
+			k--;
+		}
+		s->lag_targets[k] = (uint16_t)cpu;
+	}
+	s->nr_lag_targets = nr;
+	s->lag_target_next = 0;
+}
+
+/*
+ * A pCPU for a waking entity whose previous pCPU is full (see above): the
+ * next of the wake targets it may use and fits, or -1. Round robin, so a
+ * burst of wakeups between two balances spreads out.
+ */
+int fair_lag_wake_target(struct sched *s, const struct sched_entity *se)
+{
+	for (unsigned int tries = 0; tries < 4 && s->nr_lag_targets; tries++) {
+		unsigned int cpu = s->lag_targets[s->lag_target_next++ % s->nr_lag_targets];
+
+		if (sched_cpumask_test(&se->allowed, cpu) && entity_fits_cpu(s, se, cpu))
+			return (int)cpu;
+	}
+	return -1;
+}
+
+/* Accumulate the lags over the last interval and correct the worst ones. */
+void fair_lag_balance(struct sched *s, uint64_t now)
+{
+	uint64_t used[SCHED_MAX_CPUS];
+	uint64_t dt = now - s->lag_last;
+	unsigned int n, nc = 0;
+
+	/* Lags move by tens of ms: the busy interval is often enough. */
+	if (s->lag_last && dt < s->cfg.balance_interval_ns * s->cfg.busy_factor)
+		return;
+
+	s->lag_round++;
+
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		update_rq_clock(s, &s->rq[cpu], now);
+	n = collect(s, dt, used);
+	for (unsigned int k = 0; k < n; k++) {	/* lag over the interval, at last rates */
+		struct sched_entity *se = s->lag_ents[k].se;
+
+		se->lag += (int64_t)((se->lag_rate * dt) >> RATE_SHIFT) -
+			   (int64_t)(se->lag_prev_work - se->lag_work);
+	}
+	solve(s, n, dt, used);
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		struct sched_entity *se = s->ent[id];
+
+		if (se && !dl_entity(se)) {
+			se->lag_tracked = false;
+			se->lag_rate = 0;
+		}
+	}
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		s->rq[cpu].lag_weight = 0;
+		s->rq[cpu].lag_aa = s->rq[cpu].lag_ab = s->rq[cpu].lag_bb = 0;
+	}
+	for (unsigned int k = 0; k < n; k++) {
+		struct sched_entity *se = s->lag_ents[k].se;
+
+		se->lag_tracked = s->lag_ents[k].comp >= 0;
+		se->lag_rate = s->lag_ents[k].rate;
+		if (se->lag_tracked) {
+			s->rq[se->cpu].lag_weight += se->weight;
+			sums_update(&s->rq[se->cpu], se, 1);
+		}
+	}
+	update_wake_targets(s, n);
+	/* The LAG_ATTEMPTS worst lags first, at most one move per pCPU. */
+	for (unsigned int k = 0; k < n; k++) {
+		struct sched_entity *se = s->lag_ents[k].se;
+		struct lag_ent t;
+
+		s->lag_ents[k].pred = (uint64_t)(se->lag < 0 ? -se->lag : se->lag);
+		if (s->lag_ents[k].pred < LAG_MOVE_NS)
+			continue;
+		t = s->lag_ents[nc];	/* the candidates first */
+		s->lag_ents[nc++] = s->lag_ents[k];
+		s->lag_ents[k] = t;
+	}
+	if (nc > 1)
+		qsort(s->lag_ents, nc, sizeof(*s->lag_ents), cmp_abs_pred_desc);
+	for (unsigned int k = 0, moves = 0; k < nc && k < LAG_ATTEMPTS && moves < s->nr_cpus; k++) {
+		struct sched_entity *se = s->lag_ents[k].se;
+
+		if (se->lag_tracked && se->lag_moved != s->lag_round && improve(s, se, now)) {
+			moves++;
+			se->lag_moved = s->lag_round;	/* once per balance: no ping-pong */
+		}
+	}
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		struct sched_entity *se = s->ent[id];
+
+		if (se && !dl_entity(se)) {
+			se->lag_work = se->lag_prev_work;
+			se->lag_on_rq = se->on_rq;
+			se->lag_wakeups = se->st.nr_wakeups;
+		}
+	}
+	s->lag_last = now;
+}

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The fluid-ideal balance (sched/fairlag.c): busy entities get their
+ * max-min fair work where no static placement gives it, heavy entities get
+ * the fast pCPUs, and an exact placement is left alone. Expected shares are
+ * worked out from the definition in docs/sched.md in each test.
+ */
+#include "tests/unit/test_sched_util.h"
+
+static uint64_t work_of(struct sched *s, int id)
+{
+	struct sched_entity_stats st;
+
+	CU_ASSERT_FATAL(sched_entity_stats(s, id, &st) == 0);
+	return st.work_ns;
+}
+
+static uint64_t migrations_of(struct sched *s, int id)
+{
+	struct sched_entity_stats st;
+
+	CU_ASSERT_FATAL(sched_entity_stats(s, id, &st) == 0);
+	return st.nr_migrations;
+}
+
+static bool within(uint64_t got, double want, double rel)
+{
+	double d = (double)got - want;
+
+	return (d < 0 ? -d : d) <= rel * want;
+}
+
+/* Three equal busy entities on two equal pCPUs: 2/3 of a pCPU each. */
+static void test_fairlag_three_on_two(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	uint64_t now = 0, dur = 10000 * MS;
+	int id[3];
+
+	for (int i = 0; i < 3; i++)
+		id[i] = add_ent(s, "e", 1024, true, 0);
+	run_until(s, &now, dur, MS);
+	for (int i = 0; i < 3; i++)
+		CU_ASSERT(within(work_of(s, id[i]), dur * 2.0 / 3, 0.02));
+	sched_destroy(s);
+}
+
+/*
+ * A heavy entity that starts on the little pCPU (the light one took the
+ * big pCPU first) ends up on the big one: max-min gives it the fastest
+ * pCPU, the light one the little.
+ */
+static void test_fairlag_heavy_gets_big(void)
+{
+	struct sched *s = mk_sched(1, 1024, 1, 512, NULL);
+	uint64_t now = 0, dur = 10000 * MS;
+	int light = add_ent(s, "light", 15, true, 0);
+	int heavy = add_ent(s, "heavy", 88761, true, 0);
+
+	CU_ASSERT_EQUAL(sched_ent(s, heavy)->cpu, 1);
+	run_until(s, &now, dur, MS);
+	CU_ASSERT(within(work_of(s, heavy), (double)dur, 0.02));
+	CU_ASSERT(within(work_of(s, light), dur * 0.5, 0.02));
+	CU_ASSERT(migrations_of(s, heavy) + migrations_of(s, light) <= 4);
+	sched_destroy(s);
+}
+
+/* 1,1,2,4 on three pCPUs: {4}, {2}, {1,1} is exact, and it stays put. */
+static void test_fairlag_exact_stays_put(void)
+{
+	struct sched *s = mk_sched(3, 1024, 0, 0, NULL);
+	uint64_t now = 0, dur = 10000 * MS, before = 0;
+	const uint32_t w[4] = { 1024, 1024, 2048, 4096 };
+	const double share[4] = { 0.5, 0.5, 1.0, 1.0 };
+	int id[4];
+
+	for (int i = 0; i < 4; i++)
+		id[i] = add_ent(s, "e", w[i], true, 0);
+	run_until(s, &now, dur / 2, MS);
+	for (int i = 0; i < 4; i++)
+		before += migrations_of(s, id[i]);
+	run_until(s, &now, dur, MS);
+	for (int i = 0; i < 4; i++) {
+		CU_ASSERT(within(work_of(s, id[i]), dur * share[i], 0.02));
+		before -= migrations_of(s, id[i]);
+	}
+	CU_ASSERT_EQUAL(before, 0);	/* no move in the second half */
+	sched_destroy(s);
+}
+
+/*
+ * A sleeper that last ran beside an entity whose fair share is its whole
+ * pCPU wakes, with no pCPU idle, where the light entities share one
+ * instead: the time it takes there is made up to them by the balance,
+ * while the heavy one could never get it back.
+ */
+static void test_fairlag_wakeup_spares_a_full_pcpu(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	struct sched_cpumask one, all;
+	uint64_t now = 0;
+	int heavy = add_ent(s, "heavy", 88761, true, 0);
+	int sleeper, heavy_cpu;
+
+	add_ent(s, "light0", 100, true, 0);
+	add_ent(s, "light1", 100, true, 0);
+	run_until(s, &now, 500 * MS, MS);	/* the fluid balance settles */
+	heavy_cpu = sched_ent(s, heavy)->cpu;
+	CU_ASSERT(s->rq[heavy_cpu].nr_running == 1 && s->rq[heavy_cpu].lag_full);
+	sched_cpumask_clear(&one);
+	sched_cpumask_set(&one, (unsigned int)heavy_cpu);
+	sleeper = add_ent(s, "sleeper", 1024, false, now);
+	CU_ASSERT_FATAL(sched_set_affinity(s, sleeper, &one, now, NULL, 0) == 0);
+	sched_wakeup(s, sleeper, now);
+	run_until(s, &now, now + 2 * MS, MS);	/* it runs beside the heavy one */
+	CU_ASSERT_EQUAL(sched_ent(s, sleeper)->cpu, heavy_cpu);
+	sched_block(s, sleeper, now);
+	all = s->all_cpus;
+	CU_ASSERT_FATAL(sched_set_affinity(s, sleeper, &all, now, NULL, 0) == 0);
+	sched_wakeup(s, sleeper, now + US);
+	CU_ASSERT_NOT_EQUAL(sched_ent(s, sleeper)->cpu, heavy_cpu);
+	sched_destroy(s);
+}
+
+UNIT_SUITE(sched_fairlag, NULL, NULL,
+	   UNIT_TEST(test_fairlag_three_on_two),
+	   UNIT_TEST(test_fairlag_heavy_gets_big),
+	   UNIT_TEST(test_fairlag_exact_stays_put),
+	   UNIT_TEST(test_fairlag_wakeup_spares_a_full_pcpu))
