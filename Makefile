@@ -26,7 +26,7 @@ CFLAGS  ?= -O2 -g
 WFLAGS  := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CPPFLAGS += -std=gnu11 -D_GNU_SOURCE -DCAPVISOR_VERSION='"$(VERSION)"' -I. -MMD -MP
 ALL_CFLAGS = $(CPPFLAGS) $(WFLAGS) $(CFLAGS) $(SANFLAGS)
-LDLIBS  := -ljson-c -lcap-ng -lpthread -lm
+LDLIBS  := -ljson-c -lcap-ng -lseccomp -lpthread -lm
 LDFLAGS += $(SANFLAGS)
 
 # Everything but main() goes into one archive that the binary, the unit

@@ -8,6 +8,7 @@ PKGS=(
 	gcc clang make binutils            # toolchains (the project builds with both)
 	libjson-c-dev                      # control socket, simulator, VM definitions
 	libcap-ng-dev                      # dropping privileges after setup
+	libseccomp-dev                     # seccomp-bpf filters of the run phase
 	libcunit1-dev                      # unit tests
 	libclang-rt-14-dev                 # clang's sanitizer and libFuzzer runtimes
 	acpica-tools                       # iasl / acpiexec check our ACPI tables

@@ -13,6 +13,7 @@
 #include "vmm/options.h"
 #include "vmm/privs.h"
 #include "vmm/qmp_attach.h"
+#include "vmm/sandbox.h"
 #include "vmm/vm.h"
 #include "vmm/vm_sched.h"
 
@@ -179,7 +180,25 @@ static int prepare_sched(struct run_ctx *c)
 	return rc;
 }
 
-/* Control socket, then privileges: the last steps before any thread starts. */
+/* The filters' mode, before any thread starts; each thread installs its own. */
+static int setup_sandbox(struct run_ctx *c)
+{
+	struct sandbox_config sc = {
+		.mode = c->cfg.seccomp,
+		.mode_set = c->cfg.seccomp_set,
+		.stats_file = c->cfg.stats_json != NULL,
+		.api_socket = c->cfg.api_socket != NULL,
+	};
+	char err[256];
+
+	if (sandbox_init(&sc, err, sizeof(err))) {
+		pr_err("%s", err);
+		return EXIT_HOST;
+	}
+	return 0;
+}
+
+/* Control socket, privileges, the sandbox: the last steps before any thread starts. */
 static int attach_control(struct run_ctx *c)
 {
 	struct privs_opts po = {
@@ -199,7 +218,7 @@ static int attach_control(struct run_ctx *c)
 		pr_err("dropping privileges: %s", err);
 		return EXIT_HOST;
 	}
-	return 0;
+	return setup_sandbox(c);
 }
 
 static int load_inputs(struct run_ctx *c)
@@ -268,6 +287,9 @@ static int build_vm(struct run_ctx *c)
 	if (rc)
 		return rc;
 	if (vm_sched_start(&c->sched) || vm_start(c->vm, &entry))
+		return EXIT_HOST;
+	/* Last: a filter also binds the threads its thread creates later. */
+	if (sandbox_enter(SANDBOX_MAIN))
 		return EXIT_HOST;
 	return 0;
 }

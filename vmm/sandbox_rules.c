@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What each thread class may call once it runs (docs/security.md explains
+ * every entry). Anything not listed takes the filter's default action.
+ * Arguments are checked where that narrows a call to what capvisor does
+ * with it: ioctls by request number, mmap/mprotect never executable,
+ * signals and scheduling changes only for our own process and thread,
+ * prctl only for the timer slack, files opened only to write
+ * --stats-json.
+ *
+ * getpgrp is in no list: trap mode's SIGSYS handler repeats it to die.
+ */
+#include "vmm/sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kvm.h>
+#include <seccomp.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#define NR(a)	((int)(sizeof(a) / sizeof((a)[0])))
+
+/* Every thread: its C library, its memory, time, locks, log lines and signals. */
+static const int runtime_calls[] = {
+	SCMP_SYS(futex), SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres),
+	SCMP_SYS(clock_nanosleep), SCMP_SYS(nanosleep), SCMP_SYS(sched_yield),
+	SCMP_SYS(gettid), SCMP_SYS(getpid), SCMP_SYS(getrandom),
+	SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigaction),
+	SCMP_SYS(sigaltstack), SCMP_SYS(restart_syscall),
+	SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(madvise),
+	SCMP_SYS(write), SCMP_SYS(fstat), SCMP_SYS(newfstatat),
+	SCMP_SYS(exit), SCMP_SYS(exit_group),
+};
+
+/* The dispatcher: KVM's per-vCPU statistics (halted or not). */
+static const int dispatch_calls[] = {
+	SCMP_SYS(pread64),
+};
+
+/* vCPU threads: their on-part timer. */
+static const int vcpu_calls[] = {
+	SCMP_SYS(timer_create), SCMP_SYS(timer_settime), SCMP_SYS(timer_gettime),
+};
+
+/* The main thread: the event loop, the control socket, console input, teardown. */
+static const int main_calls[] = {
+	SCMP_SYS(epoll_wait), SCMP_SYS(epoll_pwait), SCMP_SYS(epoll_ctl),
+	SCMP_SYS(read), SCMP_SYS(close), SCMP_SYS(fcntl),
+	SCMP_SYS(accept4), SCMP_SYS(recvfrom), SCMP_SYS(recvmsg),
+	SCMP_SYS(sendto), SCMP_SYS(sendmsg), SCMP_SYS(shutdown),
+	SCMP_SYS(timerfd_settime), SCMP_SYS(timerfd_gettime), SCMP_SYS(timer_delete),
+};
+
+/* KVM ioctls a vCPU thread issues: its run loop and exit handling. */
+static const unsigned long vcpu_ioctls[] = {
+	KVM_RUN, KVM_GET_REGS, KVM_SET_REGS, KVM_GET_SREGS, KVM_SET_SREGS,
+	KVM_GET_MSRS, KVM_TRANSLATE, KVM_GET_VCPU_EVENTS, KVM_SET_VCPU_EVENTS,
+	KVM_GET_FPU,
+	KVM_IRQ_LINE,		/* the serial port's interrupt, on the VM fd */
+};
+
+/* The main thread: the serial port's interrupt when console input arrives. */
+static const unsigned long main_ioctls[] = {
+	KVM_IRQ_LINE,
+};
+
+static int allow_list(scmp_filter_ctx ctx, const int *calls, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, calls[i], 0);
+
+		if (rc && rc != -EEXIST)	/* listed by two lists */
+			return rc;
+	}
+	return 0;
+}
+
+/* ioctl by request: the kernel reads it as 32 bits, so compare only those. */
+static int allow_ioctl(scmp_filter_ctx ctx, int fd, unsigned long req)
+{
+	if (fd >= 0)
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 2,
+					SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fd),
+					SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, req & 0xffffffffu));
+	return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+				SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, req & 0xffffffffu));
+}
+
+static int allow_ioctls(scmp_filter_ctx ctx, const unsigned long *reqs, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int rc = allow_ioctl(ctx, -1, reqs[i]);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Memory may be mapped and protected, never executable: no new code. */
+static int allow_memory(scmp_filter_ctx ctx)
+{
+	int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
+				  SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
+				      SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	return rc;
+}
+
+/*
+ * Signals only to our own threads (kicks, pthread_kill, raise), and the
+ * terminal settings of stdin back from a fatal-signal handler on any thread.
+ */
+static int allow_signals_and_tty(scmp_filter_ctx ctx)
+{
+	int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
+				  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()));
+
+	if (!rc)
+		rc = allow_ioctl(ctx, STDIN_FILENO, TCGETS);
+	if (!rc)
+		rc = allow_ioctl(ctx, STDIN_FILENO, TCSETS);
+	return rc;
+}
+
+/*
+ * A vCPU thread sets its own timer slack, affinity (pinning to the host
+ * CPU of its pCPU), util clamps and, with --sched host, its deadline
+ * parameters or nice value: for itself only (0 or its own id).
+ */
+static int allow_own_scheduling(scmp_filter_ctx ctx, int tid)
+{
+	static const int self_calls[] = {
+		SCMP_SYS(sched_setaffinity), SCMP_SYS(sched_getaffinity),
+		SCMP_SYS(sched_setattr), SCMP_SYS(sched_getattr),
+	};
+	int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
+				  SCMP_A0(SCMP_CMP_EQ, PR_SET_TIMERSLACK));
+
+	for (int i = 0; !rc && i < NR(self_calls); i++) {
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, self_calls[i], 1,
+				      SCMP_A0(SCMP_CMP_EQ, 0));
+		if (!rc)
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, self_calls[i], 1,
+					      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)tid));
+	}
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setpriority), 2,
+				      SCMP_A0(SCMP_CMP_EQ, PRIO_PROCESS),
+				      SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)tid));
+	return rc;
+}
+
+/*
+ * At exit the main thread writes --stats-json (json-c opens it write-only,
+ * created and truncated) and removes its control socket: only when asked.
+ */
+static int allow_exit_files(scmp_filter_ctx ctx, const struct sandbox_config *cfg)
+{
+	const scmp_datum_t mask = O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND | O_PATH | O_TMPFILE;
+	int rc = 0;
+
+	if (cfg->stats_file)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+				      SCMP_A2(SCMP_CMP_MASKED_EQ, mask, O_WRONLY | O_CREAT | O_TRUNC));
+	if (!rc && cfg->api_socket)
+		rc = allow_list(ctx, (const int[]){ SCMP_SYS(unlink), SCMP_SYS(unlinkat) }, 2);
+	return rc;
+}
+
+static int add_class_rules(scmp_filter_ctx ctx, enum sandbox_class cls,
+			   const struct sandbox_config *cfg, int tid)
+{
+	switch (cls) {
+	case SANDBOX_MAIN: {
+		int rc = allow_list(ctx, main_calls, NR(main_calls));
+
+		if (!rc)
+			rc = allow_ioctls(ctx, main_ioctls, NR(main_ioctls));
+		return rc ? rc : allow_exit_files(ctx, cfg);
+	}
+	case SANDBOX_DISPATCH:
+		return allow_list(ctx, dispatch_calls, NR(dispatch_calls));
+	case SANDBOX_VCPU: {
+		int rc = allow_list(ctx, vcpu_calls, NR(vcpu_calls));
+
+		if (!rc)
+			rc = allow_ioctls(ctx, vcpu_ioctls, NR(vcpu_ioctls));
+		return rc ? rc : allow_own_scheduling(ctx, tid);
+	}
+	default:
+		return -EINVAL;
+	}
+}
+
+int sandbox_add_rules(void *ctx, enum sandbox_class cls, const struct sandbox_config *cfg,
+		      int tid)
+{
+	int rc = allow_list(ctx, runtime_calls, NR(runtime_calls));
+
+	if (!rc)
+		rc = allow_memory(ctx);
+	if (!rc)
+		rc = allow_signals_and_tty(ctx);
+	return rc ? rc : add_class_rules(ctx, cls, cfg, tid);
+}
+
+/*
+ * ASan/LSan/UBSan at run time and at exit: reports read /proc/self/maps
+ * and the binary, the leak checker stops the world with a ptrace()ing
+ * clone. Only in sanitizer builds, where filters are off unless forced.
+ */
+int sandbox_add_sanitizer_rules(void *ctx)
+{
+	static const int calls[] = {
+		SCMP_SYS(openat), SCMP_SYS(read), SCMP_SYS(pread64), SCMP_SYS(close),
+		SCMP_SYS(readlink), SCMP_SYS(readlinkat), SCMP_SYS(getdents64), SCMP_SYS(lseek),
+		SCMP_SYS(clone), SCMP_SYS(clone3), SCMP_SYS(ptrace), SCMP_SYS(wait4),
+		SCMP_SYS(waitid), SCMP_SYS(prctl), SCMP_SYS(sched_getaffinity),
+		SCMP_SYS(getppid), SCMP_SYS(kill), SCMP_SYS(uname), SCMP_SYS(pipe2),
+		SCMP_SYS(dup2), SCMP_SYS(dup3), SCMP_SYS(getrlimit), SCMP_SYS(prlimit64),
+	};
+
+	return allow_list(ctx, calls, NR(calls));
+}
