@@ -23,6 +23,9 @@
 #include <unistd.h>
 
 #define NR(a)	((int)(sizeof(a) / sizeof((a)[0])))
+/* Argument n equals v; (argument n & mask) equals v. Every field given, for clang. */
+#define ARG_EQ(n, v)		SCMP_CMP(n, SCMP_CMP_EQ, (scmp_datum_t)(v), 0)
+#define ARG_MASKED(n, mask, v)	SCMP_CMP(n, SCMP_CMP_MASKED_EQ, (scmp_datum_t)(mask), (scmp_datum_t)(v))
 
 /* Every thread: its C library, its memory, time, locks, log lines and signals. */
 static const int runtime_calls[] = {
@@ -84,10 +87,10 @@ static int allow_ioctl(scmp_filter_ctx ctx, int fd, unsigned long req)
 {
 	if (fd >= 0)
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 2,
-					SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fd),
-					SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, req & 0xffffffffu));
+					ARG_EQ(0, fd),
+					ARG_MASKED(1, 0xffffffffu, req & 0xffffffffu));
 	return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-				SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, req & 0xffffffffu));
+				ARG_MASKED(1, 0xffffffffu, req & 0xffffffffu));
 }
 
 static int allow_ioctls(scmp_filter_ctx ctx, const unsigned long *reqs, int n)
@@ -105,11 +108,11 @@ static int allow_ioctls(scmp_filter_ctx ctx, const unsigned long *reqs, int n)
 static int allow_memory(scmp_filter_ctx ctx)
 {
 	int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
-				  SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+				  ARG_MASKED(2, PROT_EXEC, 0));
 
 	if (!rc)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
-				      SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+				      ARG_MASKED(2, PROT_EXEC, 0));
 	return rc;
 }
 
@@ -120,7 +123,7 @@ static int allow_memory(scmp_filter_ctx ctx)
 static int allow_signals_and_tty(scmp_filter_ctx ctx)
 {
 	int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
-				  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()));
+				  ARG_EQ(0, getpid()));
 
 	if (!rc)
 		rc = allow_ioctl(ctx, STDIN_FILENO, TCGETS);
@@ -141,19 +144,19 @@ static int allow_own_scheduling(scmp_filter_ctx ctx, int tid)
 		SCMP_SYS(sched_setattr), SCMP_SYS(sched_getattr),
 	};
 	int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
-				  SCMP_A0(SCMP_CMP_EQ, PR_SET_TIMERSLACK));
+				  ARG_EQ(0, PR_SET_TIMERSLACK));
 
 	for (int i = 0; !rc && i < NR(self_calls); i++) {
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, self_calls[i], 1,
-				      SCMP_A0(SCMP_CMP_EQ, 0));
+				      ARG_EQ(0, 0));
 		if (!rc)
 			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, self_calls[i], 1,
-					      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)tid));
+					      ARG_EQ(0, tid));
 	}
 	if (!rc)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setpriority), 2,
-				      SCMP_A0(SCMP_CMP_EQ, PRIO_PROCESS),
-				      SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)tid));
+				      ARG_EQ(0, PRIO_PROCESS),
+				      ARG_EQ(1, tid));
 	return rc;
 }
 
@@ -168,7 +171,7 @@ static int allow_exit_files(scmp_filter_ctx ctx, const struct sandbox_config *cf
 
 	if (cfg->stats_file)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
-				      SCMP_A2(SCMP_CMP_MASKED_EQ, mask, O_WRONLY | O_CREAT | O_TRUNC));
+				      ARG_MASKED(2, mask, O_WRONLY | O_CREAT | O_TRUNC));
 	if (!rc && cfg->api_socket)
 		rc = allow_list(ctx, (const int[]){ SCMP_SYS(unlink), SCMP_SYS(unlinkat) }, 2);
 	return rc;
