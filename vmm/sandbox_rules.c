@@ -36,6 +36,7 @@ static const int runtime_calls[] = {
 	SCMP_SYS(sigaltstack), SCMP_SYS(restart_syscall),
 	SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(madvise),
 	SCMP_SYS(write), SCMP_SYS(fstat), SCMP_SYS(newfstatat),
+	SCMP_SYS(statx), SCMP_SYS(getcpu),	/* what other glibc versions use for stat, sched_getcpu */
 	SCMP_SYS(exit), SCMP_SYS(exit_group),
 };
 
@@ -222,8 +223,9 @@ int sandbox_add_rules(void *ctx, enum sandbox_class cls, const struct sandbox_co
 int sandbox_add_sanitizer_rules(void *ctx)
 {
 	static const int calls[] = {
-		SCMP_SYS(openat), SCMP_SYS(read), SCMP_SYS(pread64), SCMP_SYS(close),
-		SCMP_SYS(readlink), SCMP_SYS(readlinkat), SCMP_SYS(getdents64), SCMP_SYS(lseek),
+		SCMP_SYS(open), SCMP_SYS(openat), SCMP_SYS(read), SCMP_SYS(pread64), SCMP_SYS(close),
+		SCMP_SYS(readlink), SCMP_SYS(readlinkat), SCMP_SYS(getdents), SCMP_SYS(getdents64),
+		SCMP_SYS(lseek),
 		SCMP_SYS(clone), SCMP_SYS(clone3), SCMP_SYS(ptrace), SCMP_SYS(wait4),
 		SCMP_SYS(waitid), SCMP_SYS(prctl), SCMP_SYS(sched_getaffinity),
 		SCMP_SYS(getppid), SCMP_SYS(kill), SCMP_SYS(uname), SCMP_SYS(pipe2),

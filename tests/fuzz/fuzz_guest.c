@@ -14,8 +14,8 @@
  * included), rep count, a region (near each device, one past the last
  * vCPU's pages, or anywhere) with an offset that straddles its edges, and
  * the data. After every access it checks what must hold whatever the guest
- * did: an access no device claims reads as all ones, and each vCPU's CPPC
- * state stays in its ranges.
+ * did: an access no device claims reads as all ones, each vCPU's CPPC
+ * state stays in its ranges and its feedback counters never go back.
  */
 #include "devices/cppc.h"
 #include "devices/serial.h"
@@ -66,6 +66,7 @@ struct fuzz_vm {
 	struct vm_sched vs;
 	bool sched_ready;
 	int null_fd;
+	uint64_t ref_seen[FUZZ_MAX_VCPUS], del_seen[FUZZ_MAX_VCPUS];
 };
 
 /* A vCPU as vcpu_create() leaves it, without KVM: no fd, an anonymous kvm_run. */
@@ -256,8 +257,11 @@ static void console_input(struct fuzz_vm *f, struct input *in)
 	serial_rx(f->vm->serial, buf, n);
 }
 
-/* Whatever the guest wrote, the CPPC registers and the request stay in range. */
-static void check_cppc(const struct fuzz_vm *f)
+/*
+ * Whatever the guest wrote, the CPPC registers and the request stay in
+ * range, and the feedback counters never go back (Linux computes deltas).
+ */
+static void check_cppc(struct fuzz_vm *f)
 {
 	for (unsigned int i = 0; f->vs.cppc && i < f->vs.nr_vcpus; i++) {
 		struct cppc_dev *dev = &f->vs.cppc[i];
@@ -270,6 +274,10 @@ static void check_cppc(const struct fuzz_vm *f)
 			abort();
 		if (s.effective && (s.effective < s.host_min || s.effective > s.host_max))
 			abort();
+		if (s.ref_counter < f->ref_seen[i] || s.del_counter < f->del_seen[i])
+			abort();
+		f->ref_seen[i] = s.ref_counter;
+		f->del_seen[i] = s.del_counter;
 	}
 }
 
