@@ -82,6 +82,11 @@ enum sandbox_mode sandbox_mode(void)
 	return config.mode;
 }
 
+bool sandbox_sanitizer_build(void)
+{
+	return SANDBOX_SANITIZED;
+}
+
 /* Async-signal-safe formatting for the SIGSYS handler: no stdio there. */
 static size_t put_str(char *buf, size_t pos, size_t size, const char *s)
 {

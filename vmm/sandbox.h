@@ -76,6 +76,8 @@ int sandbox_enter(enum sandbox_class cls);
 
 /* The effective mode after sandbox_init() (SANDBOX_OFF before). */
 enum sandbox_mode sandbox_mode(void);
+/* Built with a sanitizer: filters off by default, sanitizer calls added when on. */
+bool sandbox_sanitizer_build(void);
 
 /* Rules of one class into a libseccomp context (sandbox_rules.c). */
 int sandbox_add_rules(void *ctx, enum sandbox_class cls, const struct sandbox_config *cfg,
