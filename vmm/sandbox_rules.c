@@ -163,7 +163,8 @@ static int allow_own_scheduling(scmp_filter_ctx ctx, int tid)
 
 /*
  * At exit the main thread writes --stats-json (json-c opens it write-only,
- * created and truncated) and removes its control socket: only when asked.
+ * created and truncated) and removes its control socket, or with --user
+ * reaps the helper that removes it for us (wait4): only when asked.
  */
 static int allow_exit_files(scmp_filter_ctx ctx, const struct sandbox_config *cfg)
 {
@@ -174,7 +175,8 @@ static int allow_exit_files(scmp_filter_ctx ctx, const struct sandbox_config *cf
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
 				      ARG_MASKED(2, mask, O_WRONLY | O_CREAT | O_TRUNC));
 	if (!rc && cfg->api_socket)
-		rc = allow_list(ctx, (const int[]){ SCMP_SYS(unlink), SCMP_SYS(unlinkat) }, 2);
+		rc = allow_list(ctx, (const int[]){ SCMP_SYS(unlink), SCMP_SYS(unlinkat),
+						    SCMP_SYS(wait4) }, 3);
 	return rc;
 }
 

@@ -6,7 +6,9 @@
  * same code as in `capvisor run` (vm_setup_devices(): COM1, ACPI PM,
  * i8042, port 0x80; vm_sched_attach(): the CPPC and hint pages and the
  * APERF/MPERF MSRs), built without KVM. Console input (serial_rx) is
- * mixed in, and the dispatcher's CPPC feed runs between accesses.
+ * mixed in, and between accesses the host side acts on the same state:
+ * the dispatcher's CPPC feed, clamp and reservation changes from the
+ * control socket.
  *
  * Input: byte 0 picks the VM (1..4 vCPUs, CPPC on or off, one of two
  * hosts); then one access per group of bytes: kind, vCPU, width (1..8 for
@@ -272,13 +274,47 @@ static void check_cppc(struct fuzz_vm *f)
 		if (s.min < lo || s.min > hi || s.max < lo || s.max > hi ||
 		    (s.desired && (s.desired < lo || s.desired > hi)) || s.enable > 1)
 			abort();
-		if (s.effective && (s.effective < s.host_min || s.effective > s.host_max))
+		/*
+		 * Within the host's limits; uclamp min == max between two perf
+		 * values leaves host_min one above host_max: max wins (cppc.c).
+		 */
+		if (s.effective && (s.effective > s.host_max ||
+				    s.effective < (s.host_min < s.host_max ? s.host_min : s.host_max)))
 			abort();
 		if (s.ref_counter < f->ref_seen[i] || s.del_counter < f->del_seen[i])
 			abort();
 		f->ref_seen[i] = s.ref_counter;
 		f->del_seen[i] = s.del_counter;
 	}
+}
+
+/*
+ * Between guest accesses, what the host side does to the same state: the
+ * dispatcher's CPPC feed, or a QoS change from the control socket (clamps,
+ * a reservation), applied as the QMP attachment applies it.
+ */
+static void host_side(struct fuzz_vm *f, unsigned int vcpu, struct input *in)
+{
+	uint8_t op = take(in);
+	char err[256];
+	int rc;
+
+	if (op % 3 == 0) {
+		if (!f->vs.cfg.no_cppc)
+			vm_sched_feed_cppc(&f->vs);	/* the dispatcher's tick hook */
+		return;
+	}
+	if (op % 3 == 1) {
+		unsigned int min = take(in) * 5u, max = take(in) * 5u;	/* 0..1275 */
+
+		rc = dispatch_set_uclamp(f->vs.d, vcpu, min, max, err, sizeof(err));
+	} else {
+		uint64_t period = (1 + take(in)) * 100000ull, runtime = (take(in) % 101) * period / 100;
+
+		rc = dispatch_set_reservation(f->vs.d, vcpu, runtime, period, period, err, sizeof(err));
+	}
+	if (!rc)
+		vm_sched_qos_changed(&f->vs, vcpu);
 }
 
 static void one_access(struct fuzz_vm *f, struct input *in)
@@ -303,8 +339,7 @@ static void one_access(struct fuzz_vm *f, struct input *in)
 		console_input(f, in);
 		break;
 	default:
-		if (!f->vs.cfg.no_cppc)
-			vm_sched_feed_cppc(&f->vs);	/* the dispatcher's tick hook */
+		host_side(f, v->index, in);
 		break;
 	}
 	check_cppc(f);
