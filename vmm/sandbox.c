@@ -249,6 +249,9 @@ static int load_filter(enum sandbox_class cls)
 	if (!ctx)
 		return -ENOMEM;
 	rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	/* A binary search over system calls (libseccomp >= 2.5), else a linear scan. */
+	if (!rc)
+		seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 	if (!rc)
 		rc = sandbox_add_rules(ctx, cls, &config, (int)gettid());
 	if (!rc && SANDBOX_SANITIZED)
