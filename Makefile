@@ -24,9 +24,12 @@ endif
 VERSION := 0.1.0
 CFLAGS  ?= -O2 -g
 WFLAGS  := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-CPPFLAGS += -std=gnu11 -D_GNU_SOURCE -DCAPVISOR_VERSION='"$(VERSION)"' -I. -MMD -MP
+# libxml2 reads and writes libvirt domain XML (vmm/domain*.c).
+XML_CFLAGS := $(shell pkg-config --cflags libxml-2.0 2>/dev/null || echo -I/usr/include/libxml2)
+XML_LIBS   := $(shell pkg-config --libs libxml-2.0 2>/dev/null || echo -lxml2)
+CPPFLAGS += -std=gnu11 -D_GNU_SOURCE -DCAPVISOR_VERSION='"$(VERSION)"' -I. -MMD -MP $(XML_CFLAGS)
 ALL_CFLAGS = $(CPPFLAGS) $(WFLAGS) $(CFLAGS) $(SANFLAGS)
-LDLIBS  := -ljson-c -lcap-ng -lseccomp -lpthread -lm
+LDLIBS  := -ljson-c -lcap-ng -lseccomp $(XML_LIBS) -lpthread -lm
 LDFLAGS += $(SANFLAGS)
 
 # Everything but main() goes into one archive that the binary, the unit

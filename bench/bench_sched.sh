@@ -2,6 +2,7 @@
 # Scheduling engine and simulator figures for the README:
 #  - ns per scheduling decision at 8/64/1024 entities x 4/16/64 pCPUs
 #  - the clamp fast path: no clamps / clamps set / clamp support compiled out
+#  - admission cost of 1024 deadline reservations on 64 pCPUs
 #  - simulator speed: 256 vCPUs on 64 pCPUs at a 1 ms tick
 set -euo pipefail
 BUILD=${BUILD:-build}
@@ -11,6 +12,9 @@ bin=$BUILD/bench/bench_sched
 [[ -x $bin ]] || { echo "bench_sched.sh: $bin not built (make bench-build)"; exit 1; }
 
 "$bin" decisions
+echo
+# Deadline admission: 1024 reservations on 64 pCPUs (bench/bench_dl_admit.c).
+"$BUILD/bench/bench_dl_admit"
 echo
 # The compiled-out variant: the engine sources again with -DSCHED_NO_UCLAMP.
 nouc=$BUILD/bench/bench_sched_nouclamp

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Deadline class: EDF with a constant bandwidth server per entity
- * (kernel/sched/deadline.c), capacity-aware admission (seed 000).
+ * (kernel/sched/deadline.c), partitioned: each reservation runs on the
+ * pCPU admission assigned it to (dl_admit.c).
  *
  * Runtime is full-capacity time: a pCPU at performance level P consumes
  * delta * P / 1024 of it per ns (cap_scale(cap_scale(delta, cap), freq),
@@ -27,13 +28,6 @@ static uint64_t to_ratio(uint64_t period, uint64_t runtime)
 	return period ? (uint64_t)(((unsigned __int128)runtime << BW_SHIFT) / period) : 0;
 }
 
-/* dl_task_fits_capacity(): capacity/1024 >= runtime/deadline. */
-bool dl_fits_capacity(const struct sched_dl_params *dl, unsigned int capacity)
-{
-	return (unsigned __int128)capacity * dl->deadline_ns >=
-	       (unsigned __int128)SCHED_CAPACITY_SCALE * dl->runtime_ns;
-}
-
 int dl_check_params(const struct sched_dl_params *dl, char *err, size_t errlen)
 {
 	if (dl->runtime_ns < NSEC_PER_USEC)
@@ -57,122 +51,52 @@ int dl_check_params(const struct sched_dl_params *dl, char *err, size_t errlen)
 	return 0;
 }
 
-/* Fixed-point (BW_SHIFT) value as "x.yyy". */
-static void fmt_bw(char *buf, size_t len, uint64_t bw)
-{
-	uint64_t milli = (bw * 1000 + BW_UNIT / 2) >> BW_SHIFT;
-
-	snprintf(buf, len, "%llu.%03llu", (unsigned long long)(milli / 1000),
-		 (unsigned long long)(milli % 1000));
-}
-
-static bool mask_subset(const struct sched_cpumask *a, const struct sched_cpumask *b)
-{
-	for (unsigned int i = 0; i < SCHED_MAX_CPUS / 64; i++)
-		if (a->bits[i] & ~b->bits[i])
-			return false;
-	return true;
-}
-
-static uint64_t limit_bw(const struct sched *s, uint64_t capacity_sum)
-{
-	return (uint64_t)(((unsigned __int128)capacity_sum * BW_UNIT * s->cfg.dl_limit_permille) /
-			  (SCHED_CAPACITY_SCALE * 1000ull));
-}
-
-static int dl_admit_fit(const struct sched *s, const struct sched_dl_params *dl,
-			const struct sched_cpumask *allowed, char *err, size_t errlen)
-{
-	unsigned int best = 0;
-
-	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
-		if (!sched_cpumask_test(allowed, cpu))
-			continue;
-		if (dl_fits_capacity(dl, s->rq[cpu].capacity))
-			return 0;
-		if (s->rq[cpu].capacity > best)
-			best = s->rq[cpu].capacity;
-	}
-	return sched_errf(err, errlen, SCHED_E_CAPACITY_FIT,
-			  "reservation: runtime/deadline %llu/%llu us needs a pCPU of capacity >= %llu, "
-			  "the largest in its affinity has %u",
-			  (unsigned long long)(dl->runtime_ns / NSEC_PER_USEC),
-			  (unsigned long long)(dl->deadline_ns / NSEC_PER_USEC),
-			  (unsigned long long)((dl->runtime_ns * SCHED_CAPACITY_SCALE +
-						dl->deadline_ns - 1) / dl->deadline_ns),
-			  best);
-}
-
 /*
- * Admission (rule 14): fit some pCPU of the affinity, and keep the admitted
- * bandwidth within limit x capacity, for the whole host and for the pCPUs
- * of the affinity (counting the reservations confined to them). `se` may
- * already hold a reservation, which is replaced.
+ * The pCPU a reservation is admitted on (-1: none). Its bandwidth and
+ * density count there from admission on, whether it runs or sleeps, so the
+ * performance selection keeps the level it needs (perf.c).
  */
-int dl_admit(const struct sched *s, const struct sched_entity *se,
-	     const struct sched_dl_params *dl, const struct sched_cpumask *allowed,
-	     char *err, size_t errlen)
-{
-	uint64_t bw = to_ratio(dl->period_ns, dl->runtime_ns);
-	uint64_t old = se && dl_entity(se) ? se->dl_bw : 0;
-	uint64_t total = s->dl_total_bw - old + bw, limit, cap = 0, local = bw;
-	char need[24], avail[24], lim[24];
-	int ret;
-
-	ret = dl_admit_fit(s, dl, allowed, err, errlen);
-	if (ret)
-		return ret;
-	limit = limit_bw(s, s->total_capacity);
-	if (total > limit) {
-		fmt_bw(need, sizeof(need), bw);
-		fmt_bw(avail, sizeof(avail), limit > s->dl_total_bw - old ?
-						    limit - (s->dl_total_bw - old) : 0);
-		fmt_bw(lim, sizeof(lim), limit);
-		return sched_errf(err, errlen, SCHED_E_BANDWIDTH,
-				  "reservation: bandwidth %s (runtime/period) exceeds the %s still "
-				  "available (limit %u/1000 x total capacity %llu/1024 = %s CPUs)",
-				  need, avail, s->cfg.dl_limit_permille,
-				  (unsigned long long)s->total_capacity, lim);
-	}
-	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
-		if (sched_cpumask_test(allowed, cpu))
-			cap += s->rq[cpu].capacity;
-	for (unsigned int i = 0; i < s->nr_ent_slots; i++) {
-		const struct sched_entity *e = s->ent[i];
-
-		if (e && e != se && dl_entity(e) && mask_subset(&e->allowed, allowed))
-			local += e->dl_bw;
-	}
-	limit = limit_bw(s, cap);
-	if (local > limit) {
-		fmt_bw(need, sizeof(need), local);
-		fmt_bw(lim, sizeof(lim), limit);
-		return sched_errf(err, errlen, SCHED_E_BANDWIDTH,
-				  "reservation: bandwidth %s confined to its affinity (this one plus "
-				  "those pinned inside it) exceeds limit %u/1000 x capacity %llu/1024 "
-				  "= %s CPUs", need, s->cfg.dl_limit_permille,
-				  (unsigned long long)cap, lim);
-	}
-	return 0;
-}
-
 void dl_assign_rq(struct sched *s, struct sched_entity *se, int cpu)
 {
-	if (se->dl_link.next != &se->dl_link) {
+	uint64_t density = dl_admit_density(&se->dl);
+
+	if (se->dl_cpu == cpu)
+		return;
+	if (se->dl_cpu >= 0) {
+		struct sched_rq *rq = &s->rq[se->dl_cpu];
+
 		slist_del(&se->dl_link);
-		s->rq[se->cpu].dl_bw -= se->dl_bw;
+		slist_init(&se->dl_link);
+		rq->dl_bw -= se->dl_bw;
+		rq->dl_density -= density;
+		s->perf_dirty |= 1u << rq->cluster;
 	}
+	se->dl_cpu = cpu;
 	if (cpu < 0)
 		return;
 	slist_add_tail(&se->dl_link, &s->rq[cpu].dl_assigned);
 	s->rq[cpu].dl_bw += se->dl_bw;
+	s->rq[cpu].dl_density += density;
+	s->perf_dirty |= 1u << s->rq[cpu].cluster;
 }
 
-/* Set or change a reservation; the entity is off its runqueue. */
-void dl_set_params(struct sched *s, struct sched_entity *se, const struct sched_dl_params *dl)
+/*
+ * A re-pack moves an admitted reservation to `cpu`. A queued one arrives
+ * with the CBS wakeup rule (enqueue_dl() on ENQ_MIGRATED), which bounds
+ * its demand on the new pCPU by its density, as for any waking server.
+ */
+void dl_move(struct sched *s, struct sched_entity *se, unsigned int cpu, uint64_t now)
 {
-	int cpu = se->cpu;
+	if (se->cpu < 0)
+		dl_assign_rq(s, se, (int)cpu);
+	else
+		migrate_entity(s, se, cpu, SCHED_MIGRATE_ADMISSION, now);
+}
 
+/* Set or change a reservation admitted on `cpu`; the entity is off its runqueue. */
+void dl_set_params(struct sched *s, struct sched_entity *se, const struct sched_dl_params *dl,
+		   unsigned int cpu)
+{
 	if (dl_entity(se)) {
 		dl_assign_rq(s, se, -1);
 		s->dl_total_bw -= se->dl_bw;
@@ -187,8 +111,9 @@ void dl_set_params(struct sched *s, struct sched_entity *se, const struct sched_
 	se->dl_missed = 0;
 	se->class = &dl_sched_class;
 	s->dl_total_bw += se->dl_bw;
-	if (cpu >= 0)
-		dl_assign_rq(s, se, cpu);
+	dl_assign_rq(s, se, (int)cpu);
+	if (se->cpu >= 0 && se->cpu != (int)cpu)
+		se->cpu = (int)cpu;	/* off its runqueue: only the assignment moves */
 }
 
 void dl_clear_params(struct sched *s, struct sched_entity *se)
@@ -256,7 +181,7 @@ static void replenish_dl_entity(struct sched *s, struct sched_entity *se, uint64
 
 static void enqueue_dl(struct sched *s, struct sched_rq *rq, struct sched_entity *se, int flags)
 {
-	if (flags & (ENQ_WAKEUP | ENQ_INITIAL))
+	if (flags & (ENQ_WAKEUP | ENQ_INITIAL | ENQ_MIGRATED))
 		update_dl_entity(s, se, rq->clock);
 	se->dl_node.key = se->dl_deadline;
 	treap_insert(&rq->dl, &se->dl_node);
@@ -399,33 +324,11 @@ static bool wakeup_preempt_dl(struct sched *s, struct sched_rq *rq, struct sched
 	return time_before64(se->dl_deadline, rq->curr->dl_deadline);
 }
 
-/* Placement (rule 15): a fitting pCPU with the least reserved bandwidth. */
+/* Placement: the pCPU admission assigned (dl_admit.c); nothing else keeps the guarantee. */
 static unsigned int select_cpu_dl(struct sched *s, struct sched_entity *se)
 {
-	unsigned int best = UINT32_MAX, biggest = UINT32_MAX;
-	unsigned __int128 best_load = 0;
-
-	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
-		struct sched_rq *rq = &s->rq[cpu];
-		uint64_t bw;
-		unsigned __int128 load;
-
-		if (!sched_cpumask_test(&se->allowed, cpu))
-			continue;
-		if (biggest == UINT32_MAX || rq->capacity > s->rq[biggest].capacity)
-			biggest = cpu;
-		if (!dl_fits_capacity(&se->dl, rq->capacity))
-			continue;
-		bw = rq->dl_bw - (se->cpu == (int)cpu && se->dl_link.next != &se->dl_link ?
-				  se->dl_bw : 0) + se->dl_bw;
-		load = ((unsigned __int128)bw << 10) / rq->capacity;
-		if (best == UINT32_MAX || load < best_load ||
-		    (load == best_load && (int)cpu == se->cpu)) {
-			best = cpu;
-			best_load = load;
-		}
-	}
-	return best != UINT32_MAX ? best : biggest;
+	(void)s;
+	return (unsigned int)se->dl_cpu;
 }
 
 static uint64_t next_event_dl(const struct sched *s, const struct sched_rq *rq)

@@ -85,7 +85,8 @@ static int alloc_slot(struct sched *s)
 }
 
 static int check_params(struct sched *s, const struct sched_entity_params *p, uint32_t *weight,
-			struct sched_cpumask *allowed, char *err, size_t errlen)
+			struct sched_cpumask *allowed, struct dl_plan *plan, char *err,
+			size_t errlen)
 {
 	int ret;
 
@@ -108,7 +109,7 @@ static int check_params(struct sched *s, const struct sched_entity_params *p, ui
 	if (!ret && p->dl.runtime_ns) {
 		ret = dl_check_params(&p->dl, err, errlen);
 		if (!ret)
-			ret = dl_admit(s, NULL, &p->dl, allowed, err, errlen);
+			ret = dl_admit(s, NULL, &p->dl, allowed, plan, err, errlen);
 	}
 	return ret;
 }
@@ -116,6 +117,7 @@ static int check_params(struct sched *s, const struct sched_entity_params *p, ui
 int sched_entity_add(struct sched *s, const struct sched_entity_params *p, uint64_t now,
 		     char *err, size_t errlen)
 {
+	struct dl_plan plan = { -1, 0, NULL };
 	struct sched_cpumask allowed;
 	struct sched_entity *se;
 	uint32_t weight = 0;
@@ -124,18 +126,21 @@ int sched_entity_add(struct sched *s, const struct sched_entity_params *p, uint6
 	if (!p)
 		return sched_errf(err, errlen, SCHED_E_INVAL, "params: missing");
 	now = engine_now(s, now);
-	ret = check_params(s, p, &weight, &allowed, err, errlen);
+	ret = check_params(s, p, &weight, &allowed, &plan, err, errlen);
 	if (ret)
 		return ret;
 	id = alloc_slot(s);
 	se = id < 0 ? NULL : sched_zalloc_aligned(sizeof(*se));
-	if (!se)
+	if (!se) {
+		dl_plan_free(&plan);
 		return sched_errf(err, errlen, SCHED_E_NOMEM, "out of memory");
+	}
 	se->id = id;
 	memcpy(se->name, p->name, sizeof(se->name));
 	se->class = &fair_sched_class;
 	se->state = SCHED_BLOCKED;
 	se->cpu = -1;
+	se->dl_cpu = -1;
 	se->weight = weight;
 	se->affinity = p->affinity;
 	se->allowed = allowed;
@@ -152,8 +157,10 @@ int sched_entity_add(struct sched *s, const struct sched_entity_params *p, uint6
 		uclamp_enable(s);
 	se->pelt.last_update = now;
 	s->ent[id] = se;
-	if (p->dl.runtime_ns)
-		dl_set_params(s, se, &p->dl);
+	if (p->dl.runtime_ns) {
+		dl_plan_commit(s, &plan, now);
+		dl_set_params(s, se, &p->dl, (unsigned int)plan.cpu);
+	}
 	if (p->runnable) {
 		se->wake_time = now;
 		se->wake_pending = true;
@@ -293,6 +300,7 @@ int sched_set_reservation(struct sched *s, int id, const struct sched_dl_params 
 			  uint64_t now, char *err, size_t errlen)
 {
 	struct sched_entity *se = sched_ent(s, id);
+	struct dl_plan plan = { -1, 0, NULL };
 	bool wanted;
 	int ret;
 
@@ -301,7 +309,7 @@ int sched_set_reservation(struct sched *s, int id, const struct sched_dl_params 
 	if (dl && dl->runtime_ns) {
 		ret = dl_check_params(dl, err, errlen);
 		if (!ret)
-			ret = dl_admit(s, se, dl, &se->allowed, err, errlen);
+			ret = dl_admit(s, se, dl, &se->allowed, &plan, err, errlen);
 		if (ret)
 			return ret;
 	} else if (!dl_entity(se)) {
@@ -310,13 +318,15 @@ int sched_set_reservation(struct sched *s, int id, const struct sched_dl_params 
 	now = engine_now(s, now);
 	wanted = take_off(s, se, now);
 	if (dl && dl->runtime_ns) {
-		dl_set_params(s, se, dl);
+		dl_plan_commit(s, &plan, now);
+		dl_set_params(s, se, dl, (unsigned int)plan.cpu);
 	} else {
 		dl_clear_params(s, se);
 		se->vlag = 0;
 	}
 	if (wanted)
 		sched_activate(s, se, ENQ_INITIAL, now);
+	perf_kick(s, now);
 	return 0;
 }
 
@@ -324,6 +334,7 @@ int sched_set_affinity(struct sched *s, int id, const struct sched_cpumask *mask
 		       char *err, size_t errlen)
 {
 	struct sched_entity *se = sched_ent(s, id);
+	struct dl_plan plan = { -1, 0, NULL };
 	struct sched_cpumask allowed;
 	bool wanted;
 	int ret;
@@ -332,7 +343,7 @@ int sched_set_affinity(struct sched *s, int id, const struct sched_cpumask *mask
 		return sched_errf(err, errlen, SCHED_E_NOENT, "entity %d: no such entity", id);
 	ret = make_allowed(s, mask, &allowed, err, errlen);
 	if (!ret && dl_entity(se))
-		ret = dl_admit(s, se, &se->dl, &allowed, err, errlen);
+		ret = dl_admit(s, se, &se->dl, &allowed, &plan, err, errlen);
 	if (ret)
 		return ret;
 	now = engine_now(s, now);
@@ -341,6 +352,12 @@ int sched_set_affinity(struct sched *s, int id, const struct sched_cpumask *mask
 	else
 		sched_cpumask_clear(&se->affinity);
 	se->allowed = allowed;
+	if (dl_entity(se)) {
+		dl_plan_commit(s, &plan, now);
+		dl_move(s, se, (unsigned int)plan.cpu, now);
+		perf_kick(s, now);
+		return 0;
+	}
 	if (se->cpu < 0 || sched_cpumask_test(&allowed, (unsigned int)se->cpu))
 		return 0;
 	if (se->on_rq) {
@@ -366,6 +383,7 @@ int sched_entity_info(const struct sched *s, int id, struct sched_entity_info *o
 	out->state = se->state;
 	out->cpu = se->cpu;
 	out->deadline = dl_entity(se);
+	out->dl_cpu = se->dl_cpu;
 	out->weight = se->weight;
 	out->uclamp_min = se->uc_req[UCLAMP_MIN];
 	out->uclamp_max = se->uc_req[UCLAMP_MAX];

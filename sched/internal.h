@@ -201,6 +201,7 @@ struct sched_entity {
 	bool dl_throttled;
 	struct tnode dl_node;		/* key = absolute deadline */
 	struct slist dl_link;		/* rq->dl_assigned */
+	int dl_cpu;			/* pCPU admission assigned it to, -1 if none */
 
 	/* uclamp */
 	unsigned int uc_req[UCLAMP_CNT];
@@ -268,6 +269,7 @@ struct sched_rq {
 	uint64_t gen;
 	uint64_t idle_ns;
 	uint64_t dl_bw;			/* bandwidth of entities assigned here */
+	uint64_t dl_density;		/* their admission density (dl_admit.c) */
 	unsigned int bucket_tasks;	/* entities counted in the buckets */
 
 	/* deadline */
@@ -465,17 +467,37 @@ static inline void fair_update_curr(struct sched *s, struct sched_rq *rq, uint64
 
 /* ---------------------------------------------------------------- deadline.c */
 
+/*
+ * An admission's outcome: the pCPU of the reservation being admitted and
+ * the already-admitted reservations a re-pack moves (dl_admit.c).
+ */
+struct dl_move {
+	struct sched_entity *se;
+	unsigned int cpu;
+};
+
+struct dl_plan {
+	int cpu;
+	unsigned int nr_moves;
+	struct dl_move *moves;
+};
+
 int dl_admit(const struct sched *s, const struct sched_entity *se,
 	     const struct sched_dl_params *dl, const struct sched_cpumask *allowed,
-	     char *err, size_t errlen);
+	     struct dl_plan *plan, char *err, size_t errlen);
+void dl_plan_commit(struct sched *s, struct dl_plan *plan, uint64_t now);
+void dl_plan_free(struct dl_plan *plan);
+uint64_t dl_admit_density(const struct sched_dl_params *dl);
+uint64_t dl_cpu_room(const struct sched *s, unsigned int cpu);
+void dl_move(struct sched *s, struct sched_entity *se, unsigned int cpu, uint64_t now);
 int dl_check_params(const struct sched_dl_params *dl, char *err, size_t errlen);
-void dl_set_params(struct sched *s, struct sched_entity *se, const struct sched_dl_params *dl);
+void dl_set_params(struct sched *s, struct sched_entity *se, const struct sched_dl_params *dl,
+		   unsigned int cpu);
 void dl_clear_params(struct sched *s, struct sched_entity *se);
 void dl_assign_rq(struct sched *s, struct sched_entity *se, int cpu);
 void dl_throttle(struct sched *s, struct sched_rq *rq, struct sched_entity *se, uint64_t now);
 void dl_replenish_due(struct sched *s, struct sched_rq *rq, uint64_t now);
 void dl_check_misses(struct sched *s, struct sched_rq *rq, uint64_t now);
-bool dl_fits_capacity(const struct sched_dl_params *dl, unsigned int capacity);
 
 /* ---------------------------------------------------------------- uclamp.c */
 

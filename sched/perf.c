@@ -8,7 +8,7 @@
  * signal saturates the current level) the invariant signal says nothing
  * about the demand, so ask for the maximum (seed 002). The result is
  * clamped by the pCPU's uclamp aggregate (which carries guest performance
- * requests too), the reserved deadline bandwidth is added on top, and the
+ * requests too), the level reservations need is added on top, and the
  * cluster takes the maximum over its pCPUs rounded up to a level (down if
  * rounding up would cross the clamp: uclamp_max is a promise to the host).
  */
@@ -76,6 +76,15 @@ static unsigned long perf_cpu_util(struct sched *s, struct sched_rq *rq, uint64_
 	return util < rq->capacity ? util : rq->capacity;
 }
 
+/* Lowest level at which rq's reserved density is within the limit, rounded up. */
+static unsigned long perf_dl_level(const struct sched *s, const struct sched_rq *rq)
+{
+	unsigned __int128 num = (unsigned __int128)rq->dl_density * SCHED_CAPACITY_SCALE * 1000;
+	unsigned __int128 den = (unsigned __int128)s->cfg.dl_limit_permille << BW_SHIFT;
+
+	return (unsigned long)((num + den - 1) / den);
+}
+
 static void perf_cpu(struct sched *s, struct sched_rq *rq, struct perf_req *r, bool periodic,
 		     uint64_t now)
 {
@@ -120,11 +129,13 @@ static void perf_cpu(struct sched *s, struct sched_rq *rq, struct perf_req *r, b
 		      rq->uc_value[UCLAMP_MAX] : rq->uc_value[UCLAMP_MIN];
 	}
 	/*
-	 * Reserved bandwidth must be served whatever the clamps say. dl_bw
-	 * is the sum over dl_assigned, which sits in the line already read.
+	 * Reservations must be served whatever the clamps say, at a level
+	 * where their density stays within the admission limit (what EDF on
+	 * this pCPU was admitted for, dl_admit.c): density x 1024 / limit,
+	 * which admission keeps at or below the capacity. dl_assigned sits
+	 * in the line already read.
 	 */
-	dl_util = slist_empty(&rq->dl_assigned) ? 0 :
-		  (unsigned long)((rq->dl_bw * SCHED_CAPACITY_SCALE) >> BW_SHIFT);
+	dl_util = slist_empty(&rq->dl_assigned) ? 0 : perf_dl_level(s, rq);
 	if (dl_util) {
 		req += dl_util;
 		cap = rq->capacity;

@@ -239,19 +239,22 @@ int sched_set_uclamp(struct sched *s, int id, unsigned int min, unsigned int max
 
 /*
  * Set (dl->runtime_ns > 0) or clear (dl == NULL or runtime 0) a
- * reservation. Admission control (rule 14): -SCHED_E_CAPACITY_FIT if
- * runtime/deadline exceeds capacity/1024 of every pCPU in the affinity,
- * -SCHED_E_BANDWIDTH if the sum of runtime/period would exceed
- * limit x capacity (whole host, and pCPUs of the affinity). The message
+ * reservation. Admission (partitioned EDF, docs/sched.md "Reservations
+ * that are kept") assigns it one pCPU of its affinity on which the sum of
+ * runtime/deadline x 1024/capacity stays within the limit, re-packing the
+ * other reservations if first fit fails: -SCHED_E_CAPACITY_FIT if no pCPU
+ * of the affinity could hold it alone, -SCHED_E_BANDWIDTH if no placement
+ * of all reservations was found. The message names the clusters tried and
  * carries the numbers. On error nothing changes.
  */
 int sched_set_reservation(struct sched *s, int id, const struct sched_dl_params *dl,
 			  uint64_t now, char *err, size_t errlen);
 
 /*
- * New affinity (empty = all pCPUs). A deadline entity must still fit and be
- * admissible there (same errors as above). The entity moves at once if it is
- * runnable on a pCPU outside the new mask.
+ * New affinity (empty = all pCPUs). A deadline entity is admitted again
+ * for the new affinity (same rule and errors as above) and moves to the
+ * pCPU admission gives it. A fair entity moves at once if it is runnable
+ * on a pCPU outside the new mask.
  */
 int sched_set_affinity(struct sched *s, int id, const struct sched_cpumask *mask, uint64_t now,
 		       char *err, size_t errlen);
@@ -324,6 +327,7 @@ struct sched_entity_info {
 	enum sched_state state;
 	int cpu;			/* pCPU it is queued/running on, or -1 */
 	bool deadline;			/* deadline class */
+	int dl_cpu;			/* pCPU its reservation is admitted on, or -1 */
 	uint32_t weight;
 	unsigned int uclamp_min, uclamp_max;
 	unsigned int perf_request;	/* 0 = none */
@@ -395,7 +399,10 @@ struct sched_cluster_stats {
 int sched_cluster_stats(const struct sched *s, unsigned int cluster,
 			struct sched_cluster_stats *out);
 
-/* Sum of admitted bandwidth (runtime/period) x 2^20, and the limit x 2^20. */
+/*
+ * Sum of admitted bandwidth (runtime/period) x 2^20, and limit x total
+ * capacity x 2^20 (a bound only: admission holds every pCPU to its own).
+ */
 void sched_dl_bandwidth(const struct sched *s, uint64_t *used, uint64_t *limit);
 
 /* True once any clamp has been set (the fast path is then active). */
@@ -432,6 +439,7 @@ enum sched_migrate_reason {
 	SCHED_MIGRATE_MISFIT,	/* moved to a bigger pCPU */
 	SCHED_MIGRATE_NEWIDLE,	/* pulled by a pCPU going idle */
 	SCHED_MIGRATE_AFFINITY,	/* affinity change */
+	SCHED_MIGRATE_ADMISSION,	/* a reservation re-packed to admit another */
 };
 
 #endif

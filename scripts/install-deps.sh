@@ -9,6 +9,8 @@ PKGS=(
 	libjson-c-dev                      # control socket, simulator, VM definitions
 	libcap-ng-dev                      # dropping privileges after setup
 	libseccomp-dev                     # seccomp-bpf filters of the run phase
+	libxml2-dev pkg-config             # libvirt domain XML in and out
+	libvirt-clients libxml2-utils      # virt-xml-validate, virsh's test driver, xmllint (domain tests)
 	libcunit1-dev                      # unit tests
 	libclang-rt-14-dev                 # clang's sanitizer and libFuzzer runtimes
 	acpica-tools                       # iasl / acpiexec check our ACPI tables

@@ -36,6 +36,7 @@ static struct json_object *vcpu_json(const struct sim *sim, const struct sim_vcp
 	json_object_object_add(o, "name", json_object_new_string(v->name));
 	json_object_object_add(o, "weight", json_object_new_int64(info.weight));
 	json_object_object_add(o, "reservation", json_object_new_boolean(info.deadline));
+	json_object_object_add(o, "reservation_cpu", json_object_new_int(info.dl_cpu));
 	json_object_object_add(o, "cpu_time_us", json_object_new_int64(US(st.cpu_time_ns)));
 	json_object_object_add(o, "work_us", json_object_new_int64(US(st.work_ns)));
 	json_object_object_add(o, "share",

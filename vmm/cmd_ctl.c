@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * capvisor ctl SOCKET COMMAND [key=value ...] [--json]
+ * capvisor ctl SOCKET COMMAND [key=value ...] [--json] [--timeout SECONDS]
  *
  * One QMP command from the shell: greeting and negotiation done for you,
  * arguments typed (integers for numbers, strings otherwise, key:=JSON for
- * anything else), the reply printed as a table or, with --json, raw.
- * Exit status: 0 ok, 1 the server refused the command, 2 usage or connection.
+ * anything else), the reply checked and printed as a table or, with
+ * --json, raw. Exit status: enum ctl_exit (qmp_client.h).
  */
 #include "vmm/commands.h"
 #include "vmm/qmp_client.h"
@@ -22,17 +22,17 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: capvisor ctl SOCKET COMMAND [key=value ...] [--json]\n\n"
+		"usage: capvisor ctl SOCKET COMMAND [key=value ...] [--json] [--timeout SECONDS]\n\n"
 		"Sends COMMAND to the QMP control socket of a running VM (capvisor run\n"
 		"--api-socket SOCKET). Numeric values are sent as integers, others as\n"
-		"strings; key:=JSON sends a raw JSON value. --json prints the raw reply.\n\n"
+		"strings; key:=JSON sends a raw JSON value. --json prints the raw reply.\n"
+		"--timeout: how long to wait for the VM at each step (default %d s).\n\n"
 		"examples:\n"
 		"  capvisor ctl /run/vm.sock query-vcpus\n"
 		"  capvisor ctl /run/vm.sock set-vcpu-clamp vcpu=1 max=512\n"
 		"  capvisor ctl /run/vm.sock set-vcpu-reservation vcpu=0 runtime_us=2000 period_us=10000\n"
 		"  capvisor ctl /run/vm.sock query-commands\n\n"
-		"exit status: 0 done, 1 the VM refused the command (its reason on stderr),\n"
-		"2 usage or connection error\n");
+		CTL_EXIT_HELP, QMP_CLIENT_TIMEOUT_MS / 1000);
 }
 
 /* "123" and "-5" become integers; anything else stays a string. */
@@ -86,8 +86,9 @@ int cmd_ctl(int argc, char **argv)
 	const char *sock = NULL, *cmd = NULL;
 	json_object *args = json_object_new_object(), *ret = NULL;
 	struct qmp_conn *c;
+	int timeout_ms = QMP_CLIENT_TIMEOUT_MS;
 	bool json = false;
-	char err[512];
+	char err[768];
 	int rc;
 
 	for (int i = 1; i < argc; i++) {
@@ -97,25 +98,32 @@ int cmd_ctl(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(argv[i], "--json")) {
 			json = true;
+		} else if (!strcmp(argv[i], "--timeout")) {
+			if (i + 1 >= argc || (timeout_ms = qmp_client_parse_timeout(argv[++i])) < 0) {
+				fprintf(stderr, "capvisor ctl: --timeout: expected seconds, "
+					"0.001..%d\n", QMP_CLIENT_TIMEOUT_MAX_S);
+				json_object_put(args);
+				return CTL_EXIT_USAGE;
+			}
 		} else if (!sock) {
 			sock = argv[i];
 		} else if (!cmd) {
 			cmd = argv[i];
 		} else if (add_argument(args, argv[i]) < 0) {
 			json_object_put(args);
-			return 2;
+			return CTL_EXIT_USAGE;
 		}
 	}
 	if (!sock || !cmd) {
 		usage(stderr);
 		json_object_put(args);
-		return 2;
+		return CTL_EXIT_USAGE;
 	}
-	c = qmp_conn_open(sock, 5000, err, sizeof(err));
+	c = qmp_conn_open(sock, timeout_ms, err, sizeof(err));
 	if (!c) {
 		fprintf(stderr, "capvisor ctl: %s\n", err);
 		json_object_put(args);
-		return 2;
+		return CTL_EXIT_USAGE;
 	}
 	rc = qmp_conn_execute(c, cmd, json_object_object_length(args) ? args : NULL, &ret,
 			      err, sizeof(err));
@@ -123,7 +131,12 @@ int cmd_ctl(int argc, char **argv)
 	json_object_put(args);
 	if (rc) {
 		fprintf(stderr, "capvisor ctl: %s\n", err);
-		return rc > 0 ? 1 : 2;
+		return rc > 0 ? CTL_EXIT_REFUSED : CTL_EXIT_NO_REPLY;
+	}
+	if (!json && ctl_check_reply(cmd, ret, err, sizeof(err))) {
+		fprintf(stderr, "capvisor ctl: %s: invalid reply from the server: %s\n", cmd, err);
+		json_object_put(ret);
+		return CTL_EXIT_NO_REPLY;
 	}
 	if (json)
 		printf("%s\n", json_object_to_json_string_ext(ret, JSON_C_TO_STRING_PRETTY |
@@ -131,5 +144,5 @@ int cmd_ctl(int argc, char **argv)
 	else
 		ctl_print_reply(stdout, cmd, ret);
 	json_object_put(ret);
-	return 0;
+	return CTL_EXIT_OK;
 }

@@ -7,6 +7,8 @@
  */
 #include "vmm/commands.h"
 #include "vmm/console.h"
+#include "vmm/domain.h"
+#include "vmm/emulator.h"
 #include "vmm/evloop.h"
 #include "vmm/layout.h"
 #include "vmm/log.h"
@@ -99,6 +101,30 @@ static int dump_acpi(const struct vm_config *cfg, const struct vm_sched *vs)
 	}
 	free(buf);
 	return ret ? EXIT_USAGE : 0;
+}
+
+/* --dump-domain: the VM as it would run, with the QoS the options gave it. */
+static int dump_domain(const struct vm_config *cfg, const struct vm_sched *vs)
+{
+	bool to_stdout = !strcmp(cfg->dump_domain, "-");
+	FILE *f = to_stdout ? stdout : fopen(cfg->dump_domain, "w");
+	char err[512];
+	int rc;
+
+	if (!f) {
+		pr_err("--dump-domain: cannot write '%s': %s", cfg->dump_domain, strerror(errno));
+		return EXIT_USAGE;
+	}
+	/* No VM weight or caps on this branch yet: see struct domain_tune. */
+	rc = domain_write(f, cfg, vs->qos, cfg->domain, NULL, err, sizeof(err));
+	if (!to_stdout && fclose(f) && !rc) {
+		snprintf(err, sizeof(err), "cannot write '%s': %s", cfg->dump_domain,
+			 strerror(errno));
+		rc = -EIO;
+	}
+	if (rc)
+		pr_err("--dump-domain: %s", err);
+	return rc ? EXIT_USAGE : 0;
 }
 
 static void on_signal(struct evloop *loop, int fd, uint32_t events, void *opaque)
@@ -198,6 +224,15 @@ static int setup_sandbox(struct run_ctx *c)
 	return 0;
 }
 
+/* query-domain-xml: the VM as parsed, with the QoS the control socket sees now. */
+static int live_domain_xml(void *opaque, const struct vcpu_qos *live, char **xml, char *err,
+			   size_t errlen)
+{
+	const struct vm_config *cfg = opaque;
+
+	return domain_write_string(xml, cfg, live, cfg->domain, NULL, err, errlen);
+}
+
 /* Control socket, privileges, the sandbox: the last steps before any thread starts. */
 static int attach_control(struct run_ctx *c)
 {
@@ -213,6 +248,7 @@ static int attach_control(struct run_ctx *c)
 			pr_err("--api-socket: %s", err);
 			return EXIT_USAGE;
 		}
+		qmp_attach_set_domain(c->qmp, live_domain_xml, &c->cfg);
 	}
 	if (privs_drop(&po, err, sizeof(err))) {
 		pr_err("dropping privileges: %s", err);
@@ -238,6 +274,33 @@ static int load_inputs(struct run_ctx *c)
 	if (c->cfg.initrd && read_file("--initrd", c->cfg.initrd, &c->initrd))
 		return -1;
 	return 0;
+}
+
+/*
+ * The dispatcher and vCPU threads inherit the main thread's CPU mask when
+ * they are created. With --emulator-cpus the dispatcher is created inside
+ * the emulator set, the vCPU threads outside it (the dispatcher pins them to
+ * their host CPUs as they run), and the main thread stays inside.
+ */
+static int start_threads(struct run_ctx *c, const struct boot_entry *entry)
+{
+	cpu_set_t emu, all;
+	char err[256];
+	int rc;
+
+	if (!c->cfg.emulator_cpus)
+		return vm_sched_start(&c->sched) || vm_start(c->vm, entry) ? EXIT_HOST : 0;
+	if (emulator_cpus_parse(c->cfg.emulator_cpus, &emu, err, sizeof(err)) ||
+	    emulator_pin_self(&emu, &all)) {
+		pr_err("--emulator-cpus: cannot pin capvisor's threads to '%s'",
+		       c->cfg.emulator_cpus);
+		return EXIT_HOST;
+	}
+	rc = vm_sched_start(&c->sched);
+	rc = rc ?: emulator_pin_self(&all, NULL);
+	rc = rc ?: vm_start(c->vm, entry);
+	rc = rc ?: emulator_pin_self(&emu, NULL);
+	return rc ? EXIT_HOST : 0;
 }
 
 /* Build the VM and its devices, load the kernel, start the vCPUs: 0, or an exit status. */
@@ -286,12 +349,11 @@ static int build_vm(struct run_ctx *c)
 	rc = attach_control(c);
 	if (rc)
 		return rc;
-	if (vm_sched_start(&c->sched) || vm_start(c->vm, &entry))
-		return EXIT_HOST;
+	rc = start_threads(c, &entry);
 	/* Last: a filter also binds the threads its thread creates later. */
-	if (sandbox_enter(SANDBOX_MAIN))
+	if (!rc && sandbox_enter(SANDBOX_MAIN))
 		return EXIT_HOST;
-	return 0;
+	return rc;
 }
 
 static int report_exit(struct vm *vm)
@@ -362,11 +424,12 @@ int cmd_run(int argc, char **argv)
 
 	console_init(&c.con);
 	vm_config_init(&c.cfg);
-	if (vm_config_parse(&c.cfg, argc, argv))
-		return EXIT_USAGE;
-	if (c.cfg.help) {
-		vm_config_usage(stdout);
-		return 0;
+	status = vm_config_parse(&c.cfg, argc, argv) ? EXIT_USAGE : 0;
+	if (status || c.cfg.help) {
+		if (!status)
+			vm_config_usage(stdout);
+		vm_config_free(&c.cfg);	/* loaded --config and --domain files */
+		return status;
 	}
 	if (c.cfg.verbose)
 		log_set_level(c.cfg.verbose > 1 ? LOG_DEBUG : LOG_INFO);
@@ -374,8 +437,10 @@ int cmd_run(int argc, char **argv)
 		cleanup(&c);
 		return EXIT_USAGE;
 	}
-	if (c.cfg.dump_acpi_dir) {
-		status = dump_acpi(&c.cfg, &c.sched);
+	if (c.cfg.dump_acpi_dir || c.cfg.dump_domain) {
+		status = c.cfg.dump_acpi_dir ? dump_acpi(&c.cfg, &c.sched) : 0;
+		if (!status && c.cfg.dump_domain)
+			status = dump_domain(&c.cfg, &c.sched);
 		cleanup(&c);
 		return status;
 	}

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * capvisor top SOCKET [--interval S] [--iterations N]
+ * capvisor top SOCKET [--interval S] [--iterations N] [--timeout S]
  *
  * A live per-vCPU view of a running VM over its QMP socket, like virt-top:
  * state, pCPU, share of a pCPU over the last interval, utilization,
  * performance asked/delivered, clamps, reservation, deadline misses, and the
  * pCPUs underneath. Plain ANSI (clear + home) when stdout is a terminal, so
  * it works over ssh; plain successive frames otherwise. Leaves on q, Ctrl-C,
- * after N frames, or when the VM goes away.
+ * after N frames, or when the VM goes away (status 0); every reply is
+ * checked (ctl_check_reply) before it is shown, and anything invalid ends
+ * it with an error (enum ctl_exit).
  */
 #include "vmm/commands.h"
 #include "vmm/ctl_format.h"
@@ -25,15 +27,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TOP_MAX_VCPUS 1024
-
 struct top {
 	struct qmp_conn *conn;
 	double interval;
 	long iterations;
+	int timeout_ms;
 	bool tty_in, tty_out;
 	struct termios saved;
-	uint64_t prev_cpu[TOP_MAX_VCPUS];
+	uint64_t *prev_cpu;		/* cpu_time_ns of each vCPU in the previous frame */
+	double *share;			/* of this frame */
+	size_t nr_vcpus;		/* entries in both */
 	double prev_time;
 	bool have_prev;
 	bool shutdown;
@@ -59,73 +62,122 @@ static void on_event(void *opaque, json_object *ev)
 {
 	struct top *t = opaque;
 
+	/* The client checked that "event" is a string. */
 	if (!strcmp(json_object_get_string(json_object_object_get(ev, "event")), "SHUTDOWN"))
 		t->shutdown = true;
 }
 
-/* Percent of one pCPU each vCPU got since the previous frame. */
-static void compute_share(struct top *t, json_object *vcpus, double *share)
+/* Room for n vCPUs; a change of their number forgets the previous frame. */
+static int size_arrays(struct top *t, size_t n)
+{
+	uint64_t *prev;
+	double *share;
+
+	if (n == t->nr_vcpus)
+		return 0;
+	prev = realloc(t->prev_cpu, (n ? n : 1) * sizeof(*prev));
+	if (prev)
+		t->prev_cpu = prev;
+	share = realloc(t->share, (n ? n : 1) * sizeof(*share));
+	if (share)
+		t->share = share;
+	if (!prev || !share)
+		return -1;
+	t->nr_vcpus = n;
+	t->have_prev = false;
+	return 0;
+}
+
+/* Percent of one pCPU each vCPU got since the previous frame (NAN if unknown). */
+static void compute_share(struct top *t, json_object *vcpus)
 {
 	double now = now_s(), dt = now - t->prev_time;
-	size_t n = json_object_array_length(vcpus);
 
-	for (size_t i = 0; i < n && i < TOP_MAX_VCPUS; i++) {
+	for (size_t i = 0; i < t->nr_vcpus; i++) {
 		json_object *v = json_object_array_get_idx(vcpus, i);
 		uint64_t cpu = (uint64_t)json_object_get_int64(json_object_object_get(v, "cpu_time_ns"));
 
-		share[i] = t->have_prev && dt > 0 && cpu >= t->prev_cpu[i] ?
-			   100.0 * (double)(cpu - t->prev_cpu[i]) / (dt * 1e9) : NAN;
+		t->share[i] = t->have_prev && dt > 0 && cpu >= t->prev_cpu[i] ?
+			      100.0 * (double)(cpu - t->prev_cpu[i]) / (dt * 1e9) : NAN;
 		t->prev_cpu[i] = cpu;
 	}
 	t->prev_time = now;
 	t->have_prev = true;
 }
 
-/* One frame: 0; 1 when the VM went away (a normal end); -1 on any other failure. */
-static int draw(struct top *t, long frame)
-{
-	json_object *vcpus = NULL, *host = NULL, *status = NULL;
-	static double share[TOP_MAX_VCPUS];
-	char err[512];
-	time_t wall = time(NULL);
+static const char *const frame_queries[] = { "query-status", "query-vcpus", "query-host" };
 
-	if (qmp_conn_execute(t->conn, "query-status", NULL, &status, err, sizeof(err)) ||
-	    qmp_conn_execute(t->conn, "query-vcpus", NULL, &vcpus, err, sizeof(err)) ||
-	    qmp_conn_execute(t->conn, "query-host", NULL, &host, err, sizeof(err))) {
-		json_object_put(status);
-		json_object_put(vcpus);
-		/* The VM quitting between two queries is a normal way to leave. */
-		if (t->shutdown || qmp_conn_closed(t->conn)) {
+/*
+ * The replies of one frame, each checked: 0; 1 when the VM went away (a
+ * normal end); -1 on any other failure, with its exit status in *status.
+ */
+static int query_frame(struct top *t, json_object *reply[3], int *status)
+{
+	char err[768];
+
+	for (int i = 0; i < 3; i++) {
+		int rc = qmp_conn_execute(t->conn, frame_queries[i], NULL, &reply[i], err,
+					  sizeof(err));
+
+		if (!rc && !ctl_check_reply(frame_queries[i], reply[i], err, sizeof(err)))
+			continue;
+		/* The VM quitting between two messages is a normal way to leave. */
+		if (rc < 0 && (t->shutdown || qmp_conn_closed(t->conn))) {
 			if (!t->shutdown)
 				fprintf(stderr, "capvisor top: the VM closed the connection\n");
 			return 1;
 		}
-		fprintf(stderr, "capvisor top: %s\n", err);
+		if (!rc)
+			fprintf(stderr, "capvisor top: %s: invalid reply from the server: %s\n",
+				frame_queries[i], err);
+		else
+			fprintf(stderr, "capvisor top: %s\n", err);
+		*status = rc > 0 ? CTL_EXIT_REFUSED : CTL_EXIT_NO_REPLY;
 		return -1;
 	}
-	compute_share(t, vcpus, share);
-	if (t->tty_out)
-		fputs("\033[H\033[2J", stdout);
-	printf("capvisor top - %s - %s - %zu vCPUs - frame %ld%s",
-	       json_object_get_string(json_object_object_get(status, "status")),
-	       strtok(ctime(&wall), "\n"), json_object_array_length(vcpus), frame,
-	       t->tty_in ? " - q to quit" : "");
-	printf("\n\n");
-	ctl_print_vcpus(stdout, vcpus, share);
-	printf("\n");
-	ctl_print_host(stdout, host);
-	if (!t->tty_out)
-		printf("\n");
-	fflush(stdout);
-	json_object_put(status);
-	json_object_put(vcpus);
-	json_object_put(host);
 	return 0;
 }
 
-/* Waits one interval; true if the user asked to leave or the VM went away. */
-static bool wait_interval(struct top *t)
+/* One frame: 0; 1 when the VM went away (a normal end); -1 with *status on failure. */
+static int draw(struct top *t, long frame, int *status)
 {
+	json_object *reply[3] = { NULL, NULL, NULL }, *vcpus;
+	time_t wall = time(NULL);
+	int rc = query_frame(t, reply, status);
+
+	vcpus = reply[1];
+	if (!rc && size_arrays(t, json_object_array_length(vcpus)) < 0) {
+		fprintf(stderr, "capvisor top: out of memory for %zu vCPUs\n",
+			json_object_array_length(vcpus));
+		*status = CTL_EXIT_NO_REPLY;
+		rc = -1;
+	}
+	if (!rc) {
+		compute_share(t, vcpus);
+		if (t->tty_out)
+			fputs("\033[H\033[2J", stdout);
+		printf("capvisor top - %s - %s - %zu vCPUs - frame %ld%s",
+		       json_object_get_string(json_object_object_get(reply[0], "status")),
+		       strtok(ctime(&wall), "\n"), t->nr_vcpus, frame,
+		       t->tty_in ? " - q to quit" : "");
+		printf("\n\n");
+		ctl_print_vcpus(stdout, vcpus, t->share);
+		printf("\n");
+		ctl_print_host(stdout, reply[2]);
+		if (!t->tty_out)
+			printf("\n");
+		fflush(stdout);
+	}
+	for (int i = 0; i < 3; i++)
+		json_object_put(reply[i]);
+	return rc;
+}
+
+/* Waits one interval; true if the user asked to leave or the VM went away. */
+static bool wait_interval(struct top *t, int *status)
+{
+	char err[512];
+
 	double end = now_s() + t->interval;
 
 	for (;;) {
@@ -142,8 +194,14 @@ static bool wait_interval(struct top *t)
 			return false;
 		if (poll(pfd, t->tty_in ? 2 : 1, ms) < 0 && errno != EINTR)
 			return true;
-		if ((pfd[0].revents & (POLLIN | POLLHUP)) && qmp_conn_poll_events(t->conn, 0) < 0) {
-			fprintf(stderr, "capvisor top: the VM closed the connection\n");
+		if ((pfd[0].revents & (POLLIN | POLLHUP)) &&
+		    qmp_conn_poll_events(t->conn, 0, err, sizeof(err)) < 0) {
+			if (qmp_conn_closed(t->conn)) {
+				fprintf(stderr, "capvisor top: the VM closed the connection\n");
+			} else {
+				fprintf(stderr, "capvisor top: %s\n", err);
+				*status = CTL_EXIT_NO_REPLY;
+			}
 			return true;
 		}
 		if ((pfd[1].revents & POLLIN) && read(STDIN_FILENO, &c, 1) == 1 &&
@@ -187,6 +245,13 @@ static int parse_args(struct top *t, int argc, char **argv, const char **sock)
 				fprintf(stderr, "capvisor top: --iterations: expected a count >= 1\n");
 				return -1;
 			}
+		} else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
+			t->timeout_ms = qmp_client_parse_timeout(argv[++i]);
+			if (t->timeout_ms < 0) {
+				fprintf(stderr, "capvisor top: --timeout: expected seconds, "
+					"0.001..%d\n", QMP_CLIENT_TIMEOUT_MAX_S);
+				return -1;
+			}
 		} else if (argv[i][0] != '-' && !*sock) {
 			*sock = argv[i];
 		} else {
@@ -196,27 +261,38 @@ static int parse_args(struct top *t, int argc, char **argv, const char **sock)
 	return *sock ? 0 : -1;
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: capvisor top SOCKET [--interval SECONDS] [--iterations N]"
+		" [--timeout SECONDS]\n\n"
+		"Live per-vCPU view of the VM whose QMP socket is SOCKET; q or Ctrl-C leaves,\n"
+		"as does the VM shutting down or closing the socket (status 0).\n"
+		"--interval: between frames (default 1 s); --iterations: frames, then leave;\n"
+		"--timeout: how long to wait for each reply (default %d s).\n\n"
+		CTL_EXIT_HELP, QMP_CLIENT_TIMEOUT_MS / 1000);
+}
+
 int cmd_top(int argc, char **argv)
 {
-	struct top t = { .interval = 1.0 };
+	struct top t = { .interval = 1.0, .timeout_ms = QMP_CLIENT_TIMEOUT_MS };
 	const char *sock = NULL;
-	char err[512];
+	int status = CTL_EXIT_OK;
+	char err[768];
 	long frame = 0;
-	int rc = 0;
 
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("usage: capvisor top SOCKET [--interval SECONDS] [--iterations N]\n"
-		       "Live per-vCPU view of the VM whose QMP socket is SOCKET; q or Ctrl-C leaves.\n");
-		return 0;
+		usage(stdout);
+		return CTL_EXIT_OK;
 	}
 	if (parse_args(&t, argc, argv, &sock) < 0) {
-		fprintf(stderr, "usage: capvisor top SOCKET [--interval SECONDS] [--iterations N]\n");
-		return 2;
+		usage(stderr);
+		return CTL_EXIT_USAGE;
 	}
-	t.conn = qmp_conn_open(sock, 5000, err, sizeof(err));
+	t.conn = qmp_conn_open(sock, t.timeout_ms, err, sizeof(err));
 	if (!t.conn) {
 		fprintf(stderr, "capvisor top: %s\n", err);
-		return 2;
+		return CTL_EXIT_USAGE;
 	}
 	qmp_conn_on_event(t.conn, on_event, &t);
 	t.tty_in = isatty(STDIN_FILENO);
@@ -225,18 +301,16 @@ int cmd_top(int argc, char **argv)
 	signal(SIGTERM, on_sigint);
 	raw_terminal(&t, true);
 	while (!interrupted) {
-		int drawn = draw(&t, ++frame);
-
-		if (drawn < 0)
-			rc = 1;
-		if (drawn)
+		if (draw(&t, ++frame, &status))
 			break;
-		if ((t.iterations && frame >= t.iterations) || wait_interval(&t))
+		if ((t.iterations && frame >= t.iterations) || wait_interval(&t, &status))
 			break;
 	}
 	raw_terminal(&t, false);
 	if (t.shutdown)
 		fprintf(stderr, "capvisor top: the VM shut down\n");
 	qmp_conn_close(t.conn);
-	return rc;
+	free(t.prev_cpu);
+	free(t.share);
+	return status;
 }

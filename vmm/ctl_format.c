@@ -1,9 +1,207 @@
 // SPDX-License-Identifier: MIT
+/*
+ * Replies of the QMP queries as tables for `capvisor ctl` and `capvisor
+ * top`, and the check that a reply has the shape those tables need.
+ *
+ * The server is not trusted: ctl_check_reply() walks a reply against a
+ * small schema per query (types, members, limits, printable strings), so
+ * the printers only ever see what they expect, and a wrong reply is an
+ * error naming the member (`[3].cpu_time_ns`) instead of a garbage row.
+ */
 #include "vmm/ctl_format.h"
+#include "vmm/qmp_backend.h"
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <string.h>
+
+/* The longest string a table cell takes from a server. */
+#define CTL_MAX_CELL		64
+/* More entries than any query lists (query-commands has 14). */
+#define CTL_MAX_COMMANDS	1024
+
+enum field_kind {
+	F_COUNT,		/* an integer >= 0 */
+	F_INDEX,		/* an integer >= -1 (-1: none) */
+	F_STRING,		/* a printable string of at most CTL_MAX_CELL bytes */
+	F_STRING_OR_NULL,
+	F_RESERVATION,		/* null or an object of reservation_fields */
+	F_VERSION,		/* an object of version_fields */
+};
+
+struct field {
+	const char *key;
+	enum field_kind kind;
+};
+
+#define END_FIELDS	{ .key = NULL }
+
+static const struct field reservation_fields[] = {
+	{ "runtime_us", F_COUNT }, { "deadline_us", F_COUNT }, { "period_us", F_COUNT }, END_FIELDS,
+};
+
+static const struct field version_fields[] = {
+	{ "major", F_COUNT }, { "minor", F_COUNT }, { "micro", F_COUNT }, END_FIELDS,
+};
+
+static const struct field vcpu_fields[] = {
+	{ "vcpu", F_COUNT }, { "thread_id", F_COUNT }, { "state", F_STRING },
+	{ "pcpu", F_INDEX }, { "cluster", F_STRING_OR_NULL },
+	{ "cluster_affinity", F_STRING_OR_NULL }, { "weight", F_COUNT },
+	{ "reservation", F_RESERVATION }, { "util_avg", F_COUNT }, { "runnable_avg", F_COUNT },
+	{ "uclamp_min", F_COUNT }, { "uclamp_max", F_COUNT }, { "perf_request", F_COUNT },
+	{ "perf_delivered", F_COUNT }, { "cpu_time_ns", F_COUNT },
+	{ "deadline_misses", F_COUNT }, END_FIELDS,
+};
+
+static const struct field cluster_fields[] = {
+	{ "name", F_STRING }, { "capacity", F_COUNT }, { "pcpus", F_COUNT },
+	{ "levels", F_COUNT }, { "perf_min", F_COUNT }, { "perf_max", F_COUNT }, END_FIELDS,
+};
+
+static const struct field pcpu_fields[] = {
+	{ "pcpu", F_COUNT }, { "cluster", F_STRING }, { "capacity", F_COUNT },
+	{ "perf_level", F_COUNT }, { "util", F_COUNT }, { "host_cpu", F_INDEX }, END_FIELDS,
+};
+
+static const struct field status_fields[] = { { "status", F_STRING }, END_FIELDS };
+static const struct field name_fields[] = { { "name", F_STRING }, END_FIELDS };
+static const struct field version_reply_fields[] = {
+	{ "package", F_STRING }, { "qemu", F_VERSION }, END_FIELDS,
+};
+
+static int bad(char *err, size_t len, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int bad(char *err, size_t len, const char *path, const char *fmt, ...)
+{
+	size_t used;
+	va_list ap;
+
+	used = (size_t)snprintf(err, len, "%s%s", path, *path ? ": " : "");
+	va_start(ap, fmt);
+	if (used < len)
+		vsnprintf(err + used, len - used, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* An integer that fits int64_t and is at least min. */
+static bool int_at_least(json_object *v, int64_t min)
+{
+	if (!json_object_is_type(v, json_type_int) || json_object_get_uint64(v) > INT64_MAX)
+		return false;
+	return json_object_get_int64(v) >= min;
+}
+
+/* No control characters (C0, DEL, C1): a server must not drive the terminal. */
+static bool printable(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (size_t i = 0; i < len; i++)
+		if (p[i] < 0x20 || p[i] == 0x7f ||
+		    (p[i] == 0xc2 && i + 1 < len && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f))
+			return false;
+	return true;
+}
+
+static int check_object(json_object *o, const struct field *fields, const char *path,
+			char *err, size_t len);
+
+static int check_field(json_object *v, enum field_kind kind, const char *path, char *err,
+		       size_t len)
+{
+	switch (kind) {
+	case F_COUNT:
+		return int_at_least(v, 0) ? 0 : bad(err, len, path, "expected an integer >= 0");
+	case F_INDEX:
+		return int_at_least(v, -1) ? 0 : bad(err, len, path, "expected an integer >= -1");
+	case F_STRING_OR_NULL:
+		if (!v)
+			return 0;
+		/* fall through */
+	case F_STRING:
+		if (!json_object_is_type(v, json_type_string) ||
+		    json_object_get_string_len(v) > CTL_MAX_CELL ||
+		    !printable(json_object_get_string(v), (size_t)json_object_get_string_len(v)))
+			return bad(err, len, path, "expected a string of at most %d printable bytes",
+				   CTL_MAX_CELL);
+		return 0;
+	case F_RESERVATION:
+		return v ? check_object(v, reservation_fields, path, err, len) : 0;
+	case F_VERSION:
+		return check_object(v, version_fields, path, err, len);
+	}
+	return bad(err, len, path, "unknown field kind");
+}
+
+/* O must be an object with (at least) FIELDS; others are ignored. */
+static int check_object(json_object *o, const struct field *fields, const char *path,
+			char *err, size_t len)
+{
+	if (!json_object_is_type(o, json_type_object))
+		return bad(err, len, path, "expected an object");
+	for (const struct field *f = fields; f->key; f++) {
+		char sub[96];
+		json_object *v;
+
+		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", f->key);
+		if (!json_object_object_get_ex(o, f->key, &v))
+			return bad(err, len, sub, "missing");
+		if (check_field(v, f->kind, sub, err, len))
+			return -1;
+	}
+	return 0;
+}
+
+/* A an array of at most max objects with FIELDS. */
+static int check_array(json_object *a, size_t max, const struct field *fields,
+		       const char *path, char *err, size_t len)
+{
+	size_t n;
+
+	if (!json_object_is_type(a, json_type_array))
+		return bad(err, len, path, "expected an array");
+	n = json_object_array_length(a);
+	if (n > max)
+		return bad(err, len, path, "%zu entries, expected at most %zu", n, max);
+	for (size_t i = 0; i < n; i++) {
+		char sub[64];
+
+		snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
+		if (check_object(json_object_array_get_idx(a, i), fields, sub, err, len))
+			return -1;
+	}
+	return 0;
+}
+
+static int check_host(json_object *host, char *err, size_t len)
+{
+	if (!json_object_is_type(host, json_type_object))
+		return bad(err, len, "", "expected an object");
+	if (check_array(json_object_object_get(host, "clusters"), QMP_MAX_CLUSTERS,
+			cluster_fields, "clusters", err, len))
+		return -1;
+	return check_array(json_object_object_get(host, "pcpus"), QMP_MAX_PCPUS, pcpu_fields,
+			   "pcpus", err, len);
+}
+
+int ctl_check_reply(const char *cmd, json_object *ret, char *err, size_t len)
+{
+	if (!strcmp(cmd, "query-vcpus"))
+		return check_array(ret, QMP_MAX_VCPUS, vcpu_fields, "", err, len);
+	if (!strcmp(cmd, "query-host"))
+		return check_host(ret, err, len);
+	if (!strcmp(cmd, "query-status"))
+		return check_object(ret, status_fields, "", err, len);
+	if (!strcmp(cmd, "query-version"))
+		return check_object(ret, version_reply_fields, "", err, len);
+	if (!strcmp(cmd, "query-commands"))
+		return check_array(ret, CTL_MAX_COMMANDS, name_fields, "", err, len);
+	return 0;	/* printed as JSON, whatever it is */
+}
 
 static int64_t num(json_object *o, const char *key)
 {
@@ -95,7 +293,7 @@ void ctl_print_reply(FILE *f, const char *cmd, json_object *ret)
 {
 	json_object *q;
 
-	if (!strcmp(cmd, "query-vcpus") && json_object_is_type(ret, json_type_array)) {
+	if (!strcmp(cmd, "query-vcpus")) {
 		ctl_print_vcpus(f, ret, NULL);
 	} else if (!strcmp(cmd, "query-host")) {
 		ctl_print_host(f, ret);

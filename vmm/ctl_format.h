@@ -7,12 +7,18 @@
 
 #include <json-c/json.h>
 
-/* The reply of CMD: a table for the queries, "ok" for changes, pretty JSON otherwise. */
+/*
+ * Whether RET has the shape the printers need for CMD's reply: 0, or -1 with
+ * the member that is wrong and what was expected in err. Replies of other
+ * commands are printed as JSON and always pass.
+ */
+int ctl_check_reply(const char *cmd, json_object *ret, char *err, size_t len);
+/* The checked reply of CMD: a table for the queries, "ok" for changes, pretty JSON otherwise. */
 void ctl_print_reply(FILE *f, const char *cmd, json_object *ret);
-/* The query-host reply as two tables (clusters, pCPUs). */
+/* The checked query-host reply as two tables (clusters, pCPUs). */
 void ctl_print_host(FILE *f, json_object *host);
 /*
- * The query-vcpus reply as a table; share[i] (percent of one pCPU over the
+ * The checked query-vcpus reply as a table; share[i] (percent of one pCPU over the
  * last interval, NAN when unknown) adds a SHARE column when share != NULL.
  */
 void ctl_print_vcpus(FILE *f, json_object *vcpus, const double *share);

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "vmm/options.h"
+#include "vmm/domain.h"
+#include "vmm/emulator.h"
 #include "vmm/log.h"
 #include "vmm/qosspec.h"
 #include "vmm/vmdef.h"
@@ -240,6 +242,25 @@ static int set_seccomp(struct vm_config *cfg, const char *arg)
 }
 
 static int set_config(struct vm_config *cfg, const char *arg);
+static int set_domain(struct vm_config *cfg, const char *arg);
+
+static int set_dump_domain(struct vm_config *cfg, const char *arg)
+{
+	cfg->dump_domain = arg;
+	return 0;
+}
+
+static int set_emulator_cpus(struct vm_config *cfg, const char *arg)
+{
+	char err[256];
+
+	if (emulator_cpus_parse(arg, NULL, err, sizeof(err))) {
+		pr_err("--emulator-cpus: %s", err);
+		return -EINVAL;
+	}
+	cfg->emulator_cpus = arg;
+	return 0;
+}
 
 static int set_help(struct vm_config *cfg, const char *arg)
 {
@@ -279,6 +300,11 @@ static const struct vm_option options[] = {
 	  "docs/security.md)", set_seccomp },
 	{ "config", "FILE", "read options from a VM definition file (JSON, docs/dispatcher.md)",
 	  set_config },
+	{ "domain", "FILE", "read the VM from libvirt domain XML (docs/libvirt.md)", set_domain },
+	{ "dump-domain", "FILE", "write the VM as libvirt domain XML to FILE (- for stdout) and exit",
+	  set_dump_domain },
+	{ "emulator-cpus", "SET", "host CPUs of capvisor's own threads, e.g. 0 or 0-1 (default: any)",
+	  set_emulator_cpus },
 	{ "verbose", NULL, "log more (repeat: debug)", set_verbose },
 	{ "help", NULL, "show this help", set_help },
 };
@@ -318,6 +344,7 @@ static const struct vm_option *find_option(const char *name, size_t len)
 
 struct loaded_def {
 	struct vmdef_args args;
+	struct domain_args dom;		/* --domain */
 	struct loaded_def *next;
 	unsigned int depth;
 };
@@ -343,6 +370,36 @@ static int set_config(struct vm_config *cfg, const char *arg)
 	return parse_args(cfg, 0, def->args.argc, def->args.argv);
 }
 
+/*
+ * The domain's options apply where --domain stands, one at a time, so that
+ * an option rejecting its value can be traced to the XML element it came
+ * from.
+ */
+static int set_domain(struct vm_config *cfg, const char *arg)
+{
+	struct loaded_def *def = calloc(1, sizeof(*def));
+	char err[1024];
+
+	if (!def)
+		return -ENOMEM;
+	if (domain_load(arg, &def->dom, err, sizeof(err))) {
+		pr_err("--domain: %s", err);
+		free(def);
+		return -EINVAL;
+	}
+	def->next = cfg->defs;
+	cfg->defs = def;
+	cfg->domain = &def->dom.info;
+	for (int i = 0; i < def->dom.args.argc; i++) {
+		if (parse_args(cfg, i, i + 1, def->dom.args.argv)) {
+			pr_err("--domain: %s:%d: <%s>: the value above comes from here", arg,
+			       def->dom.origin[i].line, def->dom.origin[i].element);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 void vm_config_free(struct vm_config *cfg)
 {
 	struct loaded_def *def = cfg->defs, *next;
@@ -350,9 +407,11 @@ void vm_config_free(struct vm_config *cfg)
 	for (; def; def = next) {
 		next = def->next;
 		vmdef_free(&def->args);
+		domain_args_free(&def->dom);
 		free(def);
 	}
 	cfg->defs = NULL;
+	cfg->domain = NULL;
 }
 
 int vm_config_parse(struct vm_config *cfg, int argc, char **argv)

@@ -38,7 +38,10 @@ struct vm_config {
 	cpuid_feature_set cpu_hide;
 	unsigned int verbose;		/* 1: info, 2: debug */
 	bool help;
-	void *defs;			/* loaded --config files (vm_config_free) */
+	void *defs;			/* loaded --config/--domain files (vm_config_free) */
+	const struct domain_info *domain;	/* the last --domain's name, uuid, metadata */
+	const char *dump_domain;	/* write the VM as domain XML and exit */
+	const char *emulator_cpus;	/* host CPUs of capvisor's own threads (libvirt cpuset) */
 	/* Scheduling (vmm/vm_sched.h). Parsed as given, applied once --vcpus is known. */
 	const char *host_spec;		/* --host; NULL: one 1024 pCPU per host CPU */
 	const char *vcpu_specs[VM_MAX_VCPU_SPECS];

@@ -13,13 +13,27 @@
 #include "vmm/qmp_commands.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+/*
+ * json-c reads an integer literal beyond 64 bits as INT64_MIN or UINT64_MAX
+ * and "-0" as 0, so such an id would not come back as it was sent. This scan
+ * runs over the request's bytes beside the tokener and notes whether any
+ * integer literal is one of those.
+ */
+struct int_scan {
+	bool in_string, escaped, in_number, is_int, negative, overflow;
+	uint64_t magnitude;
+	bool lossy;			/* an integer json-c cannot keep exactly */
+};
+
 struct qmp_session {
 	struct json_tokener *tok;
+	struct int_scan scan;		/* of the request being parsed */
 	size_t msg_bytes;		/* bytes of the request being parsed */
 	bool discarding;		/* dropping input up to the next newline */
 	bool negotiated;
@@ -71,12 +85,67 @@ static void reply(struct qmp_session *s, const char *key, json_object *val, json
 	json_object_put(obj);
 }
 
+/* Length of the valid UTF-8 sequence at s, of at most left bytes (0 if none). */
+static size_t utf8_seq_len(const unsigned char *s, size_t left)
+{
+	unsigned char c = s[0];
+	size_t len = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 :
+		     c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+
+	if (len > left)
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* Overlong forms, UTF-16 surrogates and code points above U+10FFFF. */
+	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||
+	    (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return len;
+}
+
+static bool utf8_valid(const char *text, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)text;
+
+	for (size_t used; len; p += used, len -= used)
+		if (!(used = utf8_seq_len(p, len)))
+			return false;
+	return true;
+}
+
+/*
+ * Replaces each byte that is not part of valid UTF-8 with '?'. Input is
+ * checked, but a desc quotes it cut to a length (%.64s), which can split
+ * a character; the reply must stay valid JSON text all the same.
+ */
+static void utf8_sanitize(char *text)
+{
+	unsigned char *p = (unsigned char *)text;
+	size_t left = strlen(text);
+
+	while (left) {
+		size_t len = utf8_seq_len(p, left);
+
+		if (!len) {
+			*p = '?';
+			len = 1;
+		}
+		p += len;
+		left -= len;
+	}
+}
+
 static void reply_error(struct qmp_session *s, const struct qmp_error *err, json_object *id)
 {
 	json_object *e = json_object_new_object();
+	char desc[sizeof(err->desc)];
+
+	snprintf(desc, sizeof(desc), "%s", err->desc);
+	utf8_sanitize(desc);
 
 	json_object_object_add(e, "class", json_object_new_string(qmp_error_class_name(err->cls)));
-	json_object_object_add(e, "desc", json_object_new_string(err->desc));
+	json_object_object_add(e, "desc", json_object_new_string(desc));
 	reply(s, "error", e, id);
 }
 
@@ -140,8 +209,13 @@ struct qmp_session *qmp_session_new(const struct qmp_backend_ops *ops, void *bac
 		free(s);
 		return NULL;
 	}
-	/* Strict JSON like QEMU's parser, but several objects may share a buffer. */
-	json_tokener_set_flags(s->tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS);
+	/*
+	 * Strict JSON like QEMU's parser, but several objects may share a
+	 * buffer. Strings must be valid UTF-8: an id is echoed back and must
+	 * stay valid JSON in the reply.
+	 */
+	json_tokener_set_flags(s->tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS |
+				       JSON_TOKENER_VALIDATE_UTF8);
 	s->ctx.ops = ops;
 	s->ctx.backend = backend;
 	s->ctx.emit = emit ? emit : self_emit;
@@ -185,6 +259,103 @@ void qmp_session_greet(struct qmp_session *s)
 	json_object_put(greeting);
 }
 
+/* "an array", "null", ...: what a request was instead of an object. */
+static const char *json_type_article(enum json_type type)
+{
+	switch (type) {
+	case json_type_null:	return "null";
+	case json_type_boolean:	return "a boolean";
+	case json_type_double:	return "a number";
+	case json_type_int:	return "a number";
+	case json_type_string:	return "a string";
+	case json_type_array:	return "an array";
+	default:		return "an object";
+	}
+}
+
+static void int_scan_end_number(struct int_scan *sc)
+{
+	sc->in_number = false;
+	if (!sc->is_int)
+		return;
+	if (sc->overflow || (sc->negative && sc->magnitude > (uint64_t)INT64_MAX + 1) ||
+	    (sc->negative && !sc->magnitude))
+		sc->lossy = true;
+}
+
+static void int_scan_byte(struct int_scan *sc, char ch)
+{
+	if (sc->in_string) {
+		if (sc->escaped)
+			sc->escaped = false;
+		else if (ch == '\\')
+			sc->escaped = true;
+		else if (ch == '"')
+			sc->in_string = false;
+		return;
+	}
+	if (sc->in_number) {
+		unsigned int digit = (unsigned int)(ch - '0');
+
+		if (digit <= 9) {
+			if (sc->magnitude > (UINT64_MAX - digit) / 10)
+				sc->overflow = true;
+			else
+				sc->magnitude = sc->magnitude * 10 + digit;
+			return;
+		}
+		if (ch == '.' || ch == 'e' || ch == 'E' || ch == '+' || ch == '-') {
+			sc->is_int = false;
+			return;
+		}
+		int_scan_end_number(sc);
+	}
+	if (ch == '"') {
+		sc->in_string = true;
+	} else if (ch == '-' || (ch >= '0' && ch <= '9')) {
+		sc->in_number = sc->is_int = true;
+		sc->negative = ch == '-';
+		sc->overflow = false;
+		sc->magnitude = sc->negative ? 0 : (uint64_t)(ch - '0');
+	}
+}
+
+/* Why V would not be echoed exactly as it was sent, or NULL if it would. */
+static const char *echo_problem(json_object *v, bool lossy_ints)
+{
+	const char *why = NULL;
+
+	switch (json_object_get_type(v)) {
+	case json_type_int:
+		/* What json-c makes of a literal beyond 64 bits, or of -0. */
+		if (lossy_ints && (json_object_get_int64(v) == INT64_MIN ||
+				   json_object_get_int64(v) == 0 ||
+				   json_object_get_uint64(v) == UINT64_MAX))
+			return "an integer that cannot be echoed exactly (expected "
+			       "-9223372036854775808..18446744073709551615, not -0)";
+		return NULL;
+	case json_type_string:
+		/* json-c lets UTF-16 surrogates and overlong forms through. */
+		return utf8_valid(json_object_get_string(v), (size_t)json_object_get_string_len(v)) ?
+		       NULL : "a string that is not valid UTF-8";
+	case json_type_array:
+		for (size_t i = 0; i < json_object_array_length(v) && !why; i++)
+			why = echo_problem(json_object_array_get_idx(v, i), lossy_ints);
+		return why;
+	case json_type_object: {
+		json_object_object_foreach(v, key, val) {
+			if (!utf8_valid(key, strlen(key)))
+				return "a key that is not valid UTF-8";
+			if ((why = echo_problem(val, lossy_ints)))
+				return why;
+		}
+		return NULL;
+	}
+	default:
+		return NULL;
+	}
+}
+
 /* Checks the request envelope; returns the command name or NULL after replying. */
 static const char *check_envelope(struct qmp_session *s, json_object *req, json_object *id,
 				  json_object **args)
@@ -217,19 +388,25 @@ static const char *check_envelope(struct qmp_session *s, json_object *req, json_
 	return json_object_get_string(exec);
 }
 
-static void handle_request(struct qmp_session *s, json_object *req)
+/* lossy_ints: the request held an integer literal json-c could not keep exactly. */
+static void handle_request(struct qmp_session *s, json_object *req, bool lossy_ints)
 {
 	struct qmp_error err = { .cls = QMP_ERR_GENERIC };
 	json_object *id, *args, *ret = NULL;
 	const struct qmp_command *cmd;
-	const char *name;
+	const char *name, *why;
 	bool is_caps;
 
 	if (!json_object_is_type(req, json_type_object)) {
-		reply_errorf(s, NULL, "QMP input must be a JSON object");
+		reply_errorf(s, NULL, "QMP input must be a JSON object, not %s",
+			     json_type_article(json_object_get_type(req)));
 		return;
 	}
 	id = json_object_object_get(req, "id");
+	if (id && (why = echo_problem(id, lossy_ints))) {
+		reply_errorf(s, NULL, "QMP input member 'id' holds %s", why);
+		return;
+	}
 	name = check_envelope(s, req, id, &args);
 	if (!name)
 		return;
@@ -255,6 +432,7 @@ static void handle_request(struct qmp_session *s, json_object *req)
 static void reset_parser(struct qmp_session *s, bool discard_line)
 {
 	json_tokener_reset(s->tok);
+	memset(&s->scan, 0, sizeof(s->scan));
 	s->msg_bytes = 0;
 	s->discarding = discard_line;
 }
@@ -277,9 +455,14 @@ static size_t parse_some(struct qmp_session *s, const char *buf, size_t len)
 	enum json_tokener_error jerr = json_tokener_get_error(s->tok);
 	size_t used = json_tokener_get_parse_end(s->tok);
 
-	if (obj) {
+	for (size_t i = 0; i < (obj ? used : n); i++)
+		int_scan_byte(&s->scan, buf[i]);
+	/* A complete value; json-c hands back NULL for a JSON null. */
+	if (obj || jerr == json_tokener_success) {
+		bool lossy = s->scan.lossy;
+
 		reset_parser(s, false);
-		handle_request(s, obj);
+		handle_request(s, obj, lossy);
 		json_object_put(obj);
 		return used ? used : 1;
 	}

@@ -35,6 +35,12 @@ struct qmp_session;
 /* Drop a client whose unsent output grows above this (events it never reads). */
 #define QMP_OUTQ_MAX		(1024 * 1024)
 #define QMP_MAX_CLIENTS		256
+/*
+ * Connections the kernel queues before accept (capped by
+ * net.core.somaxconn): a burst of clients must not see EAGAIN while the
+ * event loop is busy for a moment.
+ */
+#define QMP_LISTEN_BACKLOG	4096
 
 /* Receives one complete line of output (a JSON object and '\n'). */
 typedef void (*qmp_write_fn)(void *opaque, const char *line, size_t len);

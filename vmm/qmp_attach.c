@@ -58,6 +58,7 @@ struct qmp_attachment *qmp_attach_vm(struct vm *vm, struct vm_sched *vs, const c
 	a->backend.nr_vcpus = vm->nr_vcpus;
 	a->backend.qos_changed = qos_changed;
 	a->backend.qos_opaque = vs;
+	a->backend.qos_start = vs->qos;
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		snprintf(a->backend.affinity[i], sizeof(a->backend.affinity[i]), "%s",
 			 vs->qos[i].cluster);
@@ -71,6 +72,15 @@ struct qmp_attachment *qmp_attach_vm(struct vm *vm, struct vm_sched *vs, const c
 	}
 	a->backend.server = a->server;
 	return a;
+}
+
+void qmp_attach_set_domain(struct qmp_attachment *a,
+			   int (*fn)(void *opaque, const struct vcpu_qos *live, char **xml,
+				     char *err, size_t errlen),
+			   void *opaque)
+{
+	a->backend.domain_xml = fn;
+	a->backend.domain_opaque = opaque;
 }
 
 void qmp_detach_vm(struct qmp_attachment *a)

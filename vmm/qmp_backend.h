@@ -120,6 +120,11 @@ struct qmp_backend_ops {
 	/* cluster: an existing cluster name, or NULL for "any cluster". */
 	int (*set_cluster)(void *opaque, unsigned int vcpu, const char *cluster,
 			   struct qmp_error *err);
+	/*
+	 * The VM as libvirt domain XML with its live QoS (docs/libvirt.md);
+	 * *xml is malloc'ed, the caller frees it. NULL: the backend has none.
+	 */
+	int (*query_domain_xml)(void *opaque, char **xml, struct qmp_error *err);
 	/* stop/cont emit STOP/RESUME, quit emits SHUTDOWN, via qmp_server_emit_event(). */
 	int (*stop)(void *opaque, struct qmp_error *err);
 	int (*cont)(void *opaque, struct qmp_error *err);

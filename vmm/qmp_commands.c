@@ -444,6 +444,23 @@ static int cmd_clear_reservation(const struct qmp_cmd_ctx *ctx, const struct qmp
 	return changed(ctx, vcpu, ret);
 }
 
+static int cmd_query_domain_xml(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
+				json_object **ret, struct qmp_error *err)
+{
+	char *xml = NULL;
+
+	(void)a;
+	if (!ctx->ops->query_domain_xml)
+		return qmp_error_set(err, QMP_ERR_GENERIC,
+				     "query-domain-xml: this VM has no domain XML to give");
+	if (ctx->ops->query_domain_xml(ctx->backend, &xml, err))
+		return -1;
+	*ret = json_object_new_object();
+	json_object_object_add(*ret, "xml", json_object_new_string(xml));
+	free(xml);
+	return 0;
+}
+
 static int check_cluster(const struct qmp_cmd_ctx *ctx, const char *name, struct qmp_error *err)
 {
 	struct qmp_host_info *h = get_host(ctx, err);
@@ -531,6 +548,7 @@ static const struct qmp_command commands[] = {
 	{ "query-status", NULL, cmd_query_status },
 	{ "query-host", NULL, cmd_query_host },
 	{ "query-vcpus", query_vcpus_params, cmd_query_vcpus },
+	{ "query-domain-xml", NULL, cmd_query_domain_xml },
 	{ "set-vcpu-weight", weight_params, cmd_set_weight },
 	{ "set-vcpu-clamp", clamp_params, cmd_set_clamp },
 	{ "set-vcpu-reservation", reservation_params, cmd_set_reservation },

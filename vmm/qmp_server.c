@@ -35,6 +35,7 @@ struct qmp_client {
 	size_t in_head, in_len;
 	bool paused;			/* not parsing input until the queue drains */
 	bool eof;			/* peer closed its side: flush, then close */
+	bool out_gone;			/* peer reads no more: output is dropped */
 	bool dead;			/* to be freed by sweep() */
 	struct qmp_client *next;
 };
@@ -58,7 +59,7 @@ static void set_events(struct qmp_client *c)
 {
 	uint32_t ev = c->paused || c->eof ? 0 : EPOLLIN;
 
-	if (c->len > c->head)
+	if (c->len > c->head && !c->out_gone)
 		ev |= EPOLLOUT;
 	evloop_mod_fd(c->srv->loop, c->fd, ev);
 }
@@ -77,7 +78,21 @@ static void kill_client(struct qmp_client *c, const char *why)
 	shutdown(c->fd, SHUT_RDWR);
 }
 
-/* Writes as much of the queue as the socket takes now; -1 if the client is gone. */
+/*
+ * The peer closed (or reset) with replies unread. It can read nothing more,
+ * but the requests it completed before leaving are still carried out
+ * (docs/qmp.md): drop the output, stop pausing, and go on reading to EOF.
+ */
+static void output_lost(struct qmp_client *c)
+{
+	if (!c->out_gone)
+		pr_debug("qmp: client %u: stopped reading, its replies are dropped\n", c->id);
+	c->out_gone = true;
+	c->head = c->len = 0;
+	c->paused = false;
+}
+
+/* Writes as much of the queue as the socket takes now; -1 if nothing more can be sent. */
 static int flush_client(struct qmp_client *c)
 {
 	while (c->head < c->len) {
@@ -88,6 +103,10 @@ static int flush_client(struct qmp_client *c)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
+		if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) {
+			output_lost(c);
+			return -1;
+		}
 		if (n <= 0) {
 			kill_client(c, "write failed, disconnected");
 			return -1;
@@ -128,7 +147,7 @@ static void client_write(void *opaque, const char *line, size_t len)
 	struct qmp_client *c = opaque;
 	bool was_idle = c->head == c->len;
 
-	if (c->dead)
+	if (c->dead || c->out_gone)
 		return;
 	if (c->len - c->head + len > c->srv->outq_max) {
 		kill_client(c, "not reading its output, dropped");
@@ -208,12 +227,16 @@ static void read_client(struct qmp_client *c)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
-		if (n < 0) {
+		if (n < 0 && errno != ECONNRESET) {
 			kill_client(c, "read failed, disconnected");
 			return;
 		}
-		if (n == 0) {
-			/* Half-closed (e.g. socat after its script): answer, then close. */
+		/*
+		 * Half-closed (e.g. socat after its script): answer, then close.
+		 * A reset comes only after the data sent before it (POSIX order),
+		 * so it ends the input the same way.
+		 */
+		if (n <= 0) {
 			c->eof = true;
 			return;
 		}
@@ -238,7 +261,7 @@ static void on_client(struct evloop *loop, int fd, uint32_t events, void *opaque
 	if (!c->dead && !c->paused &&
 	    ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) || c->in_head < c->in_len))
 		read_client(c);
-	if (!c->dead && c->eof && c->in_head == c->in_len && c->head == c->len)
+	if (!c->dead && c->eof && c->in_head == c->in_len && (c->head == c->len || c->out_gone))
 		kill_client(c, "disconnected");
 	else if (!c->dead)
 		set_events(c);
@@ -411,7 +434,8 @@ static int listen_on(struct qmp_server *srv, const char *path, char *err, size_t
 		snprintf(err, errlen, "api socket %s: bind: %s", path, strerror(errno));
 		return -1;
 	}
-	if (chmod(path, 0600) < 0 || listen(srv->fd, 64) < 0 || stat(path, &st) < 0) {
+	if (chmod(path, 0600) < 0 || listen(srv->fd, QMP_LISTEN_BACKLOG) < 0 ||
+	    stat(path, &st) < 0) {
 		snprintf(err, errlen, "api socket %s: %s", path, strerror(errno));
 		unlink(path);	/* ours: we just bound it */
 		return -1;

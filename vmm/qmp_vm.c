@@ -259,6 +259,45 @@ static int vm_quit(void *opaque, struct qmp_error *err)
 	return 0;
 }
 
+/* The QoS in effect now: the engine's, with the affinity this backend keeps. */
+static void live_qos(struct qmp_vm *vm, unsigned int i, struct vcpu_qos *q)
+{
+	struct dispatch_vcpu_report r;
+
+	*q = vm->qos_start[i];
+	snprintf(q->cluster, sizeof(q->cluster), "%s", vm->affinity[i]);
+	if (!vm->d)
+		return;	/* --sched host: QoS cannot change */
+	dispatch_vcpu_report(vm->d, i, &r);
+	q->weight = r.info.weight;
+	q->uclamp_set |= r.info.uclamp_min != 0 || r.info.uclamp_max != 1024;
+	q->uclamp_min = (uint16_t)r.info.uclamp_min;
+	q->uclamp_max = (uint16_t)r.info.uclamp_max;
+	q->has_reservation = r.info.deadline;
+	q->runtime_ns = r.info.dl.runtime_ns;
+	q->deadline_ns = r.info.dl.deadline_ns;
+	q->period_ns = r.info.dl.period_ns;
+}
+
+static int vm_query_domain_xml(void *opaque, char **xml, struct qmp_error *err)
+{
+	struct qmp_vm *vm = opaque;
+	struct vcpu_qos *live;
+	char msg[256];
+	int rc;
+
+	if (!vm->domain_xml)
+		return qmp_error_set(err, QMP_ERR_GENERIC, "query-domain-xml: not available");
+	live = calloc(vm->nr_vcpus, sizeof(*live));
+	if (!live)
+		return qmp_error_set(err, QMP_ERR_GENERIC, "query-domain-xml: out of memory");
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		live_qos(vm, i, &live[i]);
+	rc = vm->domain_xml(vm->domain_opaque, live, xml, msg, sizeof(msg));
+	free(live);
+	return rc ? qmp_error_set(err, QMP_ERR_GENERIC, "query-domain-xml: %s", msg) : 0;
+}
+
 const struct qmp_backend_ops qmp_vm_ops = {
 	.nr_vcpus = vm_nr_vcpus,
 	.query_status = vm_query_status,
@@ -269,6 +308,7 @@ const struct qmp_backend_ops qmp_vm_ops = {
 	.set_reservation = vm_set_reservation,
 	.clear_reservation = vm_clear_reservation,
 	.set_cluster = vm_set_cluster,
+	.query_domain_xml = vm_query_domain_xml,
 	.stop = vm_stop,
 	.cont = vm_cont,
 	.quit = vm_quit,

@@ -13,6 +13,7 @@
 #include "vmm/dispatch.h"
 #include "vmm/hostspec.h"
 #include "vmm/qmp_backend.h"
+#include "vmm/qosspec.h"
 
 struct qmp_server;
 
@@ -29,6 +30,11 @@ struct qmp_vm {
 	/* After a successful QoS change (CPPC limits follow the clamps). */
 	void (*qos_changed)(void *opaque, unsigned int vcpu);
 	void *qos_opaque;
+	/* query-domain-xml: the QoS at start, and who writes the XML from the live QoS. */
+	const struct vcpu_qos *qos_start;
+	int (*domain_xml)(void *opaque, const struct vcpu_qos *live, char **xml, char *err,
+			  size_t errlen);
+	void *domain_opaque;
 };
 
 extern const struct qmp_backend_ops qmp_vm_ops;

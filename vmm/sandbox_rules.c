@@ -57,6 +57,7 @@ static const int main_calls[] = {
 	SCMP_SYS(accept4), SCMP_SYS(recvfrom), SCMP_SYS(recvmsg),
 	SCMP_SYS(sendto), SCMP_SYS(sendmsg), SCMP_SYS(shutdown),
 	SCMP_SYS(timerfd_settime), SCMP_SYS(timerfd_gettime), SCMP_SYS(timer_delete),
+	SCMP_SYS(getcwd),	/* query-domain-xml makes relative paths absolute */
 };
 
 /* KVM ioctls a vCPU thread issues: its run loop and exit handling. */

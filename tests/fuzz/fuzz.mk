@@ -2,7 +2,8 @@
 #   make fuzz-smoke   about 25 s per target: part of `make check`
 #   make fuzz         10 minutes per target (FUZZ_TIME=seconds to change)
 # Each target is built from the sources it exercises, instrumented, with no
-# sockets; crashes are written to build/fuzz/ (artifact_prefix).
+# listening sockets (the client target's server bytes wait in a socketpair);
+# crashes are written to build/fuzz/ (artifact_prefix).
 
 FUZZ_CC      ?= clang
 FUZZ_BUILD   := build/fuzz
@@ -11,24 +12,59 @@ FUZZ_FLAGS   := -std=gnu11 -D_GNU_SOURCE -DCAPVISOR_VERSION='"$(VERSION)"' -I. \
 		$(WFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_QMP_SRCS := tests/fuzz/fuzz_qmp.c vmm/qmp.c vmm/qmp_commands.c
 
+# The client side: what ctl and top make of a server's bytes.
+FUZZ_QMP_CLIENT_SRCS := tests/fuzz/fuzz_qmp_client.c vmm/qmp_client.c vmm/ctl_format.c
+
 $(FUZZ_BUILD)/fuzz_qmp: $(FUZZ_QMP_SRCS) vmm/qmp.h vmm/qmp_backend.h vmm/qmp_commands.h \
 			tests/lib/qmp_fake_vm.h tests/fuzz/fuzz.mk
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_QMP_SRCS) -o $@ -ljson-c
 
-# Runs a fuzzer over a scratch corpus seeded from tests/fuzz/corpus (never written to).
+$(FUZZ_BUILD)/fuzz_qmp_client: $(FUZZ_QMP_CLIENT_SRCS) vmm/qmp_client.h vmm/ctl_format.h \
+			       vmm/qmp_backend.h tests/fuzz/fuzz.mk
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_QMP_CLIENT_SRCS) -o $@ -ljson-c -lm
+
+# libvirt domain XML in: the reader and the option parsers it calls.
+FUZZ_DOMAIN_SRCS := tests/fuzz/fuzz_domain.c vmm/domain_in.c vmm/domain_meta.c \
+		    vmm/domain_schema.c vmm/domain_tune.c vmm/domain_util.c vmm/emulator.c \
+		    vmm/hostspec.c vmm/qosspec.c vmm/vmdef.c
+
+$(FUZZ_BUILD)/fuzz_domain: $(FUZZ_DOMAIN_SRCS) vmm/domain.h vmm/domain_util.h tests/fuzz/fuzz.mk
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(XML_CFLAGS) $(FUZZ_DOMAIN_SRCS) -o $@ $(XML_LIBS) -ljson-c
+
+# Runs a fuzzer over a scratch corpus seeded from a corpus folder (never written
+# to): $(3) (default tests/fuzz/corpus) with dictionary $(4) (default qmp.dict).
 define run_fuzzer
 	@mkdir -p $(FUZZ_BUILD)/corpus-$(1)
 	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/$(1) -max_total_time=$(2) -max_len=4096 \
-		-timeout=5 -rss_limit_mb=1024 -print_final_stats=1 -dict=tests/fuzz/qmp.dict \
-		-artifact_prefix=$(FUZZ_BUILD)/$(1)- $(FUZZ_BUILD)/corpus-$(1) tests/fuzz/corpus
+		-timeout=5 -rss_limit_mb=1024 -print_final_stats=1 \
+		-dict=$(or $(4),tests/fuzz/qmp.dict) -artifact_prefix=$(FUZZ_BUILD)/$(1)- \
+		$(FUZZ_BUILD)/corpus-$(1) $(or $(3),tests/fuzz/corpus)
 endef
 
-fuzz-smoke: $(FUZZ_BUILD)/fuzz_qmp
+fuzz-smoke: $(FUZZ_BUILD)/fuzz_qmp $(FUZZ_BUILD)/fuzz_domain
 	$(call run_fuzzer,fuzz_qmp,25)
+	$(call run_fuzzer,fuzz_domain,25,tests/fuzz/corpus-domain,tests/fuzz/domain.dict)
 
-fuzz: $(FUZZ_BUILD)/fuzz_qmp
+fuzz: $(FUZZ_BUILD)/fuzz_qmp $(FUZZ_BUILD)/fuzz_domain
 	$(call run_fuzzer,fuzz_qmp,$(FUZZ_TIME))
+	$(call run_fuzzer,fuzz_domain,$(FUZZ_TIME),tests/fuzz/corpus-domain,tests/fuzz/domain.dict)
+
+# The client target, run by fuzz-smoke and fuzz through a prerequisite.
+.PHONY: fuzz-smoke-qmp-client fuzz-qmp-client
+fuzz-smoke: fuzz-smoke-qmp-client
+fuzz: fuzz-qmp-client
+FUZZ_CLIENT_SEEDS := tests/fuzz/corpus-client
+FUZZ_CLIENT_DICT  := tests/fuzz/qmp_client.dict
+
+fuzz-smoke-qmp-client: $(FUZZ_BUILD)/fuzz_qmp_client
+	$(call run_fuzzer,fuzz_qmp_client,25,$(FUZZ_CLIENT_SEEDS),$(FUZZ_CLIENT_DICT))
+
+fuzz-qmp-client: $(FUZZ_BUILD)/fuzz_qmp_client
+	$(call run_fuzzer,fuzz_qmp_client,$(FUZZ_TIME),$(FUZZ_CLIENT_SEEDS),$(FUZZ_CLIENT_DICT))
+
 
 # ---- fuzz_guest: what a guest reaches (PIO, MMIO and MSR exits; tests/fuzz/fuzz_guest.c) ----
 # Built from the core sources (all but `capvisor run` itself, which embeds

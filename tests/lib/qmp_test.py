@@ -8,6 +8,7 @@ QMP client, written the way a user scripting capvisor would write one.
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -62,6 +63,7 @@ class Mock:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             fail("mock did not exit on SIGTERM")
+        shutil.rmtree(self.dir, ignore_errors=True)     # the machine is shared: leave no litter
         return self.proc.returncode
 
     def alive(self):

@@ -178,7 +178,7 @@ static void test_queries(void)
 	capture_feed(&cap, "{\"execute\":\"query-commands\"}");
 	o = capture_line(&cap, 2);
 	CU_ASSERT_FATAL(json_object_object_get_ex(o, "return", &ret));
-	CU_ASSERT_EQUAL(json_object_array_length(ret), 14);
+	CU_ASSERT_EQUAL(json_object_array_length(ret), 15);
 	names = json_object_array_get_idx(ret, 5);
 	CU_ASSERT_STRING_EQUAL(json_object_get_string(json_object_object_get(names, "name")),
 			       "query-vcpus");
@@ -219,7 +219,18 @@ static void test_lifecycle(void)
 	capture_close(&cap);
 }
 
+/* A backend without domain XML says so; the real VM's is tested in test_domain_qmp. */
+static void test_domain_xml_needs_backend(void)
+{
+	struct capture cap;
+
+	capture_negotiated(&cap, 1);
+	CU_ASSERT(rejects(&cap, "query-domain-xml", "{}", "no domain XML"));
+	capture_close(&cap);
+}
+
 UNIT_SUITE(qmp_commands, NULL, NULL,
+	   UNIT_TEST(test_domain_xml_needs_backend),
 	   UNIT_TEST(test_type_checks),
 	   UNIT_TEST(test_ranges_and_huge_numbers),
 	   UNIT_TEST(test_clamp_rules),

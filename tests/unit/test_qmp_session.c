@@ -72,6 +72,82 @@ static void test_id_echoed_verbatim(void)
 	capture_close(&cap);
 }
 
+/* Every JSON value but an object: one error naming it, framing untouched. */
+static void test_non_object_requests(void)
+{
+	static const struct { const char *in, *what; } cases[] = {
+		{ "null", "not null" }, { "true", "not a boolean" }, { "false", "not a boolean" },
+		{ "-7", "not a number" }, { "2.5e1", "not a number" }, { "\"s\"", "not a string" },
+		{ "[]", "not an array" }, { "[{}]", "not an array" },
+	};
+	char line[128];
+	struct capture cap;
+	int next = 2;
+
+	capture_negotiated(&cap, 2);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		/* Alone, one byte at a time, then after an object on the same line. */
+		snprintf(line, sizeof(line), "%s\n{\"execute\":\"query-status\"}\n", cases[i].in);
+		for (size_t b = 0; b < strlen(line); b++)
+			capture_feed_bytes(&cap, &line[b], 1);
+		CU_ASSERT(capture_is_error(&cap, next, "GenericError", cases[i].what));
+		CU_ASSERT(capture_is_return(&cap, next + 1));
+		snprintf(line, sizeof(line), "{\"execute\":\"query-status\"} %s\n"
+			 "{\"execute\":\"query-status\"}\n", cases[i].in);
+		capture_feed(&cap, line);
+		CU_ASSERT(capture_is_return(&cap, next + 2));
+		CU_ASSERT(capture_is_error(&cap, next + 3, "GenericError", cases[i].what));
+		CU_ASSERT(capture_is_return(&cap, next + 4));
+		next += 5;
+	}
+	CU_ASSERT_EQUAL(cap.nr_lines, next);
+	capture_close(&cap);
+}
+
+/* What json-c would not give back exactly is refused, without an id. */
+static void test_id_not_echoable_refused(void)
+{
+	static const char *const ids[] = {
+		"18446744073709551616", "-9223372036854775809", "-0", "[0,1e2,-0]",
+		"{\"k\":99999999999999999999}", "\"\xed\xa0\x80\"", "\"\xc0\xaf\"",
+		"\"\xf4\x90\x80\x80\"",
+	};
+	char line[128];
+	struct capture cap;
+
+	capture_negotiated(&cap, 2);
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		snprintf(line, sizeof(line), "{\"execute\":\"stop\",\"id\":%s}\n", ids[i]);
+		capture_feed(&cap, line);
+		CU_ASSERT(capture_is_error(&cap, 2 + (int)i, "GenericError",
+					   "QMP input member 'id' holds"));
+		CU_ASSERT(!capture_id_is(&cap, 2 + (int)i, ids[i]));
+	}
+	CU_ASSERT(cap.vm.running);	/* none of the stops ran */
+	/* The limits themselves, and digits inside strings, are echoed. */
+	capture_feed(&cap, "{\"execute\":\"query-status\",\"id\":[18446744073709551615,"
+			   "-9223372036854775808,\"-0 99999999999999999999\"]}\n");
+	CU_ASSERT(capture_id_is(&cap, 10, "[18446744073709551615,-9223372036854775808,"
+				 "\"-0 99999999999999999999\"]"));
+	capture_close(&cap);
+}
+
+/* A desc cut through a UTF-8 character still is valid UTF-8 ('?' for the rest). */
+static void test_cut_desc_stays_utf8(void)
+{
+	struct capture cap;
+	const char *line;
+
+	capture_negotiated(&cap, 2);
+	/* 63 bytes of key, then a 2-byte character: %.64s keeps its first byte. */
+	capture_feed(&cap, "{\"execute\":\"stop\",\"kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk"
+			   "kkkkkkkkkkkkkkk\xc3\xa9\":1}\n");
+	CU_ASSERT(capture_is_error(&cap, 2, "GenericError", "kkk?' is unexpected"));
+	line = cap.nr_lines > 2 ? cap.lines[2] : "";
+	CU_ASSERT(strchr(line, '\xc3') == NULL);
+	capture_close(&cap);
+}
+
 static void test_envelope_errors(void)
 {
 	static const struct { const char *in, *desc; } cases[] = {
@@ -182,6 +258,9 @@ UNIT_SUITE(qmp_session, NULL, NULL,
 	   UNIT_TEST(test_commands_before_negotiation),
 	   UNIT_TEST(test_capabilities_enable_refused),
 	   UNIT_TEST(test_id_echoed_verbatim),
+	   UNIT_TEST(test_non_object_requests),
+	   UNIT_TEST(test_id_not_echoable_refused),
+	   UNIT_TEST(test_cut_desc_stays_utf8),
 	   UNIT_TEST(test_envelope_errors),
 	   UNIT_TEST(test_parse_error_resyncs_at_newline),
 	   UNIT_TEST(test_split_and_joined_requests),

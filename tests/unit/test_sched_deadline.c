@@ -22,7 +22,7 @@ static void test_params(void)
 	sched_destroy(s);
 }
 
-/* Capacity fit and bandwidth give distinct errors and change nothing (rule 14). */
+/* Capacity fit and per-pCPU bandwidth give distinct errors and change nothing. */
 static void test_admission(void)
 {
 	struct sched *s = mk_sched(1, 1024, 2, 512, NULL);
@@ -40,10 +40,10 @@ static void test_admission(void)
 	sched_dl_bandwidth(s, &used0, &limit);
 	CU_ASSERT_EQUAL(limit, (uint64_t)(2.0 * 0.95 * (1 << 20)));	/* (1024+2x512) x 0.95 */
 	sched_entity_info(s, a, &before);
-	/* 7/10 needs capacity 717 but the little pCPUs have 512. */
+	/* 7/10 needs capacity 0.7 x 1024 / 0.95 = 755 but the little pCPUs have 512. */
 	CU_ASSERT_EQUAL(sched_set_reservation(s, a, &dl, 0, err, sizeof(err)),
 			-SCHED_E_CAPACITY_FIT);
-	CU_ASSERT_PTR_NOT_NULL(strstr(err, "717"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "755"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "512"));
 	sched_entity_info(s, a, &after);
 	CU_ASSERT_FALSE(after.deadline);
@@ -51,23 +51,28 @@ static void test_admission(void)
 	sched_dl_bandwidth(s, &used1, NULL);
 	CU_ASSERT_EQUAL(used0, used1);
 
-	/* Bandwidth: 0.9 + 0.45 + 0.2 + 0.5 > 0.95 x 2 on the whole host. */
+	/*
+	 * Per pCPU (room 0.95 on the big one, 0.475 on each little one):
+	 * 0.9 fits only the big pCPU, 0.45 and 0.2 take the little ones, and
+	 * 0.4 fits nowhere however they are packed.
+	 */
 	CU_ASSERT(add_dl(s, "d1", 9 * MS, 10 * MS, 10 * MS, false, 0) >= 0);
 	b = add_dl(s, "d2", 4500 * US, 10 * MS, 10 * MS, false, 0);
 	CU_ASSERT(b >= 0);
 	CU_ASSERT(add_dl(s, "d3", 2 * MS, 10 * MS, 10 * MS, false, 0) >= 0);
 	sched_dl_bandwidth(s, &used0, NULL);
-	/* 5/10 fits a 512 pCPU exactly; only the bandwidth is short. */
-	CU_ASSERT_EQUAL(sched_set_reservation(s, a, &(struct sched_dl_params){ 5 * MS, 10 * MS,
+	CU_ASSERT_EQUAL(sched_set_reservation(s, a, &(struct sched_dl_params){ 4 * MS, 10 * MS,
 			10 * MS }, 0, err, sizeof(err)), -SCHED_E_BANDWIDTH);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "bandwidth"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "little pCPUs 1-2 cap 512: 0.275 free of 0.475"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "no solution"));
 	sched_dl_bandwidth(s, &used1, NULL);
 	CU_ASSERT_EQUAL(used0, used1);
 	sched_entity_info(s, a, &after);
 	CU_ASSERT_FALSE(after.deadline);
 	/* Releasing a reservation makes room again. */
 	CU_ASSERT_EQUAL(sched_entity_remove(s, b, 0), 0);
-	CU_ASSERT_EQUAL(sched_set_reservation(s, a, &(struct sched_dl_params){ 5 * MS, 10 * MS,
+	CU_ASSERT_EQUAL(sched_set_reservation(s, a, &(struct sched_dl_params){ 4 * MS, 10 * MS,
 			10 * MS }, 0, err, sizeof(err)), 0);
 	sched_entity_info(s, a, &after);
 	CU_ASSERT_TRUE(after.deadline);
@@ -116,9 +121,9 @@ static void test_runtime_scaled(void)
 	uint64_t now = 0;
 	int d;
 
-	s->cluster[0].level = 512;
 	add_ent(s, "fair", 1024, true, 0);
 	d = add_dl(s, "dl", 2 * MS, 10 * MS, 10 * MS, true, 0);
+	s->cluster[0].level = 512;
 	/* Keep the level at 512 (no perf evaluation): 2 ms of work take 4 ms. */
 	for (now = 0; now < 100 * MS;) {
 		now += MS;
@@ -138,8 +143,8 @@ static void test_replenish_overrun(void)
 	uint64_t d0;
 	int d;
 
-	s->cluster[0].level = 1024;
 	d = add_dl(s, "dl", 2 * MS, 10 * MS, 10 * MS, true, 0);
+	s->cluster[0].level = 1024;
 	se = sched_ent(s, d);
 	d0 = se->dl_deadline;
 	CU_ASSERT_EQUAL(d0, 10 * MS);
@@ -161,9 +166,9 @@ static void test_wakeup_rules(void)
 	struct sched_entity *se;
 	int d, c;
 
-	s->cluster[0].level = 1024;
 	/* Implicit deadline: runtime/(deadline - now) too large -> new period. */
 	d = add_dl(s, "imp", 4 * MS, 10 * MS, 10 * MS, true, 0);
+	s->cluster[0].level = 1024;
 	se = sched_ent(s, d);
 	sched_tick_cpu(s, 0, 1 * MS);
 	sched_block(s, d, 1 * MS);	/* 3 ms left, deadline 10 */
@@ -177,6 +182,7 @@ static void test_wakeup_rules(void)
 	sched_block(s, d, 9 * MS);
 	/* Constrained deadline: revised rule scales runtime to the laxity. */
 	c = add_dl(s, "con", 2 * MS, 5 * MS, 20 * MS, true, 20 * MS);
+	s->cluster[0].level = 1024;
 	se = sched_ent(s, c);
 	CU_ASSERT_EQUAL(se->dl_deadline, 25 * MS);
 	sched_tick_cpu(s, 0, 20 * MS + 500 * US);
@@ -195,11 +201,11 @@ static void test_edf_and_miss(void)
 	uint64_t now = 0;
 	int late, early;
 
-	s->cluster[0].level = 1024;
-	/* Admissible by bandwidth (0.5) but not schedulable (density 1.66). */
-	late = add_dl(s, "late", 5 * MS, 6 * MS, 20 * MS, true, 0);
-	early = add_dl(s, "early", 5 * MS, 5 * MS, 20 * MS, true, 0);
+	/* Densities 0.33 + 0.4: admitted, but the level is forced to half below. */
+	late = add_dl(s, "late", 2 * MS, 6 * MS, 20 * MS, true, 0);
+	early = add_dl(s, "early", 2 * MS, 5 * MS, 20 * MS, true, 0);
 	CU_ASSERT_FATAL(late >= 0 && early >= 0);
+	s->cluster[0].level = 512;	/* each needs 4 ms: late ends at 8 ms > 6 ms */
 	CU_ASSERT_EQUAL(curr_of(s, 0), early);	/* earlier absolute deadline */
 	for (now = 0; now < 20 * MS;) {
 		now += 500 * US;
@@ -233,9 +239,9 @@ static void test_dl_yield(void)
 	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
 	int d, f;
 
-	s->cluster[0].level = 1024;
 	f = add_ent(s, "f", 1024, true, 0);
 	d = add_dl(s, "d", 3 * MS, 10 * MS, 10 * MS, true, 0);
+	s->cluster[0].level = 1024;
 	sched_tick_cpu(s, 0, MS);
 	CU_ASSERT_EQUAL(sched_entity_yield(s, d, MS), 0);
 	CU_ASSERT_EQUAL(sched_ent(s, d)->state, SCHED_THROTTLED);

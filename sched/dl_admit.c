@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Deadline admission: partitioned EDF. Every admitted reservation is
+ * assigned to one pCPU and stays there; a pCPU's reserved density (the sum
+ * of runtime/deadline of its reservations, x 1024/capacity) stays within
+ * the limit (cfg.dl_limit_permille). EDF on one processor meets every
+ * deadline of constant-bandwidth servers whose densities sum to at most 1
+ * of its speed, and perf.c keeps each pCPU's level high enough that the
+ * sum is at most the limit of the capacity it delivers (docs/sched.md,
+ * "Reservations that are kept").
+ *
+ * A new or changed reservation first tries the pCPUs of its affinity in
+ * the placement order (its current pCPU, then capacity ascending, then
+ * id), everything else staying put. If none has room, every reservation of
+ * the host is re-packed: pinned ones first, then by density, a greedy pass
+ * that keeps each where it still fits (else best fit), then a depth-first
+ * search, exact within DL_REPACK_MAX_WORK; only then is the request
+ * refused. Nothing changes until the caller commits the plan.
+ */
+#include "sched/internal.h"
+
+#include <stdlib.h>
+
+/*
+ * pCPUs the re-packing search may look at (candidates scanned plus
+ * placements tried) before it gives up: 1-3 ms on the development hosts
+ * (bench/bench_dl_admit.c), which bounds how long an admission holds the
+ * dispatcher's lock.
+ */
+#define DL_REPACK_MAX_WORK	1000000
+
+enum { REPACK_NONE = 1, REPACK_GAVE_UP = 2 };	/* repack() results besides 0 and errors */
+
+struct dl_item {
+	struct sched_entity *se;	/* NULL: the reservation being admitted */
+	const struct sched_cpumask *allowed;
+	uint64_t density;		/* admission density, rounded up */
+	int cur;			/* pCPU it holds now, -1 if none */
+	int cpu;			/* pCPU in the plan */
+};
+
+struct dl_pack {
+	struct dl_item *item;
+	unsigned int nr;
+	unsigned int order[SCHED_MAX_CPUS], nr_order;
+	unsigned int cls[SCHED_MAX_CPUS];	/* first pCPU interchangeable with this one */
+	uint64_t room[SCHED_MAX_CPUS], load[SCHED_MAX_CPUS];
+	uint64_t free_total;			/* sum of room - load */
+	uint64_t *rest;				/* rest[i]: density of items i.. */
+	uint64_t *empty_tried;			/* per item: classes tried while empty */
+	uint16_t *cand;				/* per item: its candidate pCPUs */
+	unsigned long work;			/* towards DL_REPACK_MAX_WORK */
+};
+
+/* runtime/deadline << BW_SHIFT, rounded up so that admission never rounds in its favour. */
+uint64_t dl_admit_density(const struct sched_dl_params *dl)
+{
+	unsigned __int128 num = (unsigned __int128)dl->runtime_ns << BW_SHIFT;
+
+	return (uint64_t)((num + dl->deadline_ns - 1) / dl->deadline_ns);
+}
+
+/* limit x capacity/1024 in density units, rounded down. */
+uint64_t dl_cpu_room(const struct sched *s, unsigned int cpu)
+{
+	return (uint64_t)(((unsigned __int128)s->rq[cpu].capacity * BW_UNIT *
+			   s->cfg.dl_limit_permille) / (SCHED_CAPACITY_SCALE * 1000ull));
+}
+
+static void fmt_bw(char *buf, size_t len, uint64_t bw)
+{
+	uint64_t milli = (bw * 1000 + BW_UNIT / 2) >> BW_SHIFT;
+
+	snprintf(buf, len, "%llu.%03llu", (unsigned long long)(milli / 1000),
+		 (unsigned long long)(milli % 1000));
+}
+
+/* Capacity ascending, then id: small pCPUs first keeps big ones for what only they can hold. */
+static void build_order(const struct sched *s, unsigned int *order, unsigned int *nr)
+{
+	unsigned int n = 0;
+
+	for (unsigned int ci = 0; ci < s->nr_clusters; ci++)
+		for (unsigned int k = 0; k < s->cluster[ci].desc.nr_cpus; k++)
+			order[n++] = s->cluster[ci].first_cpu + k;
+	for (unsigned int i = 1; i < n; i++) {
+		unsigned int c = order[i], j = i;
+
+		while (j && (s->rq[order[j - 1]].capacity > s->rq[c].capacity ||
+			     (s->rq[order[j - 1]].capacity == s->rq[c].capacity && order[j - 1] > c))) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = c;
+	}
+	*nr = n;
+}
+
+/* Density already held on each pCPU, without `skip` (the entity being changed). */
+static void current_loads(const struct sched *s, const struct sched_entity *skip, uint64_t *load)
+{
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		load[cpu] = s->rq[cpu].dl_density;
+	if (skip && dl_entity(skip) && skip->dl_cpu >= 0)
+		load[skip->dl_cpu] -= dl_admit_density(&skip->dl);
+}
+
+/* ------------------------------------------------------------ first fit */
+
+static int first_fit(const struct sched *s, const struct dl_pack *p, uint64_t density,
+		     const struct sched_cpumask *allowed, int cur)
+{
+	if (cur >= 0 && sched_cpumask_test(allowed, (unsigned int)cur) &&
+	    p->load[cur] + density <= p->room[cur])
+		return cur;
+	for (unsigned int i = 0; i < p->nr_order; i++) {
+		unsigned int cpu = p->order[i];
+
+		if (sched_cpumask_test(allowed, cpu) && p->load[cpu] + density <= p->room[cpu])
+			return (int)cpu;
+	}
+	(void)s;
+	return -1;
+}
+
+/* ------------------------------------------------------------ re-packing */
+
+static unsigned int mask_weight(const struct sched_cpumask *m)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < SCHED_MAX_CPUS / 64; i++)
+		n += (unsigned int)__builtin_popcountll(m->bits[i]);
+	return n;
+}
+
+/* Pinned first (fewest allowed pCPUs), then largest density: the hardest to place first. */
+static int cmp_items(const void *a, const void *b)
+{
+	const struct dl_item *x = a, *y = b;
+	unsigned int nx = mask_weight(x->allowed), ny = mask_weight(y->allowed);
+
+	if (nx != ny)
+		return nx < ny ? -1 : 1;
+	if (x->density != y->density)
+		return x->density > y->density ? -1 : 1;
+	if (!x->se || !y->se)
+		return x->se ? 1 : -1;
+	return x->se->id - y->se->id;
+}
+
+/* pCPUs a and b are interchangeable: same capacity, and every item may use both or neither. */
+static bool same_class(const struct sched *s, const struct dl_pack *p, unsigned int a,
+		       unsigned int b)
+{
+	if (s->rq[a].capacity != s->rq[b].capacity)
+		return false;
+	for (unsigned int i = 0; i < p->nr; i++)
+		if (sched_cpumask_test(p->item[i].allowed, a) !=
+		    sched_cpumask_test(p->item[i].allowed, b))
+			return false;
+	return true;
+}
+
+static void build_classes(const struct sched *s, struct dl_pack *p)
+{
+	for (unsigned int i = 0; i < p->nr_order; i++) {
+		unsigned int c = p->order[i];
+
+		p->cls[c] = c;
+		for (unsigned int j = 0; j < i; j++) {
+			unsigned int d = p->order[j];
+
+			if (p->cls[d] == d && same_class(s, p, c, d)) {
+				p->cls[c] = d;
+				break;
+			}
+		}
+	}
+}
+
+static bool try_place(const struct sched *s, struct dl_pack *p, unsigned int i);
+
+/* Put item i on cpu and go on with the next; undo if that fails. */
+static bool place_on(const struct sched *s, struct dl_pack *p, unsigned int i, unsigned int cpu)
+{
+	struct dl_item *it = &p->item[i];
+
+	p->work++;
+	p->load[cpu] += it->density;
+	p->free_total -= it->density;
+	it->cpu = (int)cpu;
+	if (try_place(s, p, i + 1))
+		return true;
+	p->load[cpu] -= it->density;
+	p->free_total += it->density;
+	it->cpu = -1;
+	return false;
+}
+
+/* An empty pCPU of a class already tried empty at this node leads to the same subtree. */
+static bool tried_empty(struct dl_pack *p, unsigned int i, unsigned int cpu)
+{
+	uint64_t *bits = &p->empty_tried[(size_t)i * (SCHED_MAX_CPUS / 64)];
+	unsigned int c = p->cls[cpu];
+
+	if (p->load[cpu])
+		return false;
+	if (bits[c / 64] & (1ull << (c % 64)))
+		return true;
+	bits[c / 64] |= 1ull << (c % 64);
+	return false;
+}
+
+/*
+ * The pCPUs item i fits on now, tightest first (best fit: least room left
+ * after it), ties in the placement order. Returns how many.
+ */
+static unsigned int best_fit_candidates(const struct dl_pack *p, unsigned int i, uint16_t *cand)
+{
+	const struct dl_item *it = &p->item[i];
+	unsigned int n = 0;
+
+	for (unsigned int k = 0; k < p->nr_order; k++) {
+		unsigned int cpu = p->order[k], j = n;
+		uint64_t left;
+
+		if (!sched_cpumask_test(it->allowed, cpu) || p->load[cpu] + it->density > p->room[cpu])
+			continue;
+		left = p->room[cpu] - p->load[cpu] - it->density;
+		while (j && p->room[cand[j - 1]] - p->load[cand[j - 1]] - it->density > left) {
+			cand[j] = cand[j - 1];
+			j--;
+		}
+		cand[j] = (uint16_t)cpu;
+		n++;
+	}
+	return n;
+}
+
+static bool try_place(const struct sched *s, struct dl_pack *p, unsigned int i)
+{
+	uint16_t *cand = &p->cand[(size_t)i * SCHED_MAX_CPUS];
+	unsigned int n;
+
+	if (i == p->nr)
+		return true;
+	if (p->rest[i] > p->free_total || p->work >= DL_REPACK_MAX_WORK)
+		return false;
+	p->work += p->nr_order;
+	memset(&p->empty_tried[(size_t)i * (SCHED_MAX_CPUS / 64)], 0, SCHED_MAX_CPUS / 8);
+	n = best_fit_candidates(p, i, cand);
+	for (unsigned int k = 0; k < n; k++) {
+		if (tried_empty(p, i, cand[k]))
+			continue;
+		if (place_on(s, p, i, cand[k]))
+			return true;
+		if (p->work >= DL_REPACK_MAX_WORK)
+			return false;
+	}
+	return false;
+}
+
+/*
+ * The cheap pass first: items in order, each on the pCPU it holds if it
+ * still fits there (no move), else best fit. Leaves p unchanged on failure.
+ */
+static bool place_keeping(struct dl_pack *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nr; i++) {
+		struct dl_item *it = &p->item[i];
+		uint16_t *cand = p->cand;
+		int cpu = it->cur;
+
+		if (cpu < 0 || !sched_cpumask_test(it->allowed, (unsigned int)cpu) ||
+		    p->load[cpu] + it->density > p->room[cpu])
+			cpu = best_fit_candidates(p, i, cand) ? cand[0] : -1;
+		if (cpu < 0)
+			break;
+		it->cpu = cpu;
+		p->load[cpu] += it->density;
+		p->free_total -= it->density;
+	}
+	if (i == p->nr)
+		return true;
+	while (i-- > 0) {
+		p->load[p->item[i].cpu] -= p->item[i].density;
+		p->free_total += p->item[i].density;
+		p->item[i].cpu = -1;
+	}
+	return false;
+}
+
+static int collect_items(const struct sched *s, struct dl_pack *p, const struct sched_entity *se,
+			 uint64_t density, const struct sched_cpumask *allowed)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < s->nr_ent_slots; i++)
+		n += s->ent[i] && s->ent[i] != se && dl_entity(s->ent[i]);
+	p->item = calloc(n + 1, sizeof(*p->item));
+	p->rest = calloc(n + 2, sizeof(*p->rest));
+	p->empty_tried = calloc((size_t)(n + 1) * (SCHED_MAX_CPUS / 64), sizeof(uint64_t));
+	p->cand = calloc((size_t)(n + 1) * SCHED_MAX_CPUS, sizeof(uint16_t));
+	if (!p->item || !p->rest || !p->empty_tried || !p->cand)
+		return -SCHED_E_NOMEM;
+	for (unsigned int i = 0; i < s->nr_ent_slots; i++) {
+		struct sched_entity *e = s->ent[i];
+
+		if (!e || e == se || !dl_entity(e))
+			continue;
+		p->item[p->nr++] = (struct dl_item){ e, &e->allowed, dl_admit_density(&e->dl),
+						     e->dl_cpu, -1 };
+	}
+	p->item[p->nr++] = (struct dl_item){ NULL, allowed, density,
+					     se && dl_entity(se) ? se->dl_cpu : -1, -1 };
+	qsort(p->item, p->nr, sizeof(*p->item), cmp_items);
+	for (unsigned int i = p->nr; i-- > 0;)
+		p->rest[i] = p->rest[i + 1] + p->item[i].density;
+	return 0;
+}
+
+/* Search a placement of every reservation; fills plan on success, else REPACK_*. */
+static int repack(const struct sched *s, struct dl_pack *p, const struct sched_entity *se,
+		  uint64_t density, const struct sched_cpumask *allowed, struct dl_plan *plan)
+{
+	int ret = collect_items(s, p, se, density, allowed);
+	unsigned int nr_moves = 0;
+
+	if (ret)
+		return ret;
+	p->free_total = 0;
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		p->load[cpu] = 0;
+		p->free_total += p->room[cpu];
+	}
+	build_classes(s, p);
+	if (!place_keeping(p) && !try_place(s, p, 0))
+		return p->work >= DL_REPACK_MAX_WORK ? REPACK_GAVE_UP : REPACK_NONE;
+	for (unsigned int i = 0; i < p->nr; i++)
+		nr_moves += p->item[i].se && p->item[i].cpu != p->item[i].cur;
+	plan->moves = calloc(nr_moves ? nr_moves : 1, sizeof(*plan->moves));
+	if (!plan->moves)
+		return -SCHED_E_NOMEM;
+	for (unsigned int i = 0; i < p->nr; i++) {
+		const struct dl_item *it = &p->item[i];
+
+		if (!it->se)
+			plan->cpu = it->cpu;
+		else if (it->cpu != it->cur)
+			plan->moves[plan->nr_moves++] = (struct dl_move){ it->se, (unsigned int)it->cpu };
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ errors */
+
+/* One entry per cluster of the affinity: its pCPUs, the most free room, the room. */
+static void describe_affinity(const struct sched *s, const struct dl_pack *p,
+			      const struct sched_cpumask *allowed, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (unsigned int ci = 0; ci < s->nr_clusters && off < len; ci++) {
+		const struct sched_cluster *c = &s->cluster[ci];
+		uint64_t best = 0;
+		bool any = false;
+		char f[16], r[16];
+
+		for (unsigned int k = 0; k < c->desc.nr_cpus; k++) {
+			unsigned int cpu = c->first_cpu + k;
+
+			if (!sched_cpumask_test(allowed, cpu))
+				continue;
+			if (!any || p->room[cpu] - p->load[cpu] > best)
+				best = p->room[cpu] > p->load[cpu] ? p->room[cpu] - p->load[cpu] : 0;
+			any = true;
+		}
+		if (!any)
+			continue;
+		fmt_bw(f, sizeof(f), best);
+		fmt_bw(r, sizeof(r), p->room[c->first_cpu]);
+		off += (size_t)snprintf(buf + off, len - off, "%s%s pCPUs %u-%u cap %u: %s free of %s",
+					off ? "; " : "", c->desc.name,
+					c->first_cpu, c->first_cpu + c->desc.nr_cpus - 1,
+					c->desc.capacity, f, r);
+	}
+}
+
+static int fit_error(const struct sched *s, const struct sched_dl_params *dl, uint64_t density,
+		     const struct sched_cpumask *allowed, char *err, size_t errlen)
+{
+	unsigned int best = 0;
+	unsigned __int128 need = (unsigned __int128)density * SCHED_CAPACITY_SCALE * 1000;
+	char d[16];
+
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		if (sched_cpumask_test(allowed, cpu) && s->rq[cpu].capacity > best)
+			best = s->rq[cpu].capacity;
+	fmt_bw(d, sizeof(d), density);
+	return sched_errf(err, errlen, SCHED_E_CAPACITY_FIT,
+			  "reservation: density runtime/deadline %llu/%llu us = %s needs a pCPU of "
+			  "capacity >= %llu (density x 1024 / limit %u/1000), the largest in its "
+			  "affinity has %u",
+			  (unsigned long long)(dl->runtime_ns / NSEC_PER_USEC),
+			  (unsigned long long)(dl->deadline_ns / NSEC_PER_USEC), d,
+			  (unsigned long long)((need + ((unsigned __int128)s->cfg.dl_limit_permille
+							<< BW_SHIFT) - 1) /
+					       ((unsigned __int128)s->cfg.dl_limit_permille << BW_SHIFT)),
+			  s->cfg.dl_limit_permille, best);
+}
+
+static int pack_error(const struct sched *s, const struct dl_pack *p, int why, uint64_t density,
+		      const struct sched_cpumask *allowed, char *err, size_t errlen)
+{
+	char d[16], where[320];
+
+	fmt_bw(d, sizeof(d), density);
+	describe_affinity(s, p, allowed, where, sizeof(where));
+	return sched_errf(err, errlen, SCHED_E_BANDWIDTH,
+			  "reservation: bandwidth: density %s fits no pCPU within %u/1000 of "
+			  "capacity, even re-packing all %u reservations (%s): %s",
+			  d, s->cfg.dl_limit_permille, p->nr,
+			  why == REPACK_NONE ? "no solution" : "search bound reached", where);
+}
+
+/* ------------------------------------------------------------ entry points */
+
+static bool fits_alone(const struct dl_pack *p, uint64_t density,
+		       const struct sched_cpumask *allowed, unsigned int nr_cpus)
+{
+	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++)
+		if (sched_cpumask_test(allowed, cpu) && density <= p->room[cpu])
+			return true;
+	return false;
+}
+
+int dl_admit(const struct sched *s, const struct sched_entity *se,
+	     const struct sched_dl_params *dl, const struct sched_cpumask *allowed,
+	     struct dl_plan *plan, char *err, size_t errlen)
+{
+	uint64_t density = dl_admit_density(dl);
+	struct dl_pack *p;
+	int ret;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->cpu = -1;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return sched_errf(err, errlen, SCHED_E_NOMEM, "reservation: out of memory");
+	build_order(s, p->order, &p->nr_order);
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		p->room[cpu] = dl_cpu_room(s, cpu);
+	current_loads(s, se, p->load);
+	if (!fits_alone(p, density, allowed, s->nr_cpus)) {
+		ret = fit_error(s, dl, density, allowed, err, errlen);
+		goto out;
+	}
+	plan->cpu = first_fit(s, p, density, allowed, se && dl_entity(se) ? se->dl_cpu : -1);
+	if (plan->cpu >= 0) {
+		ret = 0;
+		goto out;
+	}
+	ret = repack(s, p, se, density, allowed, plan);
+	if (ret == -SCHED_E_NOMEM)
+		ret = sched_errf(err, errlen, SCHED_E_NOMEM, "reservation: out of memory");
+	else if (ret) {
+		current_loads(s, se, p->load);
+		ret = pack_error(s, p, ret, density, allowed, err, errlen);
+	}
+out:
+	if (ret)
+		dl_plan_free(plan);
+	free(p->item);
+	free(p->rest);
+	free(p->empty_tried);
+	free(p->cand);
+	free(p);
+	return ret;
+}
+
+void dl_plan_free(struct dl_plan *plan)
+{
+	free(plan->moves);
+	plan->moves = NULL;
+	plan->nr_moves = 0;
+}
+
+/* Move the reservations the plan re-packs; the caller then places its own. */
+void dl_plan_commit(struct sched *s, struct dl_plan *plan, uint64_t now)
+{
+	for (unsigned int i = 0; i < plan->nr_moves; i++)
+		dl_move(s, plan->moves[i].se, plan->moves[i].cpu, now);
+	dl_plan_free(plan);
+}

@@ -1,0 +1,111 @@
+# SPDX-License-Identifier: MIT
+"""Independent schedulability oracle for reservations (partitioned EDF).
+
+Written from the rule in docs/sched.md, not from the engine's code: a set of
+reservations can be kept when each can be given one pCPU of its affinity so
+that on every pCPU sum(runtime/deadline) x 1024/capacity <= limit (0.95).
+Exact rational arithmetic and an exhaustive search; meant for the small
+scenarios of the tests (up to ~12 reservations on ~8 pCPUs).
+"""
+from fractions import Fraction
+
+LIMIT = Fraction(95, 100)
+
+
+def density(r):
+    """runtime / deadline (the deadline defaults to the period)."""
+    return Fraction(r["runtime_us"], r.get("deadline_us", r["period_us"]))
+
+
+def host_cpus(sc):
+    """[(cluster name, capacity)] for every pCPU, in pCPU id order."""
+    return [(c["name"], c["capacity"]) for c in sc["host"]["clusters"] for _ in range(c["cpus"])]
+
+
+def allowed_cpus(spec, cpus):
+    return [i for i, (name, _) in enumerate(cpus) if "cluster" not in spec or spec["cluster"] == name]
+
+
+def fits_alone(d, allowed, cpus):
+    return any(d * 1024 / cpus[i][1] <= LIMIT for i in allowed)
+
+
+def placement(items, cpus, margin=Fraction(0)):
+    """A list of pCPUs (one per item) keeping every pCPU within LIMIT - margin, or None.
+
+    items: [(density, [allowed pCPU ids])]."""
+    order = sorted(range(len(items)), key=lambda k: -items[k][0])
+    load = [Fraction(0)] * len(cpus)
+    where = [None] * len(items)
+
+    def go(n):
+        if n == len(order):
+            return True
+        d, allowed = items[order[n]]
+        seen_empty = set()
+        for c in allowed:
+            if load[c] == 0:
+                # Empty pCPUs of one capacity that the remaining items treat alike are the same.
+                key = (cpus[c][1], tuple(c in items[order[m]][1] for m in range(n, len(order))))
+                if key in seen_empty:
+                    continue
+                seen_empty.add(key)
+            new = load[c] + d * 1024 / cpus[c][1]
+            if new > LIMIT - margin:
+                continue
+            load[c], where[order[n]] = new, c
+            if go(n + 1):
+                return True
+            load[c] -= d * 1024 / cpus[c][1]
+        return False
+
+    return where if go(0) else None
+
+
+def check_placement(items, where, cpus):
+    """Problems with a given placement (empty list: it keeps every guarantee)."""
+    problems, load = [], [Fraction(0)] * len(cpus)
+    for (d, allowed), c in zip(items, where):
+        if c not in allowed:
+            problems.append(f"density {float(d):.3f} placed on pCPU {c} outside {allowed}")
+            continue
+        load[c] += d * 1024 / cpus[c][1]
+    for c, l in enumerate(load):
+        if l > LIMIT:
+            problems.append(f"pCPU {c} (capacity {cpus[c][1]}) holds {float(l):.4f} > {float(LIMIT)}")
+    return problems
+
+
+# The engine rounds densities up and rooms down (by < 2^-20 each): a set this
+# close to the limit may go either way.
+TOLERANCE = Fraction(1, 10000)
+
+
+def expected_admissions(sc, decided=None):
+    """For each reservation in scenario order: 'admit', 'capacity_fit', 'bandwidth'
+    or 'either' (within TOLERANCE of the limit). `decided` maps a vCPU name to
+    what the engine did, so that later expectations follow its actual choices
+    in ambiguous cases."""
+    cpus, admitted, out = host_cpus(sc), [], {}
+    for spec in sc["vcpus"]:
+        r = spec.get("reservation")
+        if not r:
+            continue
+        n = spec.get("count", 1)
+        names = [spec["name"]] if n == 1 else [f"{spec['name']}{i}" for i in range(n)]
+        for name in names:
+            item = (density(r), allowed_cpus(spec, cpus))
+            if not fits_alone(item[0], item[1], cpus):
+                out[name] = "capacity_fit"
+                continue
+            if placement(admitted + [item], cpus, TOLERANCE) is not None:
+                out[name] = "admit"
+            elif placement(admitted + [item], cpus) is None:
+                out[name] = "bandwidth"
+            else:
+                out[name] = "either"
+            took = decided.get(name) == "admit" if decided and out[name] == "either" else \
+                out[name] == "admit"
+            if took:
+                admitted.append(item)
+    return out
