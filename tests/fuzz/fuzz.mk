@@ -75,7 +75,7 @@ FUZZ_GUEST_OBJS := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_GUEST_SRCS))
 
 $(FUZZ_BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -MMD -MP -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(XML_CFLAGS) -MMD -MP -c $< -o $@
 
 $(FUZZ_BUILD)/fuzz_guest: $(FUZZ_GUEST_OBJS)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $^ -o $@ $(LDLIBS)
