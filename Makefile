@@ -5,6 +5,7 @@
 #   make check      make test, then the tests again under ASan+UBSan, a clang build, the fuzz smoke run
 #   make bench      benchmarks (figures go in the README)
 #   make demo       the README's main job
+#   make install    binary, man page and bash completion under $(DESTDIR)$(PREFIX)
 #
 # Objects go out of tree under $(BUILD). SAN=1 builds with ASan+UBSan under build/san.
 
@@ -39,7 +40,7 @@ CORE_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CORE_SRCS))
 LIB       := $(BUILD)/libcapvisor.a
 BIN       := $(BUILD)/capvisor
 
-.PHONY: all test check bench demo fuzz clean deps
+.PHONY: all test check bench demo fuzz clean deps install uninstall
 all: $(BIN)
 
 $(BUILD)/%.o: %.c
@@ -71,6 +72,23 @@ demo: deps $(BIN)
 
 clean:
 	rm -rf build
+
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: the binary, the man page
+# and the bash completion. INSTALL_BIN installs another build (e.g. build/clang).
+PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/bin
+MANDIR      ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+INSTALL_BIN ?= $(BIN)
+install: $(INSTALL_BIN)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
+	install -m 755 $(INSTALL_BIN) $(DESTDIR)$(BINDIR)/capvisor
+	install -m 644 docs/capvisor.1 $(DESTDIR)$(MANDIR)/man1/capvisor.1
+	install -m 644 completions/capvisor.bash $(DESTDIR)$(BASHCOMPDIR)/capvisor
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/capvisor $(DESTDIR)$(MANDIR)/man1/capvisor.1 \
+	      $(DESTDIR)$(BASHCOMPDIR)/capvisor
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

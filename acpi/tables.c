@@ -382,11 +382,18 @@ int acpi_build_tables(const struct acpi_vm_desc *desc, void *buf, size_t len, ui
 static int write_file(const char *path, const void *data, size_t len)
 {
 	const uint8_t *p = data;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* Non-blocking and checked: a FIFO or device planted in the directory is refused. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+	struct stat st;
 	ssize_t n;
 
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || ftruncate(fd, 0) < 0 ||
+	    fcntl(fd, F_SETFL, O_WRONLY) < 0) {
+		close(fd);
+		return -EINVAL;
+	}
 	while (len) {
 		n = write(fd, p, len);
 		if (n < 0 && errno == EINTR)

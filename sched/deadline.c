@@ -69,6 +69,8 @@ void dl_assign_rq(struct sched *s, struct sched_entity *se, int cpu)
 		slist_init(&se->dl_link);
 		rq->dl_bw -= se->dl_bw;
 		rq->dl_density -= density;
+		rq->dl_level = dl_needed_level(s, rq);
+		rq->dl_supply_load = dl_rq_supply_load(s, rq, NULL, rq->capacity);
 		s->perf_dirty |= 1u << rq->cluster;
 	}
 	se->dl_cpu = cpu;
@@ -77,6 +79,8 @@ void dl_assign_rq(struct sched *s, struct sched_entity *se, int cpu)
 	slist_add_tail(&se->dl_link, &s->rq[cpu].dl_assigned);
 	s->rq[cpu].dl_bw += se->dl_bw;
 	s->rq[cpu].dl_density += density;
+	s->rq[cpu].dl_level = dl_needed_level(s, &s->rq[cpu]);
+	s->rq[cpu].dl_supply_load = dl_rq_supply_load(s, &s->rq[cpu], NULL, s->rq[cpu].capacity);
 	s->perf_dirty |= 1u << s->rq[cpu].cluster;
 }
 
@@ -226,9 +230,8 @@ static void put_prev_dl(struct sched *s, struct sched_rq *rq, struct sched_entit
 static void update_curr_dl(struct sched *s, struct sched_rq *rq, uint64_t delta, uint64_t now)
 {
 	struct sched_entity *curr = rq->curr;
-	uint64_t scaled = (delta * rq_level(s, rq)) >> 10;
+	uint64_t scaled = dl_supply_delivered(s, rq, rq_level(s, rq), now - delta, now);
 
-	(void)now;
 	curr->dl_runtime -= (int64_t)scaled;
 	if (curr->dl_runtime <= 0)
 		resched_rq(rq);	/* schedule_rq() throttles it */
@@ -340,7 +343,7 @@ static uint64_t next_event_dl(const struct sched *s, const struct sched_rq *rq)
 	if (curr) {
 		uint64_t left = curr->dl_runtime > 0 ? (uint64_t)curr->dl_runtime : 0;
 
-		next = rq->clock + (left * 1024 + lvl - 1) / lvl;
+		next = dl_supply_until(s, rq, (unsigned int)lvl, rq->clock, left);
 	}
 	for (pos = rq->dl_assigned.next; pos != &rq->dl_assigned; pos = pos->next) {
 		const struct sched_entity *se = slist_entry(pos, struct sched_entity, dl_link);

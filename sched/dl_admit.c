@@ -34,7 +34,8 @@ enum { REPACK_NONE = 1, REPACK_GAVE_UP = 2 };	/* repack() results besides 0 and 
 struct dl_item {
 	struct sched_entity *se;	/* NULL: the reservation being admitted */
 	const struct sched_cpumask *allowed;
-	uint64_t density;		/* admission density, rounded up */
+	uint64_t density;		/* the least of dens[]: a bound for pruning */
+	uint64_t dens[SCHED_MAX_CLUSTERS];	/* supply density per cluster, or DL_NO_FIT */
 	int cur;			/* pCPU it holds now, -1 if none */
 	int cpu;			/* pCPU in the plan */
 };
@@ -44,6 +45,8 @@ struct dl_pack {
 	unsigned int nr;
 	unsigned int order[SCHED_MAX_CPUS], nr_order;
 	unsigned int cls[SCHED_MAX_CPUS];	/* first pCPU interchangeable with this one */
+	unsigned int cl[SCHED_MAX_CPUS];	/* cluster of each pCPU */
+	uint64_t blackout[SCHED_MAX_CLUSTERS];	/* at the cluster's top level */
 	uint64_t room[SCHED_MAX_CPUS], load[SCHED_MAX_CPUS];
 	uint64_t free_total;			/* sum of room - load */
 	uint64_t *rest;				/* rest[i]: density of items i.. */
@@ -65,6 +68,37 @@ uint64_t dl_cpu_room(const struct sched *s, unsigned int cpu)
 {
 	return (uint64_t)(((unsigned __int128)s->rq[cpu].capacity * BW_UNIT *
 			   s->cfg.dl_limit_permille) / (SCHED_CAPACITY_SCALE * 1000ull));
+}
+
+/* What a reservation needs of each cluster's pCPUs at their top level (dl_supply.c). */
+static void item_fill(const struct sched *s, const struct dl_pack *p, struct dl_item *it,
+		      const struct sched_dl_params *dl)
+{
+	it->density = DL_NO_FIT;
+	for (unsigned int ci = 0; ci < s->nr_clusters; ci++) {
+		it->dens[ci] = dl_supply_density(dl, p->blackout[ci]);
+		if (it->dens[ci] < it->density)
+			it->density = it->dens[ci];
+	}
+}
+
+static inline uint64_t dens_on(const struct dl_pack *p, const struct dl_item *it,
+			       unsigned int cpu)
+{
+	return it->dens[p->cl[cpu]];
+}
+
+/* Item it fits on cpu besides what the plan has there. */
+static inline bool fits_on(const struct dl_pack *p, const struct dl_item *it, unsigned int cpu)
+{
+	uint64_t d = dens_on(p, it, cpu);
+
+	return d != DL_NO_FIT && p->load[cpu] <= p->room[cpu] && d <= p->room[cpu] - p->load[cpu];
+}
+
+static bool supply_continuous(const struct sched *s)
+{
+	return !s->cfg.dl_supply_window_ns && !s->cfg.dl_supply_latency_ns;
 }
 
 static void fmt_bw(char *buf, size_t len, uint64_t bw)
@@ -96,30 +130,31 @@ static void build_order(const struct sched *s, unsigned int *order, unsigned int
 	*nr = n;
 }
 
-/* Density already held on each pCPU, without `skip` (the entity being changed). */
+/* Supply density already held on each pCPU, without `skip` (the entity being changed). */
 static void current_loads(const struct sched *s, const struct sched_entity *skip, uint64_t *load)
 {
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
-		load[cpu] = s->rq[cpu].dl_density;
-	if (skip && dl_entity(skip) && skip->dl_cpu >= 0)
-		load[skip->dl_cpu] -= dl_admit_density(&skip->dl);
+		load[cpu] = s->rq[cpu].dl_supply_load;
+	if (skip && dl_entity(skip) && skip->dl_cpu >= 0) {
+		const struct sched_rq *rq = &s->rq[skip->dl_cpu];
+
+		load[skip->dl_cpu] = dl_rq_supply_load(s, rq, skip, rq->capacity);
+	}
 }
 
 /* ------------------------------------------------------------ first fit */
 
-static int first_fit(const struct sched *s, const struct dl_pack *p, uint64_t density,
-		     const struct sched_cpumask *allowed, int cur)
+static int first_fit(const struct dl_pack *p, const struct dl_item *it, int cur)
 {
-	if (cur >= 0 && sched_cpumask_test(allowed, (unsigned int)cur) &&
-	    p->load[cur] + density <= p->room[cur])
+	if (cur >= 0 && sched_cpumask_test(it->allowed, (unsigned int)cur) &&
+	    fits_on(p, it, (unsigned int)cur))
 		return cur;
 	for (unsigned int i = 0; i < p->nr_order; i++) {
 		unsigned int cpu = p->order[i];
 
-		if (sched_cpumask_test(allowed, cpu) && p->load[cpu] + density <= p->room[cpu])
+		if (sched_cpumask_test(it->allowed, cpu) && fits_on(p, it, cpu))
 			return (int)cpu;
 	}
-	(void)s;
 	return -1;
 }
 
@@ -153,7 +188,7 @@ static int cmp_items(const void *a, const void *b)
 static bool same_class(const struct sched *s, const struct dl_pack *p, unsigned int a,
 		       unsigned int b)
 {
-	if (s->rq[a].capacity != s->rq[b].capacity)
+	if (s->rq[a].capacity != s->rq[b].capacity || p->cl[a] != p->cl[b])
 		return false;
 	for (unsigned int i = 0; i < p->nr; i++)
 		if (sched_cpumask_test(p->item[i].allowed, a) !=
@@ -186,14 +221,16 @@ static bool place_on(const struct sched *s, struct dl_pack *p, unsigned int i, u
 {
 	struct dl_item *it = &p->item[i];
 
+	uint64_t d = dens_on(p, it, cpu);
+
 	p->work++;
-	p->load[cpu] += it->density;
-	p->free_total -= it->density;
+	p->load[cpu] += d;
+	p->free_total -= d;
 	it->cpu = (int)cpu;
 	if (try_place(s, p, i + 1))
 		return true;
-	p->load[cpu] -= it->density;
-	p->free_total += it->density;
+	p->load[cpu] -= d;
+	p->free_total += d;
 	it->cpu = -1;
 	return false;
 }
@@ -225,10 +262,11 @@ static unsigned int best_fit_candidates(const struct dl_pack *p, unsigned int i,
 		unsigned int cpu = p->order[k], j = n;
 		uint64_t left;
 
-		if (!sched_cpumask_test(it->allowed, cpu) || p->load[cpu] + it->density > p->room[cpu])
+		if (!sched_cpumask_test(it->allowed, cpu) || !fits_on(p, it, cpu))
 			continue;
-		left = p->room[cpu] - p->load[cpu] - it->density;
-		while (j && p->room[cand[j - 1]] - p->load[cand[j - 1]] - it->density > left) {
+		left = p->room[cpu] - p->load[cpu] - dens_on(p, it, cpu);
+		while (j && p->room[cand[j - 1]] - p->load[cand[j - 1]] -
+			    dens_on(p, it, cand[j - 1]) > left) {
 			cand[j] = cand[j - 1];
 			j--;
 		}
@@ -275,26 +313,28 @@ static bool place_keeping(struct dl_pack *p)
 		int cpu = it->cur;
 
 		if (cpu < 0 || !sched_cpumask_test(it->allowed, (unsigned int)cpu) ||
-		    p->load[cpu] + it->density > p->room[cpu])
+		    !fits_on(p, it, (unsigned int)cpu))
 			cpu = best_fit_candidates(p, i, cand) ? cand[0] : -1;
 		if (cpu < 0)
 			break;
 		it->cpu = cpu;
-		p->load[cpu] += it->density;
-		p->free_total -= it->density;
+		p->load[cpu] += dens_on(p, it, (unsigned int)cpu);
+		p->free_total -= dens_on(p, it, (unsigned int)cpu);
 	}
 	if (i == p->nr)
 		return true;
 	while (i-- > 0) {
-		p->load[p->item[i].cpu] -= p->item[i].density;
-		p->free_total += p->item[i].density;
-		p->item[i].cpu = -1;
+		struct dl_item *it = &p->item[i];
+
+		p->load[it->cpu] -= dens_on(p, it, (unsigned int)it->cpu);
+		p->free_total += dens_on(p, it, (unsigned int)it->cpu);
+		it->cpu = -1;
 	}
 	return false;
 }
 
 static int collect_items(const struct sched *s, struct dl_pack *p, const struct sched_entity *se,
-			 uint64_t density, const struct sched_cpumask *allowed)
+			 const struct dl_item *req)
 {
 	unsigned int n = 0;
 
@@ -311,11 +351,11 @@ static int collect_items(const struct sched *s, struct dl_pack *p, const struct 
 
 		if (!e || e == se || !dl_entity(e))
 			continue;
-		p->item[p->nr++] = (struct dl_item){ e, &e->allowed, dl_admit_density(&e->dl),
-						     e->dl_cpu, -1 };
+		p->item[p->nr] = (struct dl_item){ .se = e, .allowed = &e->allowed,
+						   .cur = e->dl_cpu, .cpu = -1 };
+		item_fill(s, p, &p->item[p->nr++], &e->dl);
 	}
-	p->item[p->nr++] = (struct dl_item){ NULL, allowed, density,
-					     se && dl_entity(se) ? se->dl_cpu : -1, -1 };
+	p->item[p->nr++] = *req;
 	qsort(p->item, p->nr, sizeof(*p->item), cmp_items);
 	for (unsigned int i = p->nr; i-- > 0;)
 		p->rest[i] = p->rest[i + 1] + p->item[i].density;
@@ -324,9 +364,9 @@ static int collect_items(const struct sched *s, struct dl_pack *p, const struct 
 
 /* Search a placement of every reservation; fills plan on success, else REPACK_*. */
 static int repack(const struct sched *s, struct dl_pack *p, const struct sched_entity *se,
-		  uint64_t density, const struct sched_cpumask *allowed, struct dl_plan *plan)
+		  const struct dl_item *req, struct dl_plan *plan)
 {
-	int ret = collect_items(s, p, se, density, allowed);
+	int ret = collect_items(s, p, se, req);
 	unsigned int nr_moves = 0;
 
 	if (ret)
@@ -357,9 +397,25 @@ static int repack(const struct sched *s, struct dl_pack *p, const struct sched_e
 
 /* ------------------------------------------------------------ errors */
 
+/* ", needs X" of the request on cluster ci, when the supply is not continuous. */
+static size_t fmt_need(const struct sched *s, const struct dl_pack *p, const struct dl_item *req,
+		       unsigned int ci, char *buf, size_t len)
+{
+	char n[16];
+
+	if (supply_continuous(s))
+		return 0;
+	if (req->dens[ci] == DL_NO_FIT)
+		return (size_t)snprintf(buf, len, ", deadline not above its blackout %llu us",
+					(unsigned long long)(p->blackout[ci] / NSEC_PER_USEC));
+	fmt_bw(n, sizeof(n), req->dens[ci]);
+	return (size_t)snprintf(buf, len, ", blackout %llu us, needs %s",
+				(unsigned long long)(p->blackout[ci] / NSEC_PER_USEC), n);
+}
+
 /* One entry per cluster of the affinity: its pCPUs, the most free room, the room. */
 static void describe_affinity(const struct sched *s, const struct dl_pack *p,
-			      const struct sched_cpumask *allowed, char *buf, size_t len)
+			      const struct dl_item *req, char *buf, size_t len)
 {
 	size_t off = 0;
 
@@ -372,11 +428,12 @@ static void describe_affinity(const struct sched *s, const struct dl_pack *p,
 
 		for (unsigned int k = 0; k < c->desc.nr_cpus; k++) {
 			unsigned int cpu = c->first_cpu + k;
+			uint64_t free = p->room[cpu] > p->load[cpu] ? p->room[cpu] - p->load[cpu] : 0;
 
-			if (!sched_cpumask_test(allowed, cpu))
+			if (!sched_cpumask_test(req->allowed, cpu))
 				continue;
-			if (!any || p->room[cpu] - p->load[cpu] > best)
-				best = p->room[cpu] > p->load[cpu] ? p->room[cpu] - p->load[cpu] : 0;
+			if (!any || free > best)
+				best = free;
 			any = true;
 		}
 		if (!any)
@@ -387,20 +444,36 @@ static void describe_affinity(const struct sched *s, const struct dl_pack *p,
 					off ? "; " : "", c->desc.name,
 					c->first_cpu, c->first_cpu + c->desc.nr_cpus - 1,
 					c->desc.capacity, f, r);
+		if (off < len)
+			off += fmt_need(s, p, req, ci, buf + off, len - off);
 	}
 }
 
-static int fit_error(const struct sched *s, const struct sched_dl_params *dl, uint64_t density,
-		     const struct sched_cpumask *allowed, char *err, size_t errlen)
+static int fit_error(const struct sched *s, const struct dl_pack *p, const struct dl_item *req,
+		     const struct sched_dl_params *dl, char *err, size_t errlen)
 {
 	unsigned int best = 0;
-	unsigned __int128 need = (unsigned __int128)density * SCHED_CAPACITY_SCALE * 1000;
-	char d[16];
+	unsigned __int128 need = (unsigned __int128)req->density * SCHED_CAPACITY_SCALE * 1000;
+	char d[16], where[400];
 
+	if (!supply_continuous(s)) {
+		describe_affinity(s, p, req, where, sizeof(where));
+		return sched_errf(err, errlen, SCHED_E_CAPACITY_FIT,
+				  "reservation: runtime/deadline %llu/%llu us fits no pCPU of its "
+				  "affinity even alone: runtime/(deadline - blackout) must be within "
+				  "%u/1000 of capacity, blackout = window %llu us - on-part + latency "
+				  "%llu us (%s)",
+				  (unsigned long long)(dl->runtime_ns / NSEC_PER_USEC),
+				  (unsigned long long)(dl->deadline_ns / NSEC_PER_USEC),
+				  s->cfg.dl_limit_permille,
+				  (unsigned long long)(s->cfg.dl_supply_window_ns / NSEC_PER_USEC),
+				  (unsigned long long)(s->cfg.dl_supply_latency_ns / NSEC_PER_USEC),
+				  where);
+	}
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
-		if (sched_cpumask_test(allowed, cpu) && s->rq[cpu].capacity > best)
+		if (sched_cpumask_test(req->allowed, cpu) && s->rq[cpu].capacity > best)
 			best = s->rq[cpu].capacity;
-	fmt_bw(d, sizeof(d), density);
+	fmt_bw(d, sizeof(d), req->density);
 	return sched_errf(err, errlen, SCHED_E_CAPACITY_FIT,
 			  "reservation: density runtime/deadline %llu/%llu us = %s needs a pCPU of "
 			  "capacity >= %llu (density x 1024 / limit %u/1000), the largest in its "
@@ -413,36 +486,55 @@ static int fit_error(const struct sched *s, const struct sched_dl_params *dl, ui
 			  s->cfg.dl_limit_permille, best);
 }
 
-static int pack_error(const struct sched *s, const struct dl_pack *p, int why, uint64_t density,
-		      const struct sched_cpumask *allowed, char *err, size_t errlen)
+static int pack_error(const struct sched *s, const struct dl_pack *p, int why,
+		      const struct dl_item *req, const struct sched_dl_params *dl, char *err,
+		      size_t errlen)
 {
-	char d[16], where[320];
+	char d[48], where[400];
 
-	fmt_bw(d, sizeof(d), density);
-	describe_affinity(s, p, allowed, where, sizeof(where));
+	if (supply_continuous(s))
+		fmt_bw(d, sizeof(d), req->density);
+	else
+		snprintf(d, sizeof(d), "%llu/%llu us",
+			 (unsigned long long)(dl->runtime_ns / NSEC_PER_USEC),
+			 (unsigned long long)(dl->deadline_ns / NSEC_PER_USEC));
+	describe_affinity(s, p, req, where, sizeof(where));
 	return sched_errf(err, errlen, SCHED_E_BANDWIDTH,
-			  "reservation: bandwidth: density %s fits no pCPU within %u/1000 of "
+			  "reservation: bandwidth: %s%s fits no pCPU within %u/1000 of "
 			  "capacity, even re-packing all %u reservations (%s): %s",
-			  d, s->cfg.dl_limit_permille, p->nr,
+			  supply_continuous(s) ? "density " : "runtime/deadline ", d,
+			  s->cfg.dl_limit_permille, p->nr,
 			  why == REPACK_NONE ? "no solution" : "search bound reached", where);
 }
 
 /* ------------------------------------------------------------ entry points */
 
-static bool fits_alone(const struct dl_pack *p, uint64_t density,
-		       const struct sched_cpumask *allowed, unsigned int nr_cpus)
+static bool fits_alone(const struct dl_pack *p, const struct dl_item *req, unsigned int nr_cpus)
 {
 	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++)
-		if (sched_cpumask_test(allowed, cpu) && density <= p->room[cpu])
+		if (sched_cpumask_test(req->allowed, cpu) && dens_on(p, req, cpu) <= p->room[cpu])
 			return true;
 	return false;
+}
+
+/* Room, cluster and top-level blackout of every pCPU; the loads held now. */
+static void pack_init(const struct sched *s, struct dl_pack *p, const struct sched_entity *se)
+{
+	build_order(s, p->order, &p->nr_order);
+	for (unsigned int ci = 0; ci < s->nr_clusters; ci++)
+		p->blackout[ci] = dl_blackout_ns(s, s->cluster[ci].desc.capacity);
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		p->room[cpu] = dl_cpu_room(s, cpu);
+		p->cl[cpu] = s->rq[cpu].cluster;
+	}
+	current_loads(s, se, p->load);
 }
 
 int dl_admit(const struct sched *s, const struct sched_entity *se,
 	     const struct sched_dl_params *dl, const struct sched_cpumask *allowed,
 	     struct dl_plan *plan, char *err, size_t errlen)
 {
-	uint64_t density = dl_admit_density(dl);
+	struct dl_item req = { .allowed = allowed, .cpu = -1 };
 	struct dl_pack *p;
 	int ret;
 
@@ -451,25 +543,24 @@ int dl_admit(const struct sched *s, const struct sched_entity *se,
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return sched_errf(err, errlen, SCHED_E_NOMEM, "reservation: out of memory");
-	build_order(s, p->order, &p->nr_order);
-	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
-		p->room[cpu] = dl_cpu_room(s, cpu);
-	current_loads(s, se, p->load);
-	if (!fits_alone(p, density, allowed, s->nr_cpus)) {
-		ret = fit_error(s, dl, density, allowed, err, errlen);
+	pack_init(s, p, se);
+	req.cur = se && dl_entity(se) ? se->dl_cpu : -1;
+	item_fill(s, p, &req, dl);
+	if (!fits_alone(p, &req, s->nr_cpus)) {
+		ret = fit_error(s, p, &req, dl, err, errlen);
 		goto out;
 	}
-	plan->cpu = first_fit(s, p, density, allowed, se && dl_entity(se) ? se->dl_cpu : -1);
+	plan->cpu = first_fit(p, &req, req.cur);
 	if (plan->cpu >= 0) {
 		ret = 0;
 		goto out;
 	}
-	ret = repack(s, p, se, density, allowed, plan);
+	ret = repack(s, p, se, &req, plan);
 	if (ret == -SCHED_E_NOMEM)
 		ret = sched_errf(err, errlen, SCHED_E_NOMEM, "reservation: out of memory");
 	else if (ret) {
 		current_loads(s, se, p->load);
-		ret = pack_error(s, p, ret, density, allowed, err, errlen);
+		ret = pack_error(s, p, ret, &req, dl, err, errlen);
 	}
 out:
 	if (ret)

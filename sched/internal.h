@@ -270,6 +270,8 @@ struct sched_rq {
 	uint64_t idle_ns;
 	uint64_t dl_bw;			/* bandwidth of entities assigned here */
 	uint64_t dl_density;		/* their admission density (dl_admit.c) */
+	unsigned int dl_level;		/* lowest level that keeps them (dl_supply.c) */
+	uint64_t dl_supply_load;	/* what they need of it at its top level */
 	unsigned int bucket_tasks;	/* entities counted in the buckets */
 
 	/* deadline */
@@ -489,6 +491,17 @@ void dl_plan_commit(struct sched *s, struct dl_plan *plan, uint64_t now);
 void dl_plan_free(struct dl_plan *plan);
 uint64_t dl_admit_density(const struct sched_dl_params *dl);
 uint64_t dl_cpu_room(const struct sched *s, unsigned int cpu);
+#define DL_NO_FIT	UINT64_MAX	/* a supply density: the deadline is within the blackout */
+uint64_t dl_blackout_ns(const struct sched *s, unsigned int level);
+uint64_t dl_supply_density(const struct sched_dl_params *dl, uint64_t blackout_ns);
+uint64_t dl_level_room(const struct sched *s, unsigned int level);
+uint64_t dl_rq_supply_load(const struct sched *s, const struct sched_rq *rq,
+			   const struct sched_entity *skip, unsigned int level);
+unsigned int dl_needed_level(const struct sched *s, const struct sched_rq *rq);
+uint64_t dl_supply_delivered(const struct sched *s, const struct sched_rq *rq, unsigned int level,
+			     uint64_t t0, uint64_t t1);
+uint64_t dl_supply_until(const struct sched *s, const struct sched_rq *rq, unsigned int level,
+			 uint64_t t0, uint64_t work);
 void dl_move(struct sched *s, struct sched_entity *se, unsigned int cpu, uint64_t now);
 int dl_check_params(const struct sched_dl_params *dl, char *err, size_t errlen);
 void dl_set_params(struct sched *s, struct sched_entity *se, const struct sched_dl_params *dl,

@@ -76,15 +76,6 @@ static unsigned long perf_cpu_util(struct sched *s, struct sched_rq *rq, uint64_
 	return util < rq->capacity ? util : rq->capacity;
 }
 
-/* Lowest level at which rq's reserved density is within the limit, rounded up. */
-static unsigned long perf_dl_level(const struct sched *s, const struct sched_rq *rq)
-{
-	unsigned __int128 num = (unsigned __int128)rq->dl_density * SCHED_CAPACITY_SCALE * 1000;
-	unsigned __int128 den = (unsigned __int128)s->cfg.dl_limit_permille << BW_SHIFT;
-
-	return (unsigned long)((num + den - 1) / den);
-}
-
 static void perf_cpu(struct sched *s, struct sched_rq *rq, struct perf_req *r, bool periodic,
 		     uint64_t now)
 {
@@ -129,13 +120,13 @@ static void perf_cpu(struct sched *s, struct sched_rq *rq, struct perf_req *r, b
 		      rq->uc_value[UCLAMP_MAX] : rq->uc_value[UCLAMP_MIN];
 	}
 	/*
-	 * Reservations must be served whatever the clamps say, at a level
-	 * where their density stays within the admission limit (what EDF on
-	 * this pCPU was admitted for, dl_admit.c): density x 1024 / limit,
-	 * which admission keeps at or below the capacity. dl_assigned sits
-	 * in the line already read.
+	 * Reservations must be served whatever the clamps (and the guest
+	 * performance requests they carry) say, at a level whose supply keeps
+	 * what admission promised (dl_supply.c): the lowest level at which
+	 * the EDF test holds, which admission keeps at or below the capacity.
+	 * Any higher level passes it too, so rounding up keeps it.
 	 */
-	dl_util = slist_empty(&rq->dl_assigned) ? 0 : perf_dl_level(s, rq);
+	dl_util = rq->dl_level;
 	if (dl_util) {
 		req += dl_util;
 		cap = rq->capacity;

@@ -128,6 +128,23 @@ struct sched_config {
 	uint64_t slice_ns;		/* EEVDF base slice [3 ms] */
 	uint64_t tick_ns;		/* expected tick period, bounds lag [1 ms] */
 	unsigned int dl_limit_permille;	/* admissible DL bandwidth [950] */
+	/*
+	 * The supply a pCPU really delivers, for admission (dl_supply.c):
+	 * at level P it runs P x window/1024 at a fixed position in every
+	 * window (the dispatcher's duty cycle; none at level 1024), and what
+	 * it runs may come up to latency late. [0, 0]: continuous supply,
+	 * the engine's own time (the simulator's default).
+	 */
+	uint64_t dl_supply_window_ns;
+	uint64_t dl_supply_latency_ns;
+	/*
+	 * When the phase of that supply is known too (the simulator's duty
+	 * cycle): pCPU c's on-part starts dl_supply_offset_ns[c] into every
+	 * window counted from time 0, and reservations are charged only the
+	 * work it delivered, so that a budget ends when the work is done.
+	 */
+	bool dl_supply_charge;
+	uint64_t dl_supply_offset_ns[SCHED_MAX_CPUS];
 	uint64_t balance_interval_ns;	/* periodic load balance [4 ms] */
 	/*
 	 * With no idle pCPU the periodic balance runs busy_factor times less
@@ -241,7 +258,9 @@ int sched_set_uclamp(struct sched *s, int id, unsigned int min, unsigned int max
  * Set (dl->runtime_ns > 0) or clear (dl == NULL or runtime 0) a
  * reservation. Admission (partitioned EDF, docs/sched.md "Reservations
  * that are kept") assigns it one pCPU of its affinity on which the sum of
- * runtime/deadline x 1024/capacity stays within the limit, re-packing the
+ * runtime/(deadline - blackout) x 1024/capacity stays within the limit
+ * (blackout: 0 for a continuous supply, else window - on-part + latency
+ * of cfg.dl_supply_*; a deadline within it does not fit), re-packing the
  * other reservations if first fit fails: -SCHED_E_CAPACITY_FIT if no pCPU
  * of the affinity could hold it alone, -SCHED_E_BANDWIDTH if no placement
  * of all reservations was found. The message names the clusters tried and
@@ -267,6 +286,14 @@ int sched_set_affinity(struct sched *s, int id, const struct sched_cpumask *mask
  * bounded value that will be used (>= 0) or a negative error.
  */
 int sched_set_perf_request(struct sched *s, int id, unsigned int level, uint64_t now);
+
+/*
+ * With cfg.dl_supply_charge: pCPU cpu's on-parts start offset_ns (mod the
+ * window) into each window from now on (the dispatcher restarted its
+ * windows); what ran before is charged at the old phase.
+ * -SCHED_E_NOENT for a bad cpu.
+ */
+int sched_set_supply_offset(struct sched *s, unsigned int cpu, uint64_t offset_ns, uint64_t now);
 
 /* ----------------------------------------------------------------- events */
 

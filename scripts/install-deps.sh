@@ -17,6 +17,7 @@ PKGS=(
 	python3 socat                      # control-socket client tests
 	qemu-system-x86                    # peer in benchmarks and guest cross-check
 	cpio xz-utils zstd busybox-static  # Linux boot tests (initramfs, vmlinux)
+	groff-base man-db                  # checking that the man page renders
 )
 
 missing=()

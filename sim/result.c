@@ -39,6 +39,8 @@ static struct json_object *vcpu_json(const struct sim *sim, const struct sim_vcp
 	json_object_object_add(o, "reservation_cpu", json_object_new_int(info.dl_cpu));
 	json_object_object_add(o, "cpu_time_us", json_object_new_int64(US(st.cpu_time_ns)));
 	json_object_object_add(o, "work_us", json_object_new_int64(US(st.work_ns)));
+	json_object_object_add(o, "delivered_work_us",
+			       json_object_new_int64(US(v->delivered / 1024)));
 	json_object_object_add(o, "share",
 			       jdouble3((double)st.work_ns * 1024.0 /
 					((double)sc->duration_ns * (double)cap_ns)));
@@ -58,6 +60,7 @@ static struct json_object *vcpu_json(const struct sim *sim, const struct sim_vcp
 			       json_object_new_int64(v->util_samples ?
 						     (int64_t)(v->util_sum / v->util_samples) : 0));
 	json_object_object_add(o, "jobs", json_object_new_int64((int64_t)v->jobs));
+	json_object_object_add(o, "late_jobs", json_object_new_int64((int64_t)v->late_jobs));
 	json_object_object_add(o, "yield_to_boosted",
 			       json_object_new_int64((int64_t)st.nr_yield_to_boosted));
 	byc = json_object_new_object();

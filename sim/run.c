@@ -78,7 +78,7 @@ static int add_vcpu(struct sim *sim, unsigned int si, const struct sim_vcpu_spec
 {
 	struct sim_vcpu *v = &sim->vcpu[sim->nr_vcpus];
 	struct sched_entity_params p;
-	char msg[256];
+	char msg[512];
 	int id;
 
 	if (sp->count > 1)
@@ -112,7 +112,7 @@ static int add_vcpu(struct sim *sim, unsigned int si, const struct sim_vcpu_spec
 	return 0;
 }
 
-int sim_setup(struct sim *sim, const struct sim_scenario *sc, const char *trace, char *err,
+int sim_setup(struct sim *sim, const struct sim_scenario *sc, FILE *trace, char *err,
 	      size_t errlen)
 {
 	char msg[SIM_ERR_LEN - 8];
@@ -125,8 +125,11 @@ int sim_setup(struct sim *sim, const struct sim_scenario *sc, const char *trace,
 	sim->rng = sc->seed;
 	cfg.slice_ns = sc->slice_ns;
 	cfg.tick_ns = sc->tick_ns;
+	cfg.dl_supply_window_ns = sc->window_ns;
+	cfg.dl_supply_latency_ns = sc->latency_ns;
 	cfg.event = sim_event;
 	cfg.event_opaque = sim;
+	supply_init(sim, &cfg);
 	sim->s = sched_create(&sc->topo, &cfg, msg, sizeof(msg));
 	if (!sim->s) {
 		snprintf(err, errlen, "host.%s", msg);	/* the engine names clusters[i] */
@@ -145,11 +148,13 @@ int sim_setup(struct sim *sim, const struct sim_scenario *sc, const char *trace,
 	sim->curr = calloc(ncpu, sizeof(*sim->curr));
 	sim->dirty = calloc(ncpu, sizeof(*sim->dirty));
 	sim->is_dirty = calloc(ncpu, sizeof(*sim->is_dirty));
+	sim->slot_offset = calloc(ncpu, sizeof(*sim->slot_offset));
 	if (!sim->vcpu || !sim->groups || !sim->rejected || !sim->next || !sim->level ||
-	    !sim->curr || !sim->dirty || !sim->is_dirty) {
+	    !sim->curr || !sim->dirty || !sim->is_dirty || !sim->slot_offset) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	memcpy(sim->slot_offset, cfg.dl_supply_offset_ns, ncpu * sizeof(*sim->slot_offset));
 	for (unsigned int c = 0; c < ncpu; c++) {
 		struct sched_cpu_state st;
 
@@ -206,7 +211,7 @@ void sim_refresh(struct sim *sim)
 		if (!v || v->cpu != (int)c)
 			continue;
 		if (workload_always_busy(v)) {	/* no events, no progress: a stamp */
-			v->synced_at = sim->now;
+			workload_account(sim, v);
 			v->cpu = -1;
 			continue;
 		}
@@ -306,6 +311,9 @@ void sim_run(struct sim *sim)
 	/* Bring every statistic up to the end of the run. */
 	for (unsigned int c = 0; c < sched_nr_cpus(sim->s); c++)
 		sched_tick_cpu(sim->s, c, end);
+	sim->now = end;
+	for (unsigned int i = 0; i < sim->nr_vcpus; i++)
+		workload_account(sim, &sim->vcpu[i]);
 }
 
 void sim_teardown(struct sim *sim)
@@ -319,6 +327,7 @@ void sim_teardown(struct sim *sim)
 	free(sim->curr);
 	free(sim->dirty);
 	free(sim->is_dirty);
+	free(sim->slot_offset);
 	evq_free(sim);
 	memset(sim, 0, sizeof(*sim));
 }

@@ -5,11 +5,13 @@
  * "vcpus[1].work.run_us: expected a positive integer".
  */
 #include "sim/sim.h"
+#include "vmm/paths.h"
 
 #include <json-c/json.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct ctx {
 	char *err;
@@ -362,7 +364,7 @@ static int parse_vcpu(struct ctx *c, struct json_object *o, unsigned int i,
 static int parse_top(struct ctx *c, struct json_object *root, struct sim_scenario *sc)
 {
 	static const char *const keys[] = { "duration_ms", "tick_us", "seed", "slice_us",
-					    "exact_cbs", "host", "vcpus", NULL };
+					    "exact_cbs", "host", "supply", "vcpus", NULL };
 	int64_t v = 0;
 
 	if (!json_object_is_type(root, json_type_object))
@@ -387,13 +389,35 @@ static int parse_top(struct ctx *c, struct json_object *root, struct sim_scenari
 	return get_bool(c, root, "", "exact_cbs", &sc->exact_cbs);
 }
 
+static int parse_supply(struct ctx *c, struct json_object *root, struct sim_scenario *sc)
+{
+	static const char *const keys[] = { "window_us", "latency_us", "duty_cycle", NULL };
+	struct json_object *o;
+	int64_t w = 0, l = 0;
+	int ret;
+
+	o = get_obj(c, root, "", "supply", false, &ret);
+	if (!o)
+		return ret;
+	if (check_keys(c, o, "supply", keys) ||
+	    get_int(c, o, "supply", "window_us", false, 0, 1000000, &w) ||
+	    get_int(c, o, "supply", "latency_us", false, 0, 1000000, &l) ||
+	    get_bool(c, o, "supply", "duty_cycle", &sc->duty_cycle))
+		return -1;
+	if (sc->duty_cycle && !w)
+		return fail(c, "supply.duty_cycle: needs supply.window_us > 0");
+	sc->window_ns = (uint64_t)w * 1000;
+	sc->latency_ns = (uint64_t)l * 1000;
+	return 0;
+}
+
 static int parse(struct ctx *c, struct json_object *root, struct sim_scenario *sc)
 {
 	struct json_object *vc;
 	unsigned int total = 0;
 	size_t n;
 
-	if (parse_top(c, root, sc) || parse_host(c, root, sc))
+	if (parse_top(c, root, sc) || parse_host(c, root, sc) || parse_supply(c, root, sc))
 		return -1;
 	if (!json_object_object_get_ex(root, "vcpus", &vc) ||
 	    !json_object_is_type(vc, json_type_array) || !json_object_array_length(vc))
@@ -419,10 +443,14 @@ int sim_scenario_load(const char *path, struct sim_scenario *sc, char *err, size
 {
 	struct ctx c = { err, errlen };
 	struct json_object *root;
-	int ret;
+	int ret, fd;
 
 	memset(sc, 0, sizeof(*sc));
-	root = json_object_from_file(path);
+	fd = path_open_input("scenario", path, err, errlen);	/* no FIFO, device or directory */
+	if (fd < 0)
+		return -1;
+	root = json_object_from_fd(fd);
+	close(fd);
 	if (!root) {
 		const char *why = json_util_get_last_err();
 

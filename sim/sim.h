@@ -40,6 +40,13 @@ struct sim_scenario {
 	uint64_t duration_ns, tick_ns, seed;
 	uint64_t slice_ns;		/* 0 = engine default */
 	bool exact_cbs;			/* stop at sched_next_event() too */
+	/*
+	 * supply: the window and latency admission assumes (the engine's
+	 * dl_supply_*), and with duty_cycle the simulator delivers work as
+	 * the dispatcher does: on-parts at fixed slots (supply.c).
+	 */
+	uint64_t window_ns, latency_ns;
+	bool duty_cycle;
 	struct sched_topology topo;
 	unsigned int nr_specs;
 	struct sim_vcpu_spec *specs;
@@ -80,6 +87,8 @@ struct sim_vcpu {
 	bool rejected;
 	bool started;			/* first phase begun (start_us passed) */
 	uint64_t jobs;			/* periodic jobs / random bursts completed */
+	uint64_t late_jobs;		/* periodic jobs done after their deadline */
+	uint64_t delivered;		/* work the supply delivered, ns x 1024 */
 	uint64_t util_sum, util_samples;
 	char name[SCHED_NAME_MAX];
 } __attribute__((aligned(64)));
@@ -87,7 +96,7 @@ struct sim_vcpu {
 struct sim_rejection {
 	char vcpu[SCHED_NAME_MAX];
 	int code;
-	char message[256];
+	char message[512];
 };
 
 struct sim_trace;
@@ -116,12 +125,17 @@ struct sim {
 	uint64_t steps;
 	bool exact;			/* reservations present and exact_cbs */
 	uint64_t *evq;			/* evq.c: tournament tree, root at [1] */
+	uint64_t *slot_offset;		/* duty cycle: each pCPU's slot in the window */
 	unsigned int evq_leaves;
 };
 
 /* run.c */
-/* trace: --trace file or NULL. Errors name the scenario field. */
-int sim_setup(struct sim *sim, const struct sim_scenario *sc, const char *trace, char *err,
+/*
+ * trace: the --trace file, open for writing, or NULL; sim->trace owns it
+ * once set (trace_close() closes it), the caller until then. Errors name the
+ * scenario field.
+ */
+int sim_setup(struct sim *sim, const struct sim_scenario *sc, FILE *trace, char *err,
 	      size_t errlen);
 void sim_run(struct sim *sim);
 void sim_teardown(struct sim *sim);
@@ -134,12 +148,20 @@ void workload_event(struct sim *sim, unsigned int idx);
 void workload_on_cpu(struct sim *sim, unsigned int idx);
 void workload_next_event(struct sim *sim, struct sim_vcpu *v);
 void workload_sync(struct sim *sim, struct sim_vcpu *v);
+void workload_account(struct sim *sim, struct sim_vcpu *v);
 
 /* A busy vCPU (work without end): no events, no progress to account. */
 static inline bool workload_always_busy(const struct sim_vcpu *v)
 {
 	return v->phase == PH_RUN && v->rem == UINT64_MAX;
 }
+
+/* supply.c: work (ns x 1024) a pCPU at level delivers in [t0, t1), and its inverse. */
+void supply_init(struct sim *sim, struct sched_config *cfg);
+uint64_t supply_work(const struct sim *sim, int cpu, unsigned int level, uint64_t t0,
+		     uint64_t t1);
+uint64_t supply_done_at(const struct sim *sim, int cpu, unsigned int level, uint64_t t0,
+			uint64_t work);
 
 /* rand.c */
 uint64_t sim_rand(struct sim *sim);
@@ -179,7 +201,8 @@ static inline uint64_t evq_first_key(const struct sim *sim)
 int sim_write_result(const struct sim *sim, FILE *f);
 
 /* trace.c */
-struct sim_trace *trace_open(const char *path, const struct sim *sim, unsigned int nr_vcpus,
+/* Takes f on success only. */
+struct sim_trace *trace_open(FILE *f, const struct sim *sim, unsigned int nr_vcpus,
 			     char *err, size_t errlen);
 void trace_event(void *opaque, const struct sched_event *ev);
 int trace_close(struct sim_trace *t, uint64_t end_ns);

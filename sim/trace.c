@@ -35,7 +35,7 @@ static const char *vname(const struct sim_trace *t, int id)
 	return id >= 0 && (unsigned int)id < t->nr_vcpus ? t->sim->vcpu[id].name : "?";
 }
 
-struct sim_trace *trace_open(const char *path, const struct sim *sim, unsigned int nr_vcpus,
+struct sim_trace *trace_open(FILE *f, const struct sim *sim, unsigned int nr_vcpus,
 			     char *err, size_t errlen)
 {
 	unsigned int ncpu = sched_nr_cpus(sim->s);
@@ -45,13 +45,11 @@ struct sim_trace *trace_open(const char *path, const struct sim *sim, unsigned i
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	t->f = fopen(path, "w");
+	t->f = f;
 	t->open_entity = calloc(ncpu, sizeof(int));
 	t->open_since = calloc(ncpu, sizeof(uint64_t));
-	if (!t->f || !t->open_entity || !t->open_since) {
-		snprintf(err, errlen, "--trace %s: cannot open for writing", path);
-		if (t->f)
-			fclose(t->f);
+	if (!t->open_entity || !t->open_since) {
+		snprintf(err, errlen, "--trace: out of memory");
 		free(t->open_entity);
 		free(t->open_since);
 		free(t);

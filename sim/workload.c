@@ -71,12 +71,20 @@ void workload_init(struct sim *sim, struct sim_vcpu *v)
 	workload_next_event(sim, v);
 }
 
+/* What the supply delivered to v since it was last synced; no workload progress. */
+void workload_account(struct sim *sim, struct sim_vcpu *v)
+{
+	if (v->cpu >= 0 && sim->now > v->synced_at)
+		v->delivered += supply_work(sim, v->cpu, v->level, v->synced_at, sim->now);
+	v->synced_at = sim->now;
+}
+
 /* Account the progress of v since it was last synced (lazy, exact). */
 void workload_sync(struct sim *sim, struct sim_vcpu *v)
 {
 	uint64_t delta = sim->now - v->synced_at, d;
 
-	v->synced_at = sim->now;
+	workload_account(sim, v);
 	if (v->cpu < 0 || !delta)
 		return;
 	if (v->phase == PH_SPIN) {
@@ -85,7 +93,7 @@ void workload_sync(struct sim *sim, struct sim_vcpu *v)
 	}
 	if ((v->phase != PH_RUN && v->phase != PH_CS && v->phase != PH_NCS) || v->rem == FOREVER)
 		return;
-	d = delta * v->level;
+	d = supply_work(sim, v->cpu, v->level, sim->now - delta, sim->now);
 	v->rem = d >= v->rem ? 0 : v->rem - d;
 }
 
@@ -99,7 +107,7 @@ void workload_next_event(struct sim *sim, struct sim_vcpu *v)
 	case PH_CS:
 	case PH_NCS:
 		if (v->cpu >= 0 && v->rem != FOREVER && v->level)
-			t = sim->now + (v->rem + v->level - 1) / v->level;
+			t = supply_done_at(sim, v->cpu, v->level, sim->now, v->rem);
 		break;
 	case PH_SLEEP:
 		t = v->wake_at;
@@ -171,6 +179,11 @@ static void job_done(struct sim *sim, struct sim_vcpu *v)
 	const struct sim_vcpu_spec *sp = v->spec;
 
 	v->jobs++;
+	/* The job was released a period before next_arrival; its deadline follows. */
+	if (sp->type == WORK_PERIODIC &&
+	    sim->now > v->next_arrival - sp->period_ns +
+		       (sp->dl.runtime_ns && !v->rejected ? sp->dl.deadline_ns : sp->period_ns))
+		v->late_jobs++;
 	if (sp->type == WORK_RANDOM) {
 		go_to_sleep(sim, v, sim->now + sim_exp(sim, sp->sleep_mean_ns));
 		return;

@@ -68,6 +68,11 @@ static int add_argument(json_object *args, const char *kv)
 	}
 	memcpy(key, kv, klen);
 	key[klen] = '\0';
+	if (json_object_object_get_ex(args, key, NULL)) {
+		fprintf(stderr, "capvisor ctl: argument '%s' given twice (expected each key once)\n",
+			key);
+		return -1;
+	}
 	if (raw) {
 		val = json_tokener_parse(eq + 1);
 		if (!val && strcmp(eq + 1, "null")) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * `capvisor run`: parse the options, load the kernel, build the VM and run
- * it until the guest powers off or reboots, fails, or we get SIGINT/SIGTERM.
+ * it until the guest powers off or reboots, fails, or a signal ends it
+ * (SIGINT, SIGTERM, SIGQUIT, SIGHUP).
  * The main thread only runs the event loop (signals through signalfd, console
  * input); the vCPUs run on their own threads.
  */
@@ -13,6 +14,8 @@
 #include "vmm/layout.h"
 #include "vmm/log.h"
 #include "vmm/options.h"
+#include "vmm/path_reaper.h"
+#include "vmm/paths.h"
 #include "vmm/privs.h"
 #include "vmm/qmp_attach.h"
 #include "vmm/sandbox.h"
@@ -49,17 +52,18 @@ struct file_buf {
 
 static int read_file(const char *opt, const char *path, struct file_buf *out)
 {
+	char err[512];
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = path_open_input(opt, path, err, sizeof(err));
 	size_t done = 0;
 
 	if (fd < 0) {
-		pr_err("%s: cannot open '%s': %s", opt, path, strerror(errno));
-		return -errno;
+		pr_err("%s", err);
+		return -EINVAL;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-	    (uint64_t)st.st_size > MAX_FILE_SIZE) {
-		pr_err("%s: '%s' is not a regular, non-empty file of at most 1 GiB", opt, path);
+	if (fstat(fd, &st) < 0 || st.st_size <= 0 || (uint64_t)st.st_size > MAX_FILE_SIZE) {
+		pr_err("%s: '%s' is empty or larger than 1 GiB (expected a kernel or initrd image)",
+		       opt, path);
 		close(fd);
 		return -EINVAL;
 	}
@@ -140,14 +144,23 @@ static void on_signal(struct evloop *loop, int fd, uint32_t events, void *opaque
 			strsignal((int)si.ssi_signo));
 }
 
+/*
+ * SIGINT, SIGTERM, SIGQUIT and SIGHUP (the terminal went away) end the VM
+ * the same way: summary, statistics, socket removed, status 128+N. A SIGHUP
+ * ignored when we started (nohup) stays ignored.
+ */
 static int setup_signals(struct vm *vm, sigset_t *old)
 {
+	struct sigaction hup;
 	sigset_t set;
 	int fd;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGQUIT);
+	if (sigaction(SIGHUP, NULL, &hup) || hup.sa_handler != SIG_IGN)
+		sigaddset(&set, SIGHUP);
 	/* Blocked before the vCPU threads exist, so they inherit it: only signalfd sees them. */
 	pthread_sigmask(SIG_BLOCK, &set, old);
 	signal(SIGPIPE, SIG_IGN);	/* a closed console must not kill the VMM */
@@ -168,9 +181,12 @@ struct run_ctx {
 	struct vm_sched sched;
 	bool sched_ready;
 	struct qmp_attachment *qmp;
+	struct path_reaper sock_reaper;	/* removes the socket after --user */
 	struct console con;
 	int sigfd;
 	sigset_t old_mask;
+	int stats_fd;			/* --stats-json, opened at start */
+	bool dump_dir_created;		/* --dump-acpi made it: remove it if we give up */
 };
 
 /* Host, per-vCPU QoS and admission: every scheduling error before anything is built. */
@@ -186,6 +202,7 @@ static int prepare_sched(struct run_ctx *c)
 	struct vcpu_qos *qos = calloc(c->cfg.nr_vcpus, sizeof(*qos));
 	char err[512];
 	int rc = 0;
+	const struct vm_origin *origin = NULL;
 
 	if (!qos)
 		return -ENOMEM;
@@ -194,14 +211,22 @@ static int prepare_sched(struct run_ctx *c)
 	if (c->cfg.host_spec) {
 		rc = host_spec_parse(c->cfg.host_spec, &sc.host, err, sizeof(err));
 		sc.host_set = !rc;
+		origin = &c->cfg.host_origin;
 	}
-	for (unsigned int i = 0; !rc && i < c->cfg.nr_vcpu_specs; i++)
+	for (unsigned int i = 0; !rc && i < c->cfg.nr_vcpu_specs; i++) {
 		rc = vcpu_spec_apply(c->cfg.vcpu_specs[i], c->cfg.nr_vcpus, qos, err, sizeof(err));
-	if (!rc)
+		origin = &c->cfg.vcpu_origin[i];
+	}
+	if (!rc) {
 		rc = vm_sched_prepare(&c->sched, &sc, qos, c->cfg.nr_vcpus, err, sizeof(err));
+		origin = NULL;	/* the whole picture: no single value to point at */
+	}
 	c->sched_ready = true;	/* vm_sched_free() is safe on a partial prepare */
-	if (rc)
+	if (rc) {
 		pr_err("%s", err);
+		if (origin)
+			vm_origin_report(origin);
+	}
 	free(qos);
 	return rc;
 }
@@ -249,6 +274,11 @@ static int attach_control(struct run_ctx *c)
 			return EXIT_USAGE;
 		}
 		qmp_attach_set_domain(c->qmp, live_domain_xml, &c->cfg);
+		if (c->cfg.user &&
+		    path_reaper_start(&c->sock_reaper, c->cfg.api_socket, err, sizeof(err))) {
+			pr_err("--api-socket: cannot arrange its removal after --user: %s", err);
+			return EXIT_HOST;
+		}
 	}
 	if (privs_drop(&po, err, sizeof(err))) {
 		pr_err("dropping privileges: %s", err);
@@ -319,6 +349,10 @@ static int build_vm(struct run_ctx *c)
 	char hidden[256], err[512];
 	int rc;
 
+	if (c->stats_fd >= 0 && ftruncate(c->stats_fd, 0) < 0) {
+		pr_err("--stats-json: cannot truncate '%s': %s", c->cfg.stats_json, strerror(errno));
+		return EXIT_USAGE;
+	}
 	cpuid_format_set(p.cpu_hide, hidden, sizeof(hidden));
 	pr_info("%u vCPUs, %llu MiB, hidden CPU features: %s", p.nr_vcpus,
 		(unsigned long long)(p.mem_size >> 20), hidden);
@@ -391,8 +425,42 @@ static void log_counters(const struct vm *vm)
 static void report_sched(struct run_ctx *c)
 {
 	vm_sched_print_summary(&c->sched, stderr);
-	if (c->cfg.stats_json && vm_sched_write_stats_json(&c->sched, c->cfg.stats_json))
-		pr_err("--stats-json: cannot write '%s'", c->cfg.stats_json);
+	if (c->stats_fd >= 0 && vm_sched_write_stats_json(&c->sched, c->stats_fd))
+		pr_err("--stats-json: writing '%s' failed: %s", c->cfg.stats_json, strerror(errno));
+}
+
+/*
+ * Every path that is written or bound later is checked now, so that a bad
+ * one stops us before anything runs rather than after the guest did.
+ */
+static int check_output_paths(struct run_ctx *c)
+{
+	char err[512];
+
+	if (c->cfg.dump_acpi_dir) {
+		/* Nothing runs: the tables are written and we exit. */
+		int rc = path_check_output_dir("--dump-acpi", c->cfg.dump_acpi_dir, err,
+					       sizeof(err));
+
+		if (rc < 0)
+			goto fail;
+		c->dump_dir_created = rc;
+		return 0;
+	}
+	if (c->cfg.api_socket &&
+	    path_check_socket("--api-socket", c->cfg.api_socket, err, sizeof(err)))
+		goto fail;
+	if (c->cfg.stats_json) {
+		/* Emptied in build_vm(), once every other input was accepted. */
+		c->stats_fd = path_open_output_keep("--stats-json", c->cfg.stats_json, err,
+						    sizeof(err));
+		if (c->stats_fd < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	pr_err("%s", err);
+	return -1;
 }
 
 static void cleanup(struct run_ctx *c)
@@ -403,6 +471,7 @@ static void cleanup(struct run_ctx *c)
 	if (c->vm)
 		vm_stop_vcpus(c->vm);
 	qmp_detach_vm(c->qmp);
+	path_reaper_finish(&c->sock_reaper);
 	console_close(&c->con);
 	vm_destroy(c->vm);
 	if (c->sched_ready)
@@ -412,6 +481,8 @@ static void cleanup(struct run_ctx *c)
 		close(c->sigfd);
 		pthread_sigmask(SIG_SETMASK, &c->old_mask, NULL);
 	}
+	if (c->stats_fd >= 0)
+		close(c->stats_fd);
 	if (c->cfg.kernel)
 		free(c->kernel.data);
 	free(c->initrd.data);
@@ -419,30 +490,34 @@ static void cleanup(struct run_ctx *c)
 
 int cmd_run(int argc, char **argv)
 {
-	struct run_ctx c = { .sigfd = -1 };
+	struct run_ctx c = { .sigfd = -1, .stats_fd = -1 };
 	int status;
 
 	console_init(&c.con);
 	vm_config_init(&c.cfg);
-	status = vm_config_parse(&c.cfg, argc, argv) ? EXIT_USAGE : 0;
-	if (status || c.cfg.help) {
-		if (!status)
+	if (vm_config_parse(&c.cfg, argc, argv)) {
+		vm_config_free(&c.cfg);	/* --config and --domain files loaded before the error */
+		return EXIT_USAGE;
+	}
+	if (c.cfg.help || c.cfg.version) {
+		if (c.cfg.help)
 			vm_config_usage(stdout);
-		vm_config_free(&c.cfg);	/* loaded --config and --domain files */
-		return status;
+		else
+			cmd_print_version();
+		vm_config_free(&c.cfg);
+		return 0;
 	}
 	if (c.cfg.verbose)
 		log_set_level(c.cfg.verbose > 1 ? LOG_DEBUG : LOG_INFO);
-	if (load_inputs(&c) || prepare_sched(&c)) {
-		cleanup(&c);
-		return EXIT_USAGE;
+	if (check_output_paths(&c) || load_inputs(&c) || prepare_sched(&c)) {
+		status = EXIT_USAGE;
+		goto out;
 	}
 	if (c.cfg.dump_acpi_dir || c.cfg.dump_domain) {
 		status = c.cfg.dump_acpi_dir ? dump_acpi(&c.cfg, &c.sched) : 0;
 		if (!status && c.cfg.dump_domain)
 			status = dump_domain(&c.cfg, &c.sched);
-		cleanup(&c);
-		return status;
+		goto out;
 	}
 	if (console_open(&c.con, &c.cfg)) {
 		cleanup(&c);
@@ -457,6 +532,10 @@ int cmd_run(int argc, char **argv)
 		log_counters(c.vm);
 		status = report_exit(c.vm);
 	}
+out:
+	/* A refused --dump-acpi leaves no empty directory behind (rmdir keeps a full one). */
+	if (status && c.dump_dir_created)
+		rmdir(c.cfg.dump_acpi_dir);
 	cleanup(&c);
 	return status;
 }

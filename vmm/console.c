@@ -4,6 +4,7 @@
 #include "vmm/evloop.h"
 #include "vmm/log.h"
 #include "vmm/options.h"
+#include "vmm/paths.h"
 #include "vmm/vm.h"
 
 #include <errno.h>
@@ -52,8 +53,13 @@ static void enter_raw_mode(void)
 	if (tcsetattr(STDIN_FILENO, TCSANOW, &raw) < 0)
 		return;
 	termios_saved = 1;
-	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
-		signal(fatal[i], fatal_signal);
+	/* Blocked ones (the VM's stop signals) go to signalfd; ignored ones (nohup) stay so. */
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
+		struct sigaction old;
+
+		if (!sigaction(fatal[i], NULL, &old) && old.sa_handler != SIG_IGN)
+			signal(fatal[i], fatal_signal);
+	}
 }
 
 void console_init(struct console *c)
@@ -64,15 +70,16 @@ void console_init(struct console *c)
 
 int console_open(struct console *c, const struct vm_config *cfg)
 {
+	char err[512];
+
 	if (cfg->console == CONSOLE_STDIO) {
 		c->out_fd = STDOUT_FILENO;
 		return 0;
 	}
-	c->out_fd = open(cfg->console_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	c->out_fd = path_open_output("--console", cfg->console_path, err, sizeof(err));
 	if (c->out_fd < 0) {
-		pr_err("--console: cannot open '%s' for writing: %s", cfg->console_path,
-		       strerror(errno));
-		return -errno;
+		pr_err("%s", err);
+		return -EINVAL;
 	}
 	c->own_out = true;
 	return 0;

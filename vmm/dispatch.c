@@ -18,6 +18,13 @@
 #define DISPATCH_NOHZ_TICKS	4	/* stretched tick period, in ticks */
 #define DISPATCH_NOHZ_QUIET_NS	(20 * 1000 * 1000)	/* no halt for this long first */
 #define DISPATCH_HOOK_TICKS	4	/* the tick hook (CPPC counters) runs at 250 Hz */
+/*
+ * How late a vCPU thread may start or stop against the duty cycle: a kick
+ * or a wakeup reaches it in 30-150 us on PVM hosts (a few us on VMX/SVM).
+ * With one tick (a vCPU waking inside KVM_RUN is seen at the next tick),
+ * this is the latency the engine's admission allows for.
+ */
+#define DISPATCH_KICK_LATENCY_NS	(200 * 1000)
 
 uint64_t dispatch_now_ns(void)
 {
@@ -59,7 +66,7 @@ static int add_vcpu_entity(struct dispatch *d, unsigned int i, const struct vcpu
 			   char *err, size_t errlen)
 {
 	struct sched_entity_params p;
-	char msg[256];
+	char msg[512];
 	int id, c;
 
 	snprintf(msg, sizeof(msg), "vcpu%u", i);
@@ -115,12 +122,18 @@ static int init_vcpus(struct dispatch *d, const struct dispatch_config *cfg, cha
 	return 0;
 }
 
+/* Where pCPU pc's on-parts start in the engine's time, modulo the window. */
+static uint64_t supply_offset(const struct dispatch *d, const struct dpcpu *pc)
+{
+	return (d->epoch_ns + pc->phase_ns + pc->slot.offset_ns) % d->window_ns;
+}
+
 static int init_pcpus(struct dispatch *d, const struct dispatch_config *cfg)
 {
 	unsigned int cap[HOST_MAX_PCPUS];
 	struct duty_slot slots[HOST_MAX_PCPUS];
 
-	d->nr_pcpus = sched_nr_cpus(d->sched);
+	d->nr_pcpus = host_spec_nr_pcpus(cfg->host);
 	d->p = calloc(d->nr_pcpus, sizeof(*d->p));
 	if (!d->p)
 		return -SCHED_E_NOMEM;
@@ -160,21 +173,33 @@ struct dispatch *dispatch_create(const struct dispatch_config *cfg, char *err, s
 	d->kick_signal = cfg->kick_signal;
 	d->nr_vcpus = cfg->nr_vcpus;
 	d->tick_ns = cfg->tick_ns ? cfg->tick_ns : 1000000;
-	d->window_ns = cfg->window_ns ? cfg->window_ns : 4000000;
+	d->window_ns = cfg->window_ns ? cfg->window_ns : DUTY_DEFAULT_WINDOW_NS;
 	d->no_pin = cfg->no_pin;
 	build_topology(cfg->host, &topo);
 	scfg.tick_ns = d->tick_ns;
+	/* Admission keeps reservations for the supply the duty cycle really gives. */
+	scfg.dl_supply_window_ns = d->window_ns;
+	scfg.dl_supply_latency_ns = d->tick_ns + DISPATCH_KICK_LATENCY_NS;
 	/*
 	 * A switch between vCPU threads costs a kick and a handoff (~100 us on
 	 * PVM hosts, a few us on VMX/SVM); a 4 ms slice keeps that near 2%.
 	 */
 	scfg.slice_ns = cfg->slice_ns ? cfg->slice_ns : 4000000;
-	d->sched = sched_create(&topo, &scfg, err, errlen);
-	if (!d->sched || init_pcpus(d, cfg) || init_vcpus(d, cfg, err, errlen)) {
+	d->epoch_ns = dispatch_now_ns();
+	if (init_pcpus(d, cfg)) {
+		snprintf(err, errlen, "out of memory");
 		dispatch_destroy(d);
 		return NULL;
 	}
-	d->epoch_ns = dispatch_now_ns();
+	/* ... and charges reservations what the on-parts deliver: their phases. */
+	scfg.dl_supply_charge = true;
+	for (unsigned int p = 0; p < d->nr_pcpus && p < SCHED_MAX_CPUS; p++)
+		scfg.dl_supply_offset_ns[p] = supply_offset(d, &d->p[p]);
+	d->sched = sched_create(&topo, &scfg, err, errlen);
+	if (!d->sched || init_vcpus(d, cfg, err, errlen)) {
+		dispatch_destroy(d);
+		return NULL;
+	}
 	return d;
 }
 
@@ -288,6 +313,7 @@ static void rephase(struct dispatch *d, struct dpcpu *pc)
 		return;
 	pc->phase_ns = (now - d->epoch_ns) % d->window_ns;
 	pc->onpart_window = UINT64_MAX;
+	sched_set_supply_offset(d->sched, (unsigned int)(pc - d->p), supply_offset(d, pc), now);
 }
 
 /* A pCPU changed hands or level: kick the old vCPU, wake the new one. */

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+/* Slots and on-parts of the duty cycle (see vmm/dutycycle.h): pure arithmetic. */
 #include "vmm/dutycycle.h"
 
 void duty_plan(const unsigned int *capacity, const unsigned int *host_cpu, unsigned int nr_pcpus,
@@ -58,4 +59,16 @@ bool duty_may_run(const struct duty_slot *slot, uint64_t window_ns, uint64_t on_
 	}
 	*until = start + window_ns;
 	return false;
+}
+
+unsigned int duty_min_level(uint64_t window_ns)
+{
+	uint64_t level = (DUTY_MIN_ON_NS * 1024 + window_ns - 1) / window_ns;
+
+	return level > 1024 ? 1024 : (unsigned int)level;
+}
+
+uint64_t duty_min_window_ns(unsigned int level)
+{
+	return level ? (DUTY_MIN_ON_NS * 1024 + level - 1) / level : UINT64_MAX;
 }

@@ -18,6 +18,26 @@
 
 #define DUTY_ALWAYS UINT64_MAX
 
+#define DUTY_DEFAULT_WINDOW_NS	4000000ull		/* --window-us 4000 */
+#define DUTY_MIN_WINDOW_NS	500000ull		/* --window-us 500..100000 */
+#define DUTY_MAX_WINDOW_NS	100000000ull
+
+/*
+ * The shortest on-part in which a vCPU still runs. The vCPU thread is woken
+ * for its on-part by a timer and must reach KVM_RUN before the on-part's
+ * own timer ends it; a kick takes 70-150 us on our PVM hosts. Measured there
+ * with the embedded guest: on-parts of 31-47 us never ran it (the thread woke
+ * after its on-part had ended, every window), 62 us booted in 3 s with a
+ * 4 ms window and not in 30 s with a 16 ms one, 100 us and more booted in
+ * under 2 s. Twice the slowest kick leaves room for a loaded host.
+ */
+#define DUTY_MIN_ON_NS		200000ull
+
+/* The lowest level (1..1024) whose on-part in a window is at least DUTY_MIN_ON_NS. */
+unsigned int duty_min_level(uint64_t window_ns);
+/* The shortest window (ns) in which level gets an on-part of DUTY_MIN_ON_NS. */
+uint64_t duty_min_window_ns(unsigned int level);
+
 struct duty_slot {
 	uint64_t offset_ns;	/* start of the slot within each window */
 	uint64_t len_ns;	/* C * W / 1024 */

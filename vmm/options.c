@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "vmm/options.h"
 #include "vmm/domain.h"
+#include "vmm/dutycycle.h"
 #include "vmm/emulator.h"
 #include "vmm/log.h"
 #include "vmm/qosspec.h"
@@ -152,6 +153,7 @@ static int set_verbose(struct vm_config *cfg, const char *arg)
 static int set_host(struct vm_config *cfg, const char *arg)
 {
 	cfg->host_spec = arg;	/* parsed with the rest of the scheduling setup */
+	cfg->host_origin = cfg->origin;
 	return 0;
 }
 
@@ -161,6 +163,7 @@ static int set_vcpu(struct vm_config *cfg, const char *arg)
 		pr_err("--vcpu: more than %d given", VM_MAX_VCPU_SPECS);
 		return -EINVAL;
 	}
+	cfg->vcpu_origin[cfg->nr_vcpu_specs] = cfg->origin;
 	cfg->vcpu_specs[cfg->nr_vcpu_specs++] = arg;
 	return 0;
 }
@@ -198,7 +201,8 @@ static int set_tick(struct vm_config *cfg, const char *arg)
 
 static int set_window(struct vm_config *cfg, const char *arg)
 {
-	return set_us("window-us", arg, 500, 100000, &cfg->window_ns);
+	return set_us("window-us", arg, DUTY_MIN_WINDOW_NS / 1000, DUTY_MAX_WINDOW_NS / 1000,
+		      &cfg->window_ns);
 }
 
 static int set_slice(struct vm_config *cfg, const char *arg)
@@ -269,6 +273,13 @@ static int set_help(struct vm_config *cfg, const char *arg)
 	return 0;
 }
 
+static int set_version(struct vm_config *cfg, const char *arg)
+{
+	(void)arg;
+	cfg->version = true;
+	return 0;
+}
+
 static const struct vm_option options[] = {
 	{ "kernel", "FILE", "PVH ELF or bzImage to boot (default: the embedded test guest)",
 	  set_kernel },
@@ -287,7 +298,8 @@ static const struct vm_option options[] = {
 	  "reservation=RUN/DEADLINE/PERIOD, cluster= (repeatable)", set_vcpu },
 	{ "sched", "capvisor|host", "who schedules the vCPU threads (default capvisor)", set_sched },
 	{ "tick-us", "US", "scheduler tick (default 1000)", set_tick },
-	{ "window-us", "US", "duty-cycle window of emulated capacity (default 4000)", set_window },
+	{ "window-us", "US", "duty-cycle window of emulated capacity, 500..100000 (default 4000); "
+	  "every level must run >= 200 us of it", set_window },
 	{ "slice-us", "US", "fair-class base slice of the engine (default 4000)", set_slice },
 	{ "no-cppc", NULL, "no _CPC, CPPC registers or APERF/MPERF for the guest", set_no_cppc },
 	{ "stats-json", "FILE", "write the per-vCPU summary as JSON at exit", set_stats_json },
@@ -306,7 +318,8 @@ static const struct vm_option options[] = {
 	{ "emulator-cpus", "SET", "host CPUs of capvisor's own threads, e.g. 0 or 0-1 (default: any)",
 	  set_emulator_cpus },
 	{ "verbose", NULL, "log more (repeat: debug)", set_verbose },
-	{ "help", NULL, "show this help", set_help },
+	{ "help", NULL, "show this help (also -h)", set_help },
+	{ "version", NULL, "print the version", set_version },
 };
 
 #define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -342,32 +355,42 @@ static const struct vm_option *find_option(const char *name, size_t len)
 	return NULL;
 }
 
+bool vm_config_has_option(const char *name)
+{
+	return find_option(name, strlen(name)) != NULL;
+}
+
+const struct vm_option *vm_config_option(unsigned int i)
+{
+	return i < NR_OPTIONS ? &options[i] : NULL;
+}
+
 struct loaded_def {
 	struct vmdef_args args;
 	struct domain_args dom;		/* --domain */
 	struct loaded_def *next;
-	unsigned int depth;
 };
 
-static int parse_args(struct vm_config *cfg, int first, int argc, char **argv);
+static int parse_args(struct vm_config *cfg, int first, int argc, char **argv,
+		      const char *file, char **where);
 
 /* Options in the file apply where --config stands; later options override them. */
 static int set_config(struct vm_config *cfg, const char *arg)
 {
-	struct loaded_def *def = calloc(1, sizeof(*def)), *prev = cfg->defs;
+	struct loaded_def *def = calloc(1, sizeof(*def));
 	char err[512];
 
 	if (!def)
 		return -ENOMEM;
-	def->depth = prev ? prev->depth + 1 : 0;
-	if (def->depth > 4 || vmdef_load(arg, &def->args, err, sizeof(err))) {
-		pr_err("--config: %s", def->depth > 4 ? "definition files nest too deep" : err);
+	/* A file cannot hold "config", so definitions never nest. */
+	if (vmdef_load(arg, &def->args, err, sizeof(err))) {
+		pr_err("%s", err);
 		free(def);
 		return -EINVAL;
 	}
-	def->next = prev;
+	def->next = cfg->defs;
 	cfg->defs = def;
-	return parse_args(cfg, 0, def->args.argc, def->args.argv);
+	return parse_args(cfg, 0, def->args.argc, def->args.argv, arg, def->args.where);
 }
 
 /*
@@ -391,7 +414,7 @@ static int set_domain(struct vm_config *cfg, const char *arg)
 	cfg->defs = def;
 	cfg->domain = &def->dom.info;
 	for (int i = 0; i < def->dom.args.argc; i++) {
-		if (parse_args(cfg, i, i + 1, def->dom.args.argv)) {
+		if (parse_args(cfg, i, i + 1, def->dom.args.argv, NULL, NULL)) {
 			pr_err("--domain: %s:%d: <%s>: the value above comes from here", arg,
 			       def->dom.origin[i].line, def->dom.origin[i].element);
 			return -EINVAL;
@@ -416,15 +439,25 @@ void vm_config_free(struct vm_config *cfg)
 
 int vm_config_parse(struct vm_config *cfg, int argc, char **argv)
 {
-	return parse_args(cfg, 1, argc, argv);
+	return parse_args(cfg, 1, argc, argv, NULL, NULL);
 }
 
-static int parse_args(struct vm_config *cfg, int first, int argc, char **argv)
+int vm_origin_report(const struct vm_origin *o)
+{
+	if (o->file)
+		pr_err("--config: %s: %s: refused (see the error above)", o->file, o->where);
+	return -EINVAL;
+}
+
+static int parse_args(struct vm_config *cfg, int first, int argc, char **argv,
+		      const char *file, char **where)
 {
 	for (int i = first; i < argc; i++) {
 		const char *a = argv[i], *eq, *val = NULL;
 		const struct vm_option *o;
 
+		if (!strcmp(a, "-h"))
+			a = "--help";
 		if (strncmp(a, "--", 2)) {
 			pr_err("unexpected argument '%s' (options start with --; see --help)", a);
 			return -EINVAL;
@@ -446,8 +479,10 @@ static int parse_args(struct vm_config *cfg, int first, int argc, char **argv)
 			pr_err("--%s takes no value", o->name);
 			return -EINVAL;
 		}
+		cfg->origin = (struct vm_origin){ .file = file, .where = file ? where[i] : NULL };
 		if (o->set(cfg, val))
-			return -EINVAL;
+			return vm_origin_report(&cfg->origin);
 	}
+	cfg->origin = (struct vm_origin){ 0 };
 	return 0;
 }

@@ -25,6 +25,12 @@ enum sched_kind { SCHED_KIND_CAPVISOR, SCHED_KIND_HOST };
 
 #define VM_MAX_VCPU_SPECS	64	/* --vcpu options */
 
+/* Where an option's value came from: a --config file and its JSON path, or the command line. */
+struct vm_origin {
+	const char *file;	/* NULL: the command line */
+	const char *where;	/* "vcpu[1]", "host" */
+};
+
 struct vm_config {
 	const char *kernel;		/* NULL: the embedded test guest */
 	const char *initrd;
@@ -38,13 +44,16 @@ struct vm_config {
 	cpuid_feature_set cpu_hide;
 	unsigned int verbose;		/* 1: info, 2: debug */
 	bool help;
+	bool version;
 	void *defs;			/* loaded --config/--domain files (vm_config_free) */
 	const struct domain_info *domain;	/* the last --domain's name, uuid, metadata */
 	const char *dump_domain;	/* write the VM as domain XML and exit */
 	const char *emulator_cpus;	/* host CPUs of capvisor's own threads (libvirt cpuset) */
 	/* Scheduling (vmm/vm_sched.h). Parsed as given, applied once --vcpus is known. */
 	const char *host_spec;		/* --host; NULL: one 1024 pCPU per host CPU */
+	struct vm_origin host_origin;
 	const char *vcpu_specs[VM_MAX_VCPU_SPECS];
+	struct vm_origin vcpu_origin[VM_MAX_VCPU_SPECS];
 	unsigned int nr_vcpu_specs;
 	enum sched_kind sched;
 	uint64_t tick_ns;		/* 0: the default */
@@ -57,6 +66,7 @@ struct vm_config {
 	const char *user;
 	enum sandbox_mode seccomp;	/* filters of the run phase (vmm/sandbox.h) */
 	bool seccomp_set;		/* given: overrides a sanitizer build's default */
+	struct vm_origin origin;	/* of the option being parsed */
 };
 
 struct vm_option {
@@ -75,7 +85,16 @@ void vm_config_init(struct vm_config *cfg);
  */
 int vm_config_parse(struct vm_config *cfg, int argc, char **argv);
 void vm_config_free(struct vm_config *cfg);
+/*
+ * After an error about a value checked later than its option (--host,
+ * --vcpu): name the definition file and JSON path it came from, if any.
+ * Always -EINVAL.
+ */
+int vm_origin_report(const struct vm_origin *o);
 void vm_config_usage(FILE *f);
+/* Is NAME (without "--") a run option? The i-th option of the table, NULL past the last. */
+bool vm_config_has_option(const char *name);
+const struct vm_option *vm_config_option(unsigned int i);
 
 /* "256M", "2G", "4096K", "1T", or bytes; 0 or -EINVAL (overflow, bad suffix). */
 int parse_size(const char *s, uint64_t *out);

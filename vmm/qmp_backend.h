@@ -43,7 +43,7 @@ enum qmp_error_class {
 
 struct qmp_error {
 	enum qmp_error_class cls;
-	char desc[256];
+	char desc[512];
 };
 
 /* Fills err and returns -1, so a backend can `return qmp_error_set(...)`. */

@@ -160,7 +160,7 @@ static int finish(struct qmp_vm *vm, unsigned int vcpu, int rc, const char *msg,
 static int vm_set_weight(void *opaque, unsigned int vcpu, uint32_t weight, struct qmp_error *err)
 {
 	struct qmp_vm *vm = opaque;
-	char msg[256];
+	char msg[512];
 	int rc;
 
 	if (!vm->d)
@@ -173,7 +173,7 @@ static int vm_set_clamp(void *opaque, unsigned int vcpu, uint32_t min, uint32_t 
 			struct qmp_error *err)
 {
 	struct qmp_vm *vm = opaque;
-	char msg[256];
+	char msg[512];
 	int rc;
 
 	if (!vm->d)
@@ -186,7 +186,7 @@ static int vm_set_reservation(void *opaque, unsigned int vcpu, const struct qmp_
 			      struct qmp_error *err)
 {
 	struct qmp_vm *vm = opaque;
-	char msg[256];
+	char msg[512];
 	int rc;
 
 	if (!vm->d)
@@ -199,7 +199,7 @@ static int vm_set_reservation(void *opaque, unsigned int vcpu, const struct qmp_
 static int vm_clear_reservation(void *opaque, unsigned int vcpu, struct qmp_error *err)
 {
 	struct qmp_vm *vm = opaque;
-	char msg[256];
+	char msg[512];
 	int rc;
 
 	if (!vm->d)
@@ -212,7 +212,7 @@ static int vm_set_cluster(void *opaque, unsigned int vcpu, const char *cluster,
 			  struct qmp_error *err)
 {
 	struct qmp_vm *vm = opaque;
-	char msg[256];
+	char msg[512];
 	int rc;
 
 	if (!vm->d)

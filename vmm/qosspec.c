@@ -67,24 +67,31 @@ int vcpu_set_parse(const char *set, unsigned int nr_vcpus, bool *mask, char *err
 			return -EINVAL;
 		}
 		if (!*s)
-			return 0;
+			break;
 		if (*s++ != ',') {
 			snprintf(err, errlen, "vCPU set '%s': expected ',' at '%s'", set, s - 1);
 			return -EINVAL;
 		}
 	}
+	for (unsigned int i = 0; i < nr_vcpus; i++)
+		if (mask[i])
+			return 0;
+	snprintf(err, errlen, "vCPU set '%s' selects no vCPU (expected at least one of 0-%u)", set,
+		 nr_vcpus - 1);
+	return -EINVAL;
 }
 
 int qos_parse_duration(const char *s, uint64_t *ns)
 {
 	unsigned long v;
-	uint64_t mult = 1000;	/* plain numbers are microseconds */
+	uint64_t mult;
 
 	if (parse_ulong(&s, 1ul << 40, &v))
 		return -EINVAL;
+	/* A unit is required: "3" could mean 3 us as well as 3 ms. */
 	if (!strcmp(s, "ns"))
 		mult = 1;
-	else if (!strcmp(s, "us") || !*s)
+	else if (!strcmp(s, "us"))
 		mult = 1000;
 	else if (!strcmp(s, "ms"))
 		mult = 1000 * 1000;
@@ -198,18 +205,40 @@ int vcpu_qos_check(const struct vcpu_qos *q, unsigned int vcpu, char *err, size_
 	return 0;
 }
 
+static const char *const qos_keys[] = { "weight", "uclamp", "reservation", "cluster" };
+
+/* KEY=VALUE,... with no empty item and no key twice; applied in order to q. */
 static int apply_pairs(char *pairs, struct vcpu_qos *q, char *err, size_t errlen)
 {
-	char *save = NULL;
+	bool seen[sizeof(qos_keys) / sizeof(qos_keys[0])] = { false };
 
-	for (char *kv = strtok_r(pairs, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(kv, '=');
+	if (!*pairs) {
+		snprintf(err, errlen, "no KEY=VALUE given (expected weight=, uclamp=, "
+			 "reservation= or cluster=)");
+		return -EINVAL;
+	}
+	for (char *kv = pairs, *next; kv; kv = next) {
+		char *eq;
 
-		if (!eq) {
-			snprintf(err, errlen, "'%s': expected KEY=VALUE", kv);
+		next = strchr(kv, ',');
+		if (next)
+			*next++ = 0;
+		eq = strchr(kv, '=');
+		if (!*kv || !eq) {
+			snprintf(err, errlen, *kv ? "'%s': expected KEY=VALUE" :
+				 "an empty item%s (expected KEY=VALUE between commas)", kv);
 			return -EINVAL;
 		}
 		*eq = 0;
+		for (size_t i = 0; i < sizeof(qos_keys) / sizeof(qos_keys[0]); i++) {
+			if (strcmp(kv, qos_keys[i]))
+				continue;
+			if (seen[i]) {
+				snprintf(err, errlen, "%s= given twice (expected each key once)", kv);
+				return -EINVAL;
+			}
+			seen[i] = true;
+		}
 		if (vcpu_qos_set_key(q, kv, eq + 1, err, errlen))
 			return -EINVAL;
 	}

@@ -34,10 +34,11 @@ struct vcpu_qos {
 void vcpu_qos_default(struct vcpu_qos *q);
 /*
  * Parse a libvirt-style cpuset ("0-3,^2") of vCPUs below nr_vcpus into
- * mask (one bool per vCPU). Returns 0 or -EINVAL with err filled.
+ * mask (one bool per vCPU). A set that selects no vCPU ("^0" alone) is an
+ * error. Returns 0 or -EINVAL with err filled.
  */
 int vcpu_set_parse(const char *set, unsigned int nr_vcpus, bool *mask, char *err, size_t errlen);
-/* Parse "100us", "3ms", "1s" or a plain number of microseconds into ns. */
+/* Parse "100us", "3ms", "1s" or "500ns" into ns; the unit is required. */
 int qos_parse_duration(const char *s, uint64_t *ns);
 /*
  * Apply one --vcpu SET:KEY=VAL,... argument to qos[0..nr_vcpus). All or

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vmm/dutycycle.h"
 #include "vmm/hostsched.h"
 #include "vmm/log.h"
 #include "vmm/sandbox.h"
@@ -121,6 +122,36 @@ static int create_dispatcher(struct vm_sched *vs, char *err, size_t errlen)
 	return vs->d ? 0 : -EINVAL;
 }
 
+/*
+ * Every level of every cluster must get an on-part a vCPU can run in: a
+ * pCPU whose lowest level is shorter than DUTY_MIN_ON_NS boots nothing.
+ */
+static int check_levels_run(const struct vm_sched *vs, char *err, size_t errlen)
+{
+	uint64_t window = vs->cfg.window_ns ? vs->cfg.window_ns : DUTY_DEFAULT_WINDOW_NS;
+	unsigned int min = duty_min_level(window);
+
+	for (unsigned int c = 0; c < vs->cfg.host.nr_clusters; c++) {
+		const struct host_cluster_spec *cl = &vs->cfg.host.clusters[c];
+		unsigned int low = cl->levels[0];
+		uint64_t need = duty_min_window_ns(low);
+
+		if (low >= min || low >= 1024)
+			continue;
+		snprintf(err, errlen, "--host/--window-us: cluster '%s': level %u runs %llu us of each %llu us "
+			 "window, and a vCPU needs at least %llu us to make progress: every level "
+			 "must be >= %u with this window (raise the capacity or levels=), or the "
+			 "window >= %llu us (--window-us%s)", cl->name, low,
+			 (unsigned long long)(duty_on_ns(window, low) / 1000),
+			 (unsigned long long)(window / 1000),
+			 (unsigned long long)(DUTY_MIN_ON_NS / 1000), min,
+			 (unsigned long long)((need + 999) / 1000),
+			 need > DUTY_MAX_WINDOW_NS ? ", which allows at most 100000" : "");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int vm_sched_prepare(struct vm_sched *vs, const struct vm_sched_config *cfg,
 		     const struct vcpu_qos *qos, unsigned int nr_vcpus, char *err, size_t errlen)
 {
@@ -140,6 +171,8 @@ int vm_sched_prepare(struct vm_sched *vs, const struct vm_sched_config *cfg,
 	}
 	memcpy(vs->qos, qos, nr_vcpus * sizeof(*qos));
 	rc = host_spec_place(&vs->cfg.host, vs->nr_host_cpus, vs->host_cpu, err, errlen);
+	if (!rc && cfg->mode == VM_SCHED_CAPVISOR)
+		rc = check_levels_run(vs, err, errlen);
 	for (unsigned int i = 0; !rc && i < nr_vcpus; i++)
 		rc = fill_caps(vs, i, err, errlen);
 	if (!rc && cfg->mode == VM_SCHED_CAPVISOR)

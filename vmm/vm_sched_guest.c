@@ -188,7 +188,7 @@ static json_object *vcpu_json(struct vm_sched *vs, unsigned int i, uint64_t wall
 	return o;
 }
 
-int vm_sched_write_stats_json(struct vm_sched *vs, const char *path)
+int vm_sched_write_stats_json(struct vm_sched *vs, int fd)
 {
 	uint64_t wall = dispatch_now_ns() - vs->start_ns;
 	json_object *root = json_object_new_object(), *arr = json_object_new_array();
@@ -208,7 +208,7 @@ int vm_sched_write_stats_json(struct vm_sched *vs, const char *path)
 		json_object_object_add(dj, "wakeups", json_object_new_int64((int64_t)c.wakeups));
 		json_object_object_add(root, "dispatcher", dj);
 	}
-	if (json_object_to_file_ext(path, root, JSON_C_TO_STRING_PRETTY) < 0)
+	if (json_object_to_fd(fd, root, JSON_C_TO_STRING_PRETTY) < 0)
 		rc = -EIO;
 	json_object_put(root);
 	return rc;

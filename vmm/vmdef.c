@@ -1,58 +1,200 @@
 // SPDX-License-Identifier: MIT
+/*
+ * VM definition files (vmm/vmdef.h): strict JSON (vmm/json_strict.c), then
+ * each key checked for its type and turned into the option it stands for.
+ */
 #include "vmm/vmdef.h"
+#include "vmm/json_strict.h"
+#include "vmm/paths.h"
 
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define VMDEF_MAX_BYTES (1 << 20)
+#define VMDEF_MAX_INT	UINT32_MAX	/* the options check their own, smaller, ranges */
 
-/* Top-level keys and whether their value is a flag (true = no argument). */
-static const struct {
-	const char *key;
-	bool flag;
-} vmdef_keys[] = {
-	{ "kernel", false }, { "initrd", false }, { "cmdline", false }, { "vcpus", false },
-	{ "mem", false }, { "console", false }, { "host", false }, { "sched", false },
-	{ "tick-us", false }, { "window-us", false }, { "slice-us", false },
-	{ "api-socket", false }, { "user", false }, { "no-cppc", true }, { "stats-json", false },
-	{ "cpu-hide", false }, { "verbose", true },
+/* What a key's value must be; the option setter then checks the value itself. */
+enum vmdef_type {
+	VT_STRING,	/* "..." */
+	VT_UINT,	/* a non-negative integer: not "1", 1.5 or true */
+	VT_SIZE,	/* "256M", or an integer number of bytes */
+	VT_FLAG,	/* true (the option is given) or false */
+	VT_SET,		/* a vCPU set: "0-3,^2", or one vCPU as an integer */
 };
 
-static const char *const vcpu_keys[] = { "weight", "uclamp", "reservation", "cluster" };
+struct vmdef_key {
+	const char *key;
+	enum vmdef_type type;
+};
 
-static int push(struct vmdef_args *a, const char *s)
+static const struct vmdef_key top_keys[] = {
+	{ "kernel", VT_STRING }, { "initrd", VT_STRING }, { "cmdline", VT_STRING },
+	{ "vcpus", VT_UINT }, { "mem", VT_SIZE }, { "console", VT_STRING },
+	{ "host", VT_STRING }, { "sched", VT_STRING }, { "tick-us", VT_UINT },
+	{ "window-us", VT_UINT }, { "slice-us", VT_UINT }, { "api-socket", VT_STRING },
+	{ "user", VT_STRING }, { "no-cppc", VT_FLAG }, { "stats-json", VT_STRING },
+	{ "cpu-hide", VT_STRING }, { "emulator-cpus", VT_STRING }, { "verbose", VT_FLAG },
+};
+
+static const struct vmdef_key vcpu_keys[] = {
+	{ "vcpus", VT_SET }, { "weight", VT_UINT }, { "uclamp", VT_STRING },
+	{ "reservation", VT_STRING }, { "cluster", VT_STRING },
+};
+
+#define NR(a) (sizeof(a) / sizeof((a)[0]))
+
+const char *vmdef_key_name(unsigned int i)
+{
+	return i < NR(top_keys) ? top_keys[i].key : NULL;
+}
+
+static const char *const type_expected[] = {
+	[VT_STRING] = "a string",
+	[VT_UINT] = "a non-negative integer",
+	[VT_SIZE] = "a size string such as \"256M\" or an integer number of bytes",
+	[VT_FLAG] = "true or false",
+	[VT_SET] = "a vCPU set string such as \"0-3,^2\" or a vCPU number",
+};
+
+static const char *type_name(json_object *v)
+{
+	switch (json_object_get_type(v)) {
+	case json_type_null:
+		return "null";
+	case json_type_boolean:
+		return "a boolean";
+	case json_type_double:
+		return "a number with a fraction or exponent";
+	case json_type_int:
+		return json_object_get_int64(v) < 0 ? "a negative integer" : "an integer too large";
+	case json_type_object:
+		return "an object";
+	case json_type_array:
+		return "an array";
+	case json_type_string:
+		return "a string";
+	}
+	return "something else";
+}
+
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+/* A key for an error message: control characters (from \u escapes) as '?'. */
+static const char *shown_key(const char *key, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; key[i] && i + 1 < len; i++)
+		buf[i] = (unsigned char)key[i] < 0x20 || key[i] == 0x7f ? '?' : key[i];
+	buf[i] = 0;
+	return buf;
+}
+
+static bool is_uint(json_object *v)
+{
+	int64_t n;
+
+	if (!json_object_is_type(v, json_type_int))
+		return false;
+	n = json_object_get_int64(v);
+	return n >= 0 && (uint64_t)n <= VMDEF_MAX_INT;
+}
+
+/* The value as option text, if it has the key's type; else an error with the path. */
+static int value_text(json_object *v, enum vmdef_type type, const char *where, char *buf,
+		      size_t len, char *err, size_t errlen)
+{
+	bool str = json_object_is_type(v, json_type_string);
+
+	if ((type == VT_STRING || type == VT_SIZE || type == VT_SET) && str) {
+		if (has_control(json_object_get_string(v))) {
+			snprintf(err, errlen, "%s: expected %s without control characters", where,
+				 type_expected[type]);
+			return -EINVAL;
+		}
+		if ((size_t)snprintf(buf, len, "%s", json_object_get_string(v)) >= len) {
+			snprintf(err, errlen, "%s: string longer than %zu bytes", where, len - 1);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if ((type == VT_UINT || type == VT_SIZE || type == VT_SET) && is_uint(v)) {
+		snprintf(buf, len, "%lld", (long long)json_object_get_int64(v));
+		return 0;
+	}
+	snprintf(err, errlen, "%s: expected %s, got %s", where, type_expected[type], type_name(v));
+	return -EINVAL;
+}
+
+static int push(struct vmdef_args *a, const char *s, const char *where)
 {
 	char **argv = realloc(a->argv, sizeof(*argv) * (size_t)(a->argc + 2));
+	char **wv;
 
 	if (!argv)
 		return -ENOMEM;
 	a->argv = argv;
-	a->argv[a->argc] = strdup(s);
-	if (!a->argv[a->argc])
+	wv = realloc(a->where, sizeof(*wv) * (size_t)(a->argc + 2));
+	if (!wv)
 		return -ENOMEM;
-	a->argv[++a->argc] = NULL;
+	a->where = wv;
+	a->argv[a->argc] = strdup(s);
+	a->where[a->argc] = strdup(where);
+	if (!a->argv[a->argc] || !a->where[a->argc]) {
+		free(a->argv[a->argc]);
+		free(a->where[a->argc]);
+		return -ENOMEM;
+	}
+	a->argc++;
+	a->argv[a->argc] = NULL;
+	a->where[a->argc] = NULL;
 	return 0;
 }
 
-/* Scalars become option values; anything else is an error naming the key. */
-static int scalar_text(json_object *v, const char *where, char *buf, size_t len, char *err,
-		       size_t errlen)
+static const struct vmdef_key *find_key(const struct vmdef_key *keys, size_t n, const char *key)
 {
-	switch (json_object_get_type(v)) {
-	case json_type_string:
-		snprintf(buf, len, "%s", json_object_get_string(v));
-		return 0;
-	case json_type_int:
-		snprintf(buf, len, "%lld", (long long)json_object_get_int64(v));
-		return 0;
-	default:
-		snprintf(err, errlen, "%s: expected a string or an integer", where);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(keys[i].key, key))
+			return &keys[i];
+	return NULL;
+}
+
+/* One QoS key of a vcpu[] entry appended to "SET:k=v,...". */
+static int vcpu_pair(const char *key, json_object *v, size_t idx, char *arg, size_t *n,
+		     size_t len, char *err, size_t errlen)
+{
+	const struct vmdef_key *k = find_key(vcpu_keys, NR(vcpu_keys), key);
+	char val[256], where[96], name[64];
+
+	snprintf(where, sizeof(where), "vcpu[%zu].%s", idx, shown_key(key, name, sizeof(name)));
+	if (!k) {
+		snprintf(err, errlen, "%s: unknown key (expected vcpus, weight, uclamp, "
+			 "reservation or cluster)", where);
 		return -EINVAL;
 	}
+	if (value_text(v, k->type, where, val, sizeof(val), err, errlen))
+		return -EINVAL;
+	if (!strcmp(key, "vcpus"))
+		return 0;
+	*n += (size_t)snprintf(arg + *n, len - *n, "%s%s=%s", arg[*n - 1] == ':' ? "" : ",",
+			       key, val);
+	if (*n >= len) {
+		snprintf(err, errlen, "vcpu[%zu]: entry too long", idx);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int vcpu_entry(json_object *e, size_t idx, struct vmdef_args *a, char *err, size_t errlen)
@@ -67,46 +209,33 @@ static int vcpu_entry(json_object *e, size_t idx, struct vmdef_args *a, char *er
 		snprintf(err, errlen, "%s: expected an object with \"vcpus\" (e.g. \"0-3\")", where);
 		return -EINVAL;
 	}
-	if (scalar_text(set, where, val, sizeof(val), err, errlen))
+	snprintf(where, sizeof(where), "vcpu[%zu].vcpus", idx);
+	if (value_text(set, VT_SET, where, val, sizeof(val), err, errlen))
 		return -EINVAL;
 	n = (size_t)snprintf(arg, sizeof(arg), "%s:", val);
 	json_object_object_foreach(e, key, v) {
-		bool known = !strcmp(key, "vcpus");
-
-		for (size_t i = 0; i < sizeof(vcpu_keys) / sizeof(vcpu_keys[0]); i++)
-			known |= !strcmp(key, vcpu_keys[i]);
-		if (!known) {
-			snprintf(err, errlen, "%s.%s: unknown key (expected vcpus, weight, uclamp, "
-				 "reservation, cluster)", where, key);
+		if (vcpu_pair(key, v, idx, arg, &n, sizeof(arg), err, errlen))
 			return -EINVAL;
-		}
-		if (!strcmp(key, "vcpus"))
-			continue;
-		snprintf(where, sizeof(where), "vcpu[%zu].%s", idx, key);
-		if (scalar_text(v, where, val, sizeof(val), err, errlen))
-			return -EINVAL;
-		n += (size_t)snprintf(arg + n, sizeof(arg) - n, "%s%s=%s",
-				      arg[n - 1] == ':' ? "" : ",", key, val);
-		if (n >= sizeof(arg)) {
-			snprintf(err, errlen, "vcpu[%zu]: entry too long", idx);
-			return -EINVAL;
-		}
 	}
 	if (arg[n - 1] == ':') {
-		snprintf(err, errlen, "vcpu[%zu]: no QoS key given", idx);
+		snprintf(err, errlen, "vcpu[%zu]: no QoS key given (expected weight, uclamp, "
+			 "reservation or cluster)", idx);
 		return -EINVAL;
 	}
-	return push(a, "--vcpu") ?: push(a, arg);
+	snprintf(where, sizeof(where), "vcpu[%zu]", idx);
+	return push(a, "--vcpu", where) ?: push(a, arg, where);
 }
 
 static int top_key(const char *key, json_object *v, struct vmdef_args *a, char *err,
 		   size_t errlen)
 {
-	char opt[64], val[4096];
+	const struct vmdef_key *k = find_key(top_keys, NR(top_keys), key);
+	char opt[64], val[4096], name[64];
 
 	if (!strcmp(key, "vcpu")) {
 		if (!json_object_is_type(v, json_type_array)) {
-			snprintf(err, errlen, "vcpu: expected an array of objects");
+			snprintf(err, errlen, "vcpu: expected an array of objects, got %s",
+				 type_name(v));
 			return -EINVAL;
 		}
 		for (size_t i = 0; i < json_object_array_length(v); i++)
@@ -114,40 +243,66 @@ static int top_key(const char *key, json_object *v, struct vmdef_args *a, char *
 				return -EINVAL;
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(vmdef_keys) / sizeof(vmdef_keys[0]); i++) {
-		if (strcmp(key, vmdef_keys[i].key))
-			continue;
-		snprintf(opt, sizeof(opt), "--%s", key);
-		if (vmdef_keys[i].flag) {
-			if (!json_object_is_type(v, json_type_boolean)) {
-				snprintf(err, errlen, "%s: expected true or false", key);
-				return -EINVAL;
-			}
-			return json_object_get_boolean(v) ? push(a, opt) : 0;
-		}
-		if (scalar_text(v, key, val, sizeof(val), err, errlen))
-			return -EINVAL;
-		return push(a, opt) ?: push(a, val);
+	if (!k) {
+		snprintf(err, errlen, "%s: unknown key (see docs/dispatcher.md, 'VM definition "
+			 "files')", shown_key(key, name, sizeof(name)));
+		return -EINVAL;
 	}
-	snprintf(err, errlen, "%s: unknown key (see docs/dispatcher.md, 'VM definition files')", key);
-	return -EINVAL;
+	snprintf(opt, sizeof(opt), "--%s", key);
+	if (k->type == VT_FLAG) {
+		if (!json_object_is_type(v, json_type_boolean)) {
+			snprintf(err, errlen, "%s: expected true or false, got %s", key,
+				 type_name(v));
+			return -EINVAL;
+		}
+		return json_object_get_boolean(v) ? push(a, opt, key) : 0;
+	}
+	if (value_text(v, k->type, key, val, sizeof(val), err, errlen))
+		return -EINVAL;
+	return push(a, opt, key) ?: push(a, val, key);
 }
 
-int vmdef_parse(const char *json, struct vmdef_args *out, char *err, size_t errlen)
+/* json-c's tree of exactly len bytes (json need not be NUL-terminated). */
+static json_object *parse_exact(const char *json, size_t len)
 {
-	enum json_tokener_error jerr;
-	json_object *root = json_tokener_parse_verbose(json, &jerr);
+	struct json_tokener *tok = json_tokener_new();
+	json_object *root = NULL;
+
+	if (tok && len <= INT32_MAX) {
+		json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+		root = json_tokener_parse_ex(tok, json, (int)len);
+		if (!root && json_tokener_get_error(tok) == json_tokener_continue)
+			root = json_tokener_parse_ex(tok, "", 1);	/* a bare number ends here */
+	}
+	json_tokener_free(tok);
+	return root;
+}
+
+int vmdef_parse_buf(const char *json, size_t len, struct vmdef_args *out, char *err,
+		    size_t errlen)
+{
 	struct vmdef_args a = { 0 };
+	json_object *root;
+	const char *nul = memchr(json, 0, len);
 	int rc = 0;
 
+	if (nul) {
+		snprintf(err, errlen, "NUL byte at offset %zu (expected JSON text)",
+			 (size_t)(nul - json));
+		return -EINVAL;
+	}
+	if (json_strict_check(json, len, err, errlen))
+		return -EINVAL;
+	root = parse_exact(json, len);
 	if (!root || !json_object_is_type(root, json_type_object)) {
-		snprintf(err, errlen, "not a JSON object%s%s", root ? "" : ": ",
-			 root ? "" : json_tokener_error_desc(jerr));
+		snprintf(err, errlen, "expected a JSON object at the top, got %s",
+			 root ? type_name(root) : "nothing");
 		json_object_put(root);
 		return -EINVAL;
 	}
 	a.argv = calloc(1, sizeof(*a.argv));	/* argv non-NULL even for "{}" */
-	if (!a.argv)
+	a.where = calloc(1, sizeof(*a.where));
+	if (!a.argv || !a.where)
 		rc = -ENOMEM;
 	json_object_object_foreach(root, key, v) {
 		if (rc)
@@ -163,35 +318,47 @@ int vmdef_parse(const char *json, struct vmdef_args *out, char *err, size_t errl
 	return 0;
 }
 
+int vmdef_parse(const char *json, struct vmdef_args *out, char *err, size_t errlen)
+{
+	return vmdef_parse_buf(json, strlen(json), out, err, errlen);
+}
+
+static int read_all(int fd, char *buf, size_t cap, size_t *len)
+{
+	ssize_t n;
+
+	*len = 0;
+	while (*len < cap && (n = read(fd, buf + *len, cap - *len)) != 0) {
+		if (n < 0)
+			return -errno;
+		*len += (size_t)n;
+	}
+	return 0;
+}
+
 int vmdef_load(const char *path, struct vmdef_args *out, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "r");
-	char *buf;
+	int fd = path_open_input("--config", path, err, errlen);
+	char *buf, msg[512];
 	size_t n;
 	int rc;
 
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if (fd < 0)
 		return -ENOENT;
-	}
-	buf = malloc(VMDEF_MAX_BYTES + 1);
-	n = buf ? fread(buf, 1, VMDEF_MAX_BYTES + 1, f) : 0;
-	fclose(f);
-	if (!buf)
-		return -ENOMEM;
-	if (n > VMDEF_MAX_BYTES) {
-		snprintf(err, errlen, "%s: larger than %d bytes", path, VMDEF_MAX_BYTES);
-		free(buf);
-		return -EINVAL;
-	}
-	buf[n] = 0;
-	rc = vmdef_parse(buf, out, err, errlen);
+	buf = malloc(VMDEF_MAX_BYTES + 2);
+	rc = buf ? read_all(fd, buf, VMDEF_MAX_BYTES + 1, &n) : -ENOMEM;
+	close(fd);
 	if (rc) {
-		char msg[512];
-
-		snprintf(msg, sizeof(msg), "%s", err);
-		snprintf(err, errlen, "%s: %s", path, msg);
+		snprintf(msg, sizeof(msg), "cannot read: %s", strerror(-rc));
+	} else if (n > VMDEF_MAX_BYTES) {
+		snprintf(msg, sizeof(msg), "larger than %d bytes", VMDEF_MAX_BYTES);
+		rc = -EINVAL;
+	} else {
+		buf[n] = 0;
+		rc = vmdef_parse_buf(buf, n, out, msg, sizeof(msg));
 	}
+	if (rc)
+		snprintf(err, errlen, "--config: %s: %s", path, msg);
 	free(buf);
 	return rc;
 }
@@ -200,7 +367,11 @@ void vmdef_free(struct vmdef_args *args)
 {
 	for (int i = 0; args->argv && i <= args->argc; i++)
 		free(args->argv[i]);
+	for (int i = 0; args->where && i <= args->argc; i++)
+		free(args->where[i]);
 	free(args->argv);
+	free(args->where);
 	args->argv = NULL;
+	args->where = NULL;
 	args->argc = 0;
 }

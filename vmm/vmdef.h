@@ -22,12 +22,22 @@
 struct vmdef_args {
 	int argc;
 	char **argv;		/* argv[argc] == NULL; no program name */
+	char **where;		/* JSON path each argv[i] came from ("vcpu[1]", "mem") */
 };
 
-/* Returns 0, or -EINVAL/-ENOENT/-ENOMEM with err naming the key or problem. */
+/*
+ * The file must be strict JSON (vmm/json_strict.h): one object, no
+ * duplicate or unknown keys, each value of its key's type (an integer key
+ * takes neither "1" nor 1.5 nor true). Returns 0, or -EINVAL/-ENOENT/-ENOMEM
+ * with err naming the option, the file, the JSON path and what was expected.
+ */
 int vmdef_load(const char *path, struct vmdef_args *out, char *err, size_t errlen);
-/* The same from a JSON text already in memory (used by the tests). */
+/* The same from a JSON text already in memory: a C string, or len bytes (tests, fuzzing). */
 int vmdef_parse(const char *json, struct vmdef_args *out, char *err, size_t errlen);
+int vmdef_parse_buf(const char *json, size_t len, struct vmdef_args *out, char *err,
+		    size_t errlen);
 void vmdef_free(struct vmdef_args *args);
+/* The i-th top-level key a file may hold (NULL past the last), for the tests. */
+const char *vmdef_key_name(unsigned int i);
 
 #endif

@@ -182,3 +182,31 @@ def attempts(n, run_once):
         if not c.failures or i == n - 1:
             return c
         print(f"attempt {i + 1} failed; measuring again")
+
+
+# The supply the dispatcher tells admission about (docs/sched.md, "The supply
+# of a duty-cycled pCPU"), at its defaults: --window-us 4000, and a latency
+# of one tick (--tick-us 1000) plus its 200 us kick allowance.
+WINDOW_US, LATENCY_US = 4000, 1000 + 200
+BW_SHIFT, DL_LIMIT = 20, 950
+
+
+def blackout_us(capacity):
+    """Longest time a pCPU at its top level may deliver nothing."""
+    gap = WINDOW_US - WINDOW_US * capacity // 1024 if capacity < 1024 else 0
+    return gap + LATENCY_US
+
+
+def supply_density(runtime_us, deadline_us, capacity):
+    """runtime/(deadline - blackout) in 2^-20 units rounded up, None if it cannot fit."""
+    d = deadline_us - blackout_us(capacity)
+    return None if d <= 0 else -(-(runtime_us << BW_SHIFT) // d)
+
+
+def room(capacity):
+    return (capacity << BW_SHIFT) * DL_LIMIT // (1024 * 1000)
+
+
+def fmt_bw(bw):
+    milli = (bw * 1000 + (1 << (BW_SHIFT - 1))) >> BW_SHIFT
+    return f"{milli // 1000}.{milli % 1000:03d}"

@@ -2,6 +2,8 @@
 #include "tests/unit/harness.h"
 #include "vmm/dutycycle.h"
 
+#include <stdio.h>
+
 #define W 4000000ull
 
 static void test_shared_host_cpu_gets_disjoint_slots(void)
@@ -90,7 +92,40 @@ static void test_fraction_of_time_on_matches_level(void)
 	CU_ASSERT_EQUAL(on_time, 10 * W * 384 / 1024);
 }
 
-UNIT_SUITE(dutycycle, NULL, NULL, UNIT_TEST(test_shared_host_cpu_gets_disjoint_slots),
+/*
+ * The smallest workable level for a window, checked against the definition
+ * (the on-part duty_on_ns() gives) on random windows from a printed seed:
+ * that level's on-part is long enough, the level below it is not.
+ */
+static void test_min_level_is_the_smallest_that_runs(void)
+{
+	uint64_t rng = 0x6d696e6c76ull, win;
+
+	printf("\n    dutycycle: seed 0x%llx, 500 windows\n", (unsigned long long)rng);
+	for (int i = 0; i < 500; i++) {
+		unsigned int lvl;
+
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		win = DUTY_MIN_WINDOW_NS + rng % (DUTY_MAX_WINDOW_NS - DUTY_MIN_WINDOW_NS + 1);
+		lvl = duty_min_level(win);
+		CU_ASSERT(lvl >= 1 && lvl <= 1024);
+		CU_ASSERT(duty_on_ns(win, lvl) >= DUTY_MIN_ON_NS);
+		CU_ASSERT(lvl == 1 || duty_on_ns(win, lvl - 1) < DUTY_MIN_ON_NS);
+		/* And the other way round: the shortest window for that level. */
+		CU_ASSERT(duty_on_ns(duty_min_window_ns(lvl), lvl) >= DUTY_MIN_ON_NS);
+		CU_ASSERT(duty_on_ns(duty_min_window_ns(lvl) - 1, lvl) < DUTY_MIN_ON_NS);
+	}
+	/* The documented table (docs/dispatcher.md). */
+	CU_ASSERT_EQUAL(duty_min_level(500000), 410);
+	CU_ASSERT_EQUAL(duty_min_level(1000000), 205);
+	CU_ASSERT_EQUAL(duty_min_level(4000000), 52);
+	CU_ASSERT_EQUAL(duty_min_level(16000000), 13);
+	CU_ASSERT_EQUAL(duty_min_level(100000000), 3);
+}
+
+UNIT_SUITE(dutycycle, NULL, NULL, UNIT_TEST(test_min_level_is_the_smallest_that_runs), UNIT_TEST(test_shared_host_cpu_gets_disjoint_slots),
 	   UNIT_TEST(test_room_after_the_last_slot),
 	   UNIT_TEST(test_full_capacity_top_level_never_stops),
 	   UNIT_TEST(test_half_level_runs_first_half_of_slot),

@@ -2,6 +2,7 @@
 #include "tests/unit/harness.h"
 #include "vmm/qosspec.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static char err[256];
@@ -27,8 +28,12 @@ static void test_durations(void)
 
 	CU_ASSERT_EQUAL(qos_parse_duration("3ms", &ns), 0);
 	CU_ASSERT_EQUAL(ns, 3000000);
-	CU_ASSERT_EQUAL(qos_parse_duration("250", &ns), 0);
+	CU_ASSERT_EQUAL(qos_parse_duration("250us", &ns), 0);
 	CU_ASSERT_EQUAL(ns, 250000);
+	CU_ASSERT_EQUAL(qos_parse_duration("800ns", &ns), 0);
+	CU_ASSERT_EQUAL(ns, 800);
+	CU_ASSERT(qos_parse_duration("250", &ns) < 0);	/* the unit is required */
+	CU_ASSERT(qos_parse_duration("3m", &ns) < 0);
 	CU_ASSERT_EQUAL(qos_parse_duration("1s", &ns), 0);
 	CU_ASSERT_EQUAL(ns, 1000000000);
 	CU_ASSERT(qos_parse_duration("3 ms", &ns) < 0);
@@ -79,6 +84,48 @@ static void test_rejected_spec_changes_nothing(void)
 	CU_ASSERT_EQUAL(memcmp(before, q, sizeof(q)), 0);
 }
 
-UNIT_SUITE(spec_qos, NULL, NULL, UNIT_TEST(test_vcpu_sets_follow_libvirt_syntax),
+/* Sets that select nothing, empty key lists and repeated keys: errors, and nothing changes. */
+static void test_empty_and_repeated_refused(void)
+{
+	struct vcpu_qos q[3], before[3];
+	bool m[3];
+	static const struct {
+		const char *spec, *msg;
+	} bad[] = {
+		{ "^0:weight=5", "selects no vCPU" },
+		{ "0-2,^0-2:weight=5", "selects no vCPU" },
+		{ "1,^1:weight=5", "selects no vCPU" },
+		{ ":weight=5", "vCPU set ''" },
+		{ "0,:weight=5", "expected N, N-M or ^N" },
+		{ "0:", "no KEY=VALUE given" },
+		{ "0:weight=5,", "an empty item" },
+		{ "0:,weight=5", "an empty item" },
+		{ "0:weight=5,,uclamp=0-512", "an empty item" },
+		{ "0:weight=5,weight=6", "weight= given twice" },
+		{ "0-1:uclamp=0-512,weight=2,uclamp=0-256", "uclamp= given twice" },
+		{ "0:reservation=1ms/10ms/10ms,reservation=2ms/10ms/10ms", "reservation= given twice" },
+		{ "0:cluster=a,cluster=a", "cluster= given twice" },
+		{ "0:reservation=1000/10000/10000", "each like 500us" },
+		{ "0:reservation=1ms/10ms/10", "each like 500us" },
+		{ "0:weight=", "expected an integer" },
+	};
+
+	for (int i = 0; i < 3; i++)
+		vcpu_qos_default(&q[i]);
+	memcpy(before, q, sizeof(q));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = 0;
+		CU_ASSERT(vcpu_spec_apply(bad[i].spec, 3, q, err, sizeof(err)) < 0);
+		if (!strstr(err, bad[i].msg))
+			printf("\n    '%s': got '%s', want '%s'\n", bad[i].spec, err, bad[i].msg);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, bad[i].msg));
+	}
+	CU_ASSERT_EQUAL(memcmp(before, q, sizeof(q)), 0);
+	CU_ASSERT(vcpu_set_parse("^1", 3, m, err, sizeof(err)) < 0);
+	CU_ASSERT_EQUAL(vcpu_set_parse("0-2,^1", 3, m, err, sizeof(err)), 0);
+	CU_ASSERT(m[0] && !m[1] && m[2]);
+}
+
+UNIT_SUITE(spec_qos, NULL, NULL, UNIT_TEST(test_empty_and_repeated_refused), UNIT_TEST(test_vcpu_sets_follow_libvirt_syntax),
 	   UNIT_TEST(test_durations), UNIT_TEST(test_apply_sets_selected_vcpus),
 	   UNIT_TEST(test_rejected_spec_changes_nothing))

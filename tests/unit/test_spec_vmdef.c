@@ -1,8 +1,15 @@
 // SPDX-License-Identifier: MIT
 #include "tests/unit/harness.h"
+#include "vmm/options.h"
 #include "vmm/vmdef.h"
 
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static char err[512];
 
@@ -42,10 +49,10 @@ static void expect_error(const char *json, const char *needle)
 
 static void test_bad_definitions_name_the_key(void)
 {
-	expect_error("[1]", "not a JSON object");
-	expect_error("{\"kernel\": ", "not a JSON object");
+	expect_error("[1]", "expected a JSON object at the top, got an array");
+	expect_error("{\"kernel\": ", "kernel: unexpected end (expected a value)");
 	expect_error("{\"colour\": 1}", "colour: unknown key");
-	expect_error("{\"vcpus\": [1]}", "vcpus: expected a string or an integer");
+	expect_error("{\"vcpus\": [1]}", "vcpus: expected a non-negative integer, got an array");
 	expect_error("{\"verbose\": 1}", "verbose: expected true or false");
 	expect_error("{\"vcpu\": {}}", "vcpu: expected an array");
 	expect_error("{\"vcpu\": [{\"weight\": 1}]}", "vcpu[0]: expected an object with \"vcpus\"");
@@ -62,5 +69,108 @@ static void test_missing_file(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "/nonexistent/vm.json"));
 }
 
+/* Integers are integers: not strings, fractions, booleans, negatives or huge values. */
+static void test_wrong_types_are_refused(void)
+{
+	expect_error("{\"vcpus\": \"1\"}", "vcpus: expected a non-negative integer, got a string");
+	expect_error("{\"vcpus\": 1.5}", "vcpus: expected a non-negative integer, got a number");
+	expect_error("{\"vcpus\": 1.0}", "vcpus: expected a non-negative integer");
+	expect_error("{\"vcpus\": 1e2}", "vcpus: expected a non-negative integer");
+	expect_error("{\"vcpus\": true}", "vcpus: expected a non-negative integer, got a boolean");
+	expect_error("{\"vcpus\": -1}", "got a negative integer");
+	expect_error("{\"vcpus\": 99999999999999999999}", "vcpus: expected a non-negative integer");
+	expect_error("{\"tick-us\": null}", "tick-us: expected a non-negative integer, got null");
+	expect_error("{\"kernel\": 5}", "kernel: expected a string, got an integer");
+	expect_error("{\"mem\": true}", "mem: expected a size string");
+	expect_error("{\"no-cppc\": \"yes\"}", "no-cppc: expected true or false, got a string");
+	expect_error("{\"vcpu\": [{\"vcpus\": \"0\", \"weight\": \"2048\"}]}",
+		     "vcpu[0].weight: expected a non-negative integer, got a string");
+	expect_error("{\"vcpu\": [{\"vcpus\": \"0\", \"weight\": true}]}",
+		     "vcpu[0].weight: expected a non-negative integer, got a boolean");
+	expect_error("{\"vcpu\": [{\"vcpus\": 1.5, \"weight\": 1}]}", "vcpu[0].vcpus: expected");
+	expect_error("{\"vcpu\": [{\"vcpus\": \"0\", \"uclamp\": 5}]}",
+		     "vcpu[0].uclamp: expected a string, got an integer");
+}
+
+/* Strict JSON: what json-c alone would let through. */
+static void test_strict_json(void)
+{
+	struct vmdef_args a;
+
+	expect_error("{\"vcpus\": 1} {\"vcpus\": 2}", "a second value after the first");
+	expect_error("{\"vcpus\": 1} x", "trailing data");
+	expect_error("{\"vcpus\": 1, \"vcpus\": 2}", "duplicate key \"vcpus\"");
+	expect_error("{\"vcpus\": 1, \"vc\\u0070us\": 2}", "duplicate key");
+	expect_error("{\"vcpu\": [{\"vcpus\": \"0\", \"weight\": 1, \"weight\": 2}]}",
+		     "vcpu[0]: duplicate key \"weight\"");
+	expect_error("{/* c */ \"vcpus\": 1}", "comments are not JSON");
+	expect_error("{\"vcpus\": 1} // c", "comments are not JSON");
+	expect_error("{\"vcpus\": 1,}", "trailing comma");
+	expect_error("{'vcpus': 1}", "expected a key in double quotes");
+	expect_error("{\"vcpus\": NaN}", "vcpus: unexpected 'N'");
+	expect_error("{\"vcpus\": 01}", "no leading zeros");
+	expect_error("{\"kernel\": \"a\\u0000b\"}", "kernel: \\u0000 in a string");
+	expect_error("{\"kernel\": \"\xff\"}", "kernel: invalid UTF-8");
+	expect_error("{\"kernel\": \"a\tb\"}", "control character 0x09");
+	expect_error("{\"kernel\": \"\\ud800\"}", "without its low half");
+	expect_error("{\n\"vcpus\": 1,\n  \"vcpus\": 2}", "(line 3, column 3)");
+	/* Escaped control characters never reach an error message or an option. */
+	expect_error("{\"kernel\": \"a\\u001b[2Jb\"}", "kernel: expected a string without control");
+	expect_error("{\"x\\u001b[2J\": 1}", "x?[2J: unknown key");
+	expect_error("{\"a\\u001b\": 1, \"a\\u001b\": 2}", "duplicate key \"a\\u001b\"");
+	expect_error("{\"vcpus\": \x01}", "unexpected byte 0x01");
+	expect_error("{\"k\\u001b\": [1, }", "k?[1]: unexpected '}'");
+	CU_ASSERT_EQUAL(vmdef_parse_buf("{\"vcpus\": 1}\0{\"x\": 1}", 23, &a, err,
+					sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "NUL byte at offset 12"));
+	/* Whitespace around the object and escaped strings are fine. */
+	CU_ASSERT_EQUAL_FATAL(vmdef_parse(" \n{\"cmdline\": \"a\\\"b \\u00e9\\ud83d\\ude00\"}\n ",
+					  &a, err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(a.argv[1], "a\"b \xc3\xa9\xf0\x9f\x98\x80");
+	CU_ASSERT_STRING_EQUAL(a.where[1], "cmdline");
+	vmdef_free(&a);
+}
+
+/* Each key a file may hold is a run option: the test fails if the two drift. */
+static void test_keys_are_options(void)
+{
+	char json[256];
+	struct vmdef_args a;
+	unsigned int i;
+
+	for (i = 0; vmdef_key_name(i); i++) {
+		const char *k = vmdef_key_name(i);
+		bool flag = !strcmp(k, "verbose") || !strcmp(k, "no-cppc");
+
+		snprintf(json, sizeof(json), "{\"%s\": %s}", k, flag ? "true" :
+			 strstr(k, "-us") || !strcmp(k, "vcpus") ? "1" : "\"x\"");
+		CU_ASSERT_EQUAL_FATAL(vmdef_parse(json, &a, err, sizeof(err)), 0);
+		CU_ASSERT(vm_config_has_option(a.argv[0] + 2));
+		vmdef_free(&a);
+	}
+	CU_ASSERT(i >= 17);
+}
+
+static void test_config_file_paths(void)
+{
+	char dir[] = "/tmp/capvisor-vmdef-XXXXXX", path[64];
+	struct vmdef_args a;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	CU_ASSERT(vmdef_load(dir, &a, err, sizeof(err)) < 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "it is a directory"));
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	CU_ASSERT_EQUAL_FATAL(mkfifo(path, 0600), 0);
+	CU_ASSERT(vmdef_load(path, &a, err, sizeof(err)) < 0);	/* must not block */
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "--config: '"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "it is a FIFO (expected a regular file to read)"));
+	unlink(path);
+	CU_ASSERT(vmdef_load("/dev/null", &a, err, sizeof(err)) < 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "a character device"));
+	rmdir(dir);
+}
+
 UNIT_SUITE(spec_vmdef, NULL, NULL, UNIT_TEST(test_definition_becomes_options),
-	   UNIT_TEST(test_bad_definitions_name_the_key), UNIT_TEST(test_missing_file))
+	   UNIT_TEST(test_bad_definitions_name_the_key), UNIT_TEST(test_missing_file),
+	   UNIT_TEST(test_wrong_types_are_refused), UNIT_TEST(test_strict_json),
+	   UNIT_TEST(test_keys_are_options), UNIT_TEST(test_config_file_paths))

@@ -2,6 +2,7 @@
 /* `capvisor run` option parsing, sizes, and the CPUID feature-hiding helpers. */
 #include "tests/unit/harness.h"
 #include "vmm/cpuid.h"
+#include "vmm/dutycycle.h"
 #include "vmm/options.h"
 
 #include <errno.h>
@@ -85,6 +86,46 @@ static void test_run_options_rejected(void)
 
 		CU_ASSERT_EQUAL(parse(&cfg, 2, missing), -EINVAL);
 	}
+}
+
+static void test_help_and_version_flags(void)
+{
+	struct vm_config cfg;
+	const char *h[] = { "run", "-h" }, *help[] = { "run", "--vcpus", "2", "--help" };
+	const char *ver[] = { "run", "--version" }, *val[] = { "run", "--cmdline", "--version" };
+
+	CU_ASSERT_EQUAL(parse(&cfg, 2, h), 0);
+	CU_ASSERT(cfg.help && !cfg.version);
+	CU_ASSERT_EQUAL(parse(&cfg, 4, help), 0);
+	CU_ASSERT(cfg.help);
+	CU_ASSERT_EQUAL(parse(&cfg, 2, ver), 0);
+	CU_ASSERT(cfg.version && !cfg.help);
+	/* An option's value is never taken for a flag. */
+	CU_ASSERT_EQUAL(parse(&cfg, 3, val), 0);
+	CU_ASSERT(!cfg.version);
+	CU_ASSERT_STRING_EQUAL(cfg.cmdline, "--version");
+	/* The table is what --help prints and what the man page test reads. */
+	CU_ASSERT(vm_config_has_option("version") && vm_config_has_option("help"));
+	CU_ASSERT_FALSE(vm_config_has_option("h"));
+	for (unsigned int i = 0; vm_config_option(i); i++)
+		CU_ASSERT(vm_config_option(i)->help && *vm_config_option(i)->help);
+}
+
+/* --window-us's help quotes the limits of vmm/dutycycle.h: it fails if they drift apart. */
+static void test_window_help_matches_its_limits(void)
+{
+	const struct vm_option *o = NULL;
+	char want[64];
+
+	for (unsigned int i = 0; vm_config_option(i); i++)
+		if (!strcmp(vm_config_option(i)->name, "window-us"))
+			o = vm_config_option(i);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	snprintf(want, sizeof(want), "%llu..%llu (default %llu)", DUTY_MIN_WINDOW_NS / 1000,
+		 DUTY_MAX_WINDOW_NS / 1000, DUTY_DEFAULT_WINDOW_NS / 1000);
+	CU_ASSERT_PTR_NOT_NULL(strstr(o->help, want));
+	snprintf(want, sizeof(want), ">= %llu us", DUTY_MIN_ON_NS / 1000);
+	CU_ASSERT_PTR_NOT_NULL(strstr(o->help, want));
 }
 
 static void test_cpu_hide_names_roundtrip(void)
@@ -209,6 +250,8 @@ UNIT_SUITE(vmm_options, NULL, NULL,
 	   UNIT_TEST(test_parse_size),
 	   UNIT_TEST(test_run_options_defaults_and_values),
 	   UNIT_TEST(test_run_options_rejected),
+	   UNIT_TEST(test_help_and_version_flags),
+	   UNIT_TEST(test_window_help_matches_its_limits),
 	   UNIT_TEST(test_cpu_hide_names_roundtrip),
 	   UNIT_TEST(test_pvm_probe),
 	   UNIT_TEST(test_cpuid_fixup))
