@@ -237,7 +237,6 @@ static int setup_sandbox(struct run_ctx *c)
 	struct sandbox_config sc = {
 		.mode = c->cfg.seccomp,
 		.mode_set = c->cfg.seccomp_set,
-		.stats_file = c->cfg.stats_json != NULL,
 		.api_socket = c->cfg.api_socket != NULL,
 	};
 	char err[256];

@@ -46,7 +46,6 @@ enum sandbox_class {
 struct sandbox_config {
 	enum sandbox_mode mode;
 	bool mode_set;		/* given on the command line (else the build's default) */
-	bool stats_file;	/* the main thread writes --stats-json at exit */
 	bool api_socket;	/* the main thread removes its control socket at exit */
 };
 

@@ -5,8 +5,7 @@
  * Arguments are checked where that narrows a call to what capvisor does
  * with it: ioctls by request number, mmap/mprotect never executable,
  * signals and scheduling changes only for our own process and thread,
- * prctl only for the timer slack, files opened only to write
- * --stats-json.
+ * prctl only for the timer slack, no file opened at all.
  *
  * getpgrp is in no list: trap mode's SIGSYS handler repeats it to die.
  */
@@ -163,22 +162,16 @@ static int allow_own_scheduling(scmp_filter_ctx ctx, int tid)
 }
 
 /*
- * At exit the main thread writes --stats-json (json-c opens it write-only,
- * created and truncated) and removes its control socket, or with --user
- * reaps the helper that removes it for us (wait4): only when asked.
+ * At exit the main thread removes its control socket, or with --user reaps
+ * the helper that removes it for us (wait4): only with a socket. Nothing
+ * is opened: --stats-json was opened at start and is written through its fd.
  */
 static int allow_exit_files(scmp_filter_ctx ctx, const struct sandbox_config *cfg)
 {
-	const scmp_datum_t mask = O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND | O_PATH | O_TMPFILE;
-	int rc = 0;
-
-	if (cfg->stats_file)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
-				      ARG_MASKED(2, mask, O_WRONLY | O_CREAT | O_TRUNC));
-	if (!rc && cfg->api_socket)
-		rc = allow_list(ctx, (const int[]){ SCMP_SYS(unlink), SCMP_SYS(unlinkat),
-						    SCMP_SYS(wait4) }, 3);
-	return rc;
+	if (!cfg->api_socket)
+		return 0;
+	return allow_list(ctx, (const int[]){ SCMP_SYS(unlink), SCMP_SYS(unlinkat),
+					      SCMP_SYS(wait4) }, 3);
 }
 
 static int add_class_rules(scmp_filter_ctx ctx, enum sandbox_class cls,
