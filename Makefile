@@ -30,7 +30,7 @@ XML_CFLAGS := $(shell pkg-config --cflags libxml-2.0 2>/dev/null || echo -I/usr/
 XML_LIBS   := $(shell pkg-config --libs libxml-2.0 2>/dev/null || echo -lxml2)
 CPPFLAGS += -std=gnu11 -D_GNU_SOURCE -DCAPVISOR_VERSION='"$(VERSION)"' -I. -MMD -MP $(XML_CFLAGS)
 ALL_CFLAGS = $(CPPFLAGS) $(WFLAGS) $(CFLAGS) $(SANFLAGS)
-LDLIBS  := -ljson-c -lcap-ng $(XML_LIBS) -lpthread -lm
+LDLIBS  := -ljson-c -lcap-ng -lseccomp $(XML_LIBS) -lpthread -lm
 LDFLAGS += $(SANFLAGS)
 
 # Everything but main() goes into one archive that the binary, the unit

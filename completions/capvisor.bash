@@ -42,6 +42,8 @@ _capvisor()
 			COMPREPLY=($(compgen -d -- "$cur")); return ;;
 		--sched)
 			COMPREPLY=($(compgen -W $'capvisor\nhost' -- "$cur")); return ;;
+		--seccomp)
+			COMPREPLY=($(compgen -W $'kill\ntrap\nlog\noff' -- "$cur")); return ;;
 		--console)
 			COMPREPLY=($(compgen -W $'stdio\nfile:' -- "$cur"))
 			[[ $cur == file:* ]] && COMPREPLY=($(compgen -P file: -f -- "${cur#file:}"))

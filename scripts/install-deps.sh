@@ -8,6 +8,7 @@ PKGS=(
 	gcc clang make binutils            # toolchains (the project builds with both)
 	libjson-c-dev                      # control socket, simulator, VM definitions
 	libcap-ng-dev                      # dropping privileges after setup
+	libseccomp-dev                     # seccomp-bpf filters of the run phase
 	libxml2-dev pkg-config             # libvirt domain XML in and out
 	libvirt-clients libxml2-utils      # virt-xml-validate, virsh's test driver, xmllint (domain tests)
 	libcunit1-dev                      # unit tests

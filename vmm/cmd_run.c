@@ -18,6 +18,7 @@
 #include "vmm/paths.h"
 #include "vmm/privs.h"
 #include "vmm/qmp_attach.h"
+#include "vmm/sandbox.h"
 #include "vmm/vm.h"
 #include "vmm/vm_sched.h"
 
@@ -230,6 +231,23 @@ static int prepare_sched(struct run_ctx *c)
 	return rc;
 }
 
+/* The filters' mode, before any thread starts; each thread installs its own. */
+static int setup_sandbox(struct run_ctx *c)
+{
+	struct sandbox_config sc = {
+		.mode = c->cfg.seccomp,
+		.mode_set = c->cfg.seccomp_set,
+		.api_socket = c->cfg.api_socket != NULL,
+	};
+	char err[256];
+
+	if (sandbox_init(&sc, err, sizeof(err))) {
+		pr_err("%s", err);
+		return EXIT_HOST;
+	}
+	return 0;
+}
+
 /* query-domain-xml: the VM as parsed, with the QoS the control socket sees now. */
 static int live_domain_xml(void *opaque, const struct vcpu_qos *live, char **xml, char *err,
 			   size_t errlen)
@@ -239,7 +257,7 @@ static int live_domain_xml(void *opaque, const struct vcpu_qos *live, char **xml
 	return domain_write_string(xml, cfg, live, cfg->domain, NULL, err, errlen);
 }
 
-/* Control socket, then privileges: the last steps before any thread starts. */
+/* Control socket, privileges, the sandbox: the last steps before any thread starts. */
 static int attach_control(struct run_ctx *c)
 {
 	struct privs_opts po = {
@@ -265,7 +283,7 @@ static int attach_control(struct run_ctx *c)
 		pr_err("dropping privileges: %s", err);
 		return EXIT_HOST;
 	}
-	return 0;
+	return setup_sandbox(c);
 }
 
 static int load_inputs(struct run_ctx *c)
@@ -364,7 +382,11 @@ static int build_vm(struct run_ctx *c)
 	rc = attach_control(c);
 	if (rc)
 		return rc;
-	return start_threads(c, &entry);
+	rc = start_threads(c, &entry);
+	/* Last: a filter also binds the threads its thread creates later. */
+	if (!rc && sandbox_enter(SANDBOX_MAIN))
+		return EXIT_HOST;
+	return rc;
 }
 
 static int report_exit(struct vm *vm)

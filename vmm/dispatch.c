@@ -169,6 +169,7 @@ struct dispatch *dispatch_create(const struct dispatch_config *cfg, char *err, s
 	d->ops = cfg->ops;
 	d->opaque = cfg->opaque;
 	d->tick_hook = cfg->tick_hook;
+	d->thread_init = cfg->thread_init;
 	d->kick_signal = cfg->kick_signal;
 	d->nr_vcpus = cfg->nr_vcpus;
 	d->tick_ns = cfg->tick_ns ? cfg->tick_ns : 1000000;
@@ -536,6 +537,8 @@ static void *dispatch_thread(void *arg)
 	/* Precise wakeups: the duty cycle's on-parts end on this thread's timers. */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	pthread_setname_np(pthread_self(), "dispatch");
+	if (d->thread_init && d->thread_init(d->opaque))
+		return NULL;
 	pthread_mutex_lock(&d->lock);
 	d->next_tick = dispatch_now_ns();
 	while (!d->stopping) {

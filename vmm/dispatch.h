@@ -59,6 +59,11 @@ struct dispatch_config {
 	int kick_signal;
 	/* Called by the dispatcher thread after every 4th engine tick, unlocked. */
 	void (*tick_hook)(void *opaque);
+	/*
+	 * Called first on the dispatcher thread (its seccomp filter); non-zero
+	 * ends the thread at once, the callee having reported why. May be NULL.
+	 */
+	int (*thread_init)(void *opaque);
 };
 
 /* Builds the engine and admits every vCPU; NULL with err on a bad QoS. */

@@ -59,6 +59,7 @@ struct dispatch {
 	const struct dispatch_vcpu_ops *ops;
 	void *opaque;
 	void (*tick_hook)(void *opaque);
+	int (*thread_init)(void *opaque);
 	int kick_signal;
 	uint64_t tick_ns, window_ns, epoch_ns, next_tick, last_tick, next_hook;
 	uint64_t tick_due;		/* the engine's next tick (next_wake) */

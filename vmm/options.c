@@ -235,6 +235,16 @@ static int set_user(struct vm_config *cfg, const char *arg)
 	return 0;
 }
 
+static int set_seccomp(struct vm_config *cfg, const char *arg)
+{
+	if (sandbox_parse_mode(arg, &cfg->seccomp)) {
+		pr_err("--seccomp: '%s' (expected kill, trap, log or off)", arg);
+		return -EINVAL;
+	}
+	cfg->seccomp_set = true;
+	return 0;
+}
+
 static int set_config(struct vm_config *cfg, const char *arg);
 static int set_domain(struct vm_config *cfg, const char *arg);
 
@@ -297,6 +307,9 @@ static const struct vm_option options[] = {
 	  set_api_socket },
 	{ "user", "NAME", "switch to this user after setup (capabilities are dropped anyway)",
 	  set_user },
+	{ "seccomp", "kill|trap|log|off", "system-call filters once running: kill the process on "
+	  "a forbidden call, log it first (trap), only log it, or none (default kill; "
+	  "docs/security.md)", set_seccomp },
 	{ "config", "FILE", "read options from a VM definition file (JSON, docs/dispatcher.md)",
 	  set_config },
 	{ "domain", "FILE", "read the VM from libvirt domain XML (docs/libvirt.md)", set_domain },
@@ -317,6 +330,7 @@ void vm_config_init(struct vm_config *cfg)
 	cfg->nr_vcpus = 1;
 	cfg->mem_size = VM_DEFAULT_MEM;
 	cfg->console = CONSOLE_STDIO;
+	cfg->seccomp = SANDBOX_KILL;
 }
 
 void vm_config_usage(FILE *f)

@@ -9,6 +9,7 @@
 #define CAPVISOR_OPTIONS_H
 
 #include "vmm/cpuid.h"
+#include "vmm/sandbox.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -63,6 +64,8 @@ struct vm_config {
 	/* Control socket and privileges. */
 	const char *api_socket;
 	const char *user;
+	enum sandbox_mode seccomp;	/* filters of the run phase (vmm/sandbox.h) */
+	bool seccomp_set;		/* given: overrides a sanitizer build's default */
 	struct vm_origin origin;	/* of the option being parsed */
 };
 

@@ -8,6 +8,7 @@
 #include "vmm/vcpu.h"
 #include "vmm/kvm_stats.h"
 #include "vmm/log.h"
+#include "vmm/sandbox.h"
 #include "vmm/vm.h"
 
 #include <errno.h>
@@ -210,6 +211,10 @@ static void *vcpu_thread(void *arg)
 
 	snprintf(name, sizeof(name), "vcpu%u", v->index);
 	pthread_setname_np(pthread_self(), name);
+	if (sandbox_enter(SANDBOX_VCPU)) {
+		vm_request_exit(v->vm, VM_EXIT_ERROR, 0, "vCPU %u: no seccomp filter", v->index);
+		return NULL;
+	}
 	sigemptyset(&kick);
 	sigaddset(&kick, VCPU_KICK_SIGNAL);
 	atomic_store(&v->tid, (int)gettid());

@@ -10,6 +10,7 @@
 #include "vmm/dutycycle.h"
 #include "vmm/hostsched.h"
 #include "vmm/log.h"
+#include "vmm/sandbox.h"
 #include "vmm/vm.h"
 
 static void vs_kick(void *opaque, unsigned int vcpu)
@@ -32,6 +33,17 @@ static const struct dispatch_vcpu_ops vs_vcpu_ops = {
 };
 
 void vm_sched_feed_cppc(void *opaque);	/* vm_sched_guest.c: the dispatcher's tick hook */
+
+/* The dispatcher thread's run phase starts under its seccomp filter. */
+static int dispatcher_thread_init(void *opaque)
+{
+	struct vm_sched *vs = opaque;
+
+	if (!sandbox_enter(SANDBOX_DISPATCH))
+		return 0;
+	vm_request_exit(vs->vm, VM_EXIT_ERROR, 0, "the dispatcher thread has no seccomp filter");
+	return -1;
+}
 
 /* The cluster whose levels vCPU i is told about: its own, else the biggest. */
 static int caps_cluster_of(const struct vm_sched *vs, unsigned int i)
@@ -102,6 +114,7 @@ static int create_dispatcher(struct vm_sched *vs, char *err, size_t errlen)
 		.ops = &vs_vcpu_ops,
 		.opaque = vs,
 		.tick_hook = vs->cfg.no_cppc ? NULL : vm_sched_feed_cppc,
+		.thread_init = dispatcher_thread_init,
 		.kick_signal = VCPU_KICK_SIGNAL,
 	};
 
