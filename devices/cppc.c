@@ -271,9 +271,19 @@ static enum cppc_access classify(uint64_t offset, unsigned int len)
 	return ACC_BAD_OFFSET;
 }
 
-static uint64_t *counter_of(struct cppc_dev *dev, uint64_t offset)
+/*
+ * A counter as the guest sees it: never the same value twice (fbctr.h), so
+ * that any two reads give a usable delta even between two of the host's
+ * feeds. The high half of a split read belongs to the value its low half got.
+ */
+static uint64_t served_counter(struct cppc_dev *dev, uint64_t offset, bool new_read)
 {
-	return (offset & ~7ull) == CPPC_REG_REF_COUNTER ? &dev->ref_counter : &dev->del_counter;
+	bool ref = (offset & ~7ull) == CPPC_REG_REF_COUNTER;
+
+	if (!new_read)
+		return ref ? dev->served.ref : dev->served.act;
+	return fbctr_read(&dev->served, ref ? FBCTR_REF : FBCTR_ACT, dev->del_counter,
+			  dev->ref_counter);
 }
 
 static uint32_t read_reg32(const struct cppc_dev *dev, uint64_t offset)
@@ -326,10 +336,10 @@ static void cppc_read(struct bus_device *bd, uint64_t offset, void *data, unsign
 		break;
 	case ACC_CTR64:
 	case ACC_CTR_LO:
-		v = *counter_of(dev, offset);
+		v = served_counter(dev, offset, true);
 		break;
 	case ACC_CTR_HI:
-		v = *counter_of(dev, offset) >> 32;
+		v = served_counter(dev, offset, false) >> 32;
 		break;
 	default:
 		count_bad(dev, acc, "read", offset, len);

@@ -27,6 +27,7 @@
 
 #include "acpi/acpi.h"
 #include "devices/bus.h"
+#include "devices/fbctr.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -68,6 +69,7 @@ struct cppc_dev {
 	uint32_t host_min, host_max;			/* the same on the perf scale */
 	uint64_t ref_counter, del_counter;
 	uint64_t del_remainder;		/* fraction of a delivered tick carried over */
+	struct fbctr_pair served;	/* the counters as the guest last read them */
 	struct cppc_stats stats;
 	unsigned int warned;		/* kinds of guest errors already logged */
 

@@ -83,8 +83,9 @@ static int alloc_arrays(struct vm_sched *vs, unsigned int n)
 	vs->caps_cluster = calloc(n, sizeof(*vs->caps_cluster));
 	vs->acct_active = calloc(n, sizeof(uint64_t));
 	vs->acct_run = calloc(n, sizeof(uint64_t));
+	vs->msr_ctr = calloc(n, sizeof(*vs->msr_ctr));
 	vs->host_applied = calloc(n, sizeof(bool));
-	return vs->qos && vs->acpi_vcpus && vs->caps_cluster && vs->acct_active && vs->acct_run &&
+	return vs->qos && vs->acpi_vcpus && vs->caps_cluster && vs->acct_active && vs->acct_run && vs->msr_ctr &&
 	       vs->host_applied ? 0 : -ENOMEM;
 }
 
@@ -317,6 +318,7 @@ void vm_sched_free(struct vm_sched *vs)
 	free(vs->caps_cluster);
 	free(vs->acct_active);
 	free(vs->acct_run);
+	free(vs->msr_ctr);
 	free(vs->host_applied);
 	memset(vs, 0, sizeof(*vs));
 }

@@ -51,8 +51,14 @@ static int msr_read(struct vcpu *v, uint32_t msr, uint64_t *val, void *opaque)
 		*val = 0;
 		return 0;
 	}
+	/*
+	 * Only the vCPU's own thread reads its MSRs, so its served pair needs
+	 * no lock. Neither counter reads the same value twice (fbctr.h:
+	 * the guest's frequency invariance dies of a single zero delta).
+	 */
 	vm_sched_aperfmperf(vs, v->index, &aperf, &mperf);
-	*val = msr == MSR_IA32_APERF ? aperf : mperf;
+	*val = fbctr_read(&vs->msr_ctr[v->index], msr == MSR_IA32_APERF ? FBCTR_ACT : FBCTR_REF,
+			  aperf, mperf);
 	return 0;
 }
 

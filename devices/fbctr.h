@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A pair of feedback counters as the guest reads them: an activity counter
+ * (APERF, CPPC delivered) and its reference (MPERF, CPPC reference).
+ *
+ * The host's accounting behind them moves in steps (the dispatcher's tick,
+ * a settled run), but a guest compares any two of its reads: Linux's
+ * frequency invariance (arch/x86/kernel/cpu/aperfmperf.c, scale_freq_tick)
+ * gives up for good ("went wobbly") on a zero reference delta, or on an
+ * activity delta so small against it that the scale computes to 0 (below
+ * about 1/1500 of the reference with an AMD max ratio).
+ *
+ * So the pair is sampled when the activity counter is read (Linux reads
+ * APERF before MPERF, and CPPC's delivered before reference, everywhere):
+ * that read brings the pair up to the host's account, the reference read
+ * that follows returns the same sample. Whenever the pair moves, the
+ * activity moves by at least 1/FBCTR_MIN_RATIO of the reference step, so the two deltas a guest computes between two
+ * samples keep that ratio. And a counter never reads the same value twice:
+ * a read that would, moves the pair by one tick each. At each activity
+ * read the served pair is at or above the host's account and leads it by at
+ * most one tick per such read; the next real progress absorbs the lead, so
+ * over time the ratio is the host's.
+ */
+#ifndef CAPVISOR_FBCTR_H
+#define CAPVISOR_FBCTR_H
+
+#include <stdint.h>
+
+/* The smallest activity/reference ratio one read may show: 1/128. */
+#define FBCTR_MIN_RATIO		128u
+
+enum fbctr_which { FBCTR_ACT = 1, FBCTR_REF = 2 };
+
+struct fbctr_pair {
+	uint64_t act, ref;	/* last values served */
+	unsigned int read;	/* FBCTR_* bits: counters read at these values */
+};
+
+/*
+ * Serve one read of counter which, given the host's account now (raw_act <=
+ * raw_ref expected, both monotonic): the value the guest gets.
+ */
+uint64_t fbctr_read(struct fbctr_pair *p, enum fbctr_which which, uint64_t raw_act,
+		    uint64_t raw_ref);
+
+#endif
