@@ -395,6 +395,22 @@ static void write_reg32(struct cppc_dev *dev, uint64_t offset, uint32_t v)
 	}
 }
 
+/*
+ * Linux disables CPPC on its way down (amd-pstate's suspend at shutdown
+ * writes cppc_enable 0), so the request at exit is 0 however many came
+ * before: the count and the last one say what the guest asked.
+ */
+static void count_request(struct cppc_dev *dev, bool changed)
+{
+	uint32_t now = effective_locked(dev);
+
+	if (!changed)
+		return;
+	dev->stats.requests++;
+	if (now)
+		dev->stats.last_request = now;
+}
+
 static void cppc_write(struct bus_device *bd, uint64_t offset, const void *data,
 		       unsigned int len)
 {
@@ -411,6 +427,7 @@ static void cppc_write(struct bus_device *bd, uint64_t offset, const void *data,
 		memcpy(&v, data, 4);
 		write_reg32(dev, offset, v);
 		changed = effective_locked(dev) != before;
+		count_request(dev, changed);
 		break;
 	case ACC_CTR64:
 	case ACC_CTR_LO:

@@ -43,6 +43,8 @@ struct cppc_stats {
 	uint64_t ro_writes;	/* write to a read-only register */
 	uint64_t clamped;	/* value outside [lowest, highest] brought inside */
 	uint64_t ignored;	/* value with no meaning (enable not 0/1) dropped */
+	uint64_t requests;	/* writes that changed the effective request */
+	uint32_t last_request;	/* the last non-zero effective request (perf scale) */
 };
 
 /* What the guest would read, plus what capvisor makes of it (for the demo). */

@@ -135,6 +135,20 @@ static const char *cluster_name(struct vm_sched *vs, int pcpu)
 	return c >= 0 ? vs->cfg.host.clusters[c].name : "-";
 }
 
+/* A guest that disabled CPPC at shutdown leaves req 0: say what it asked before. */
+static void print_cppc_requests(struct vm_sched *vs, FILE *f)
+{
+	for (unsigned int i = 0; vs->cppc && i < vs->nr_vcpus; i++) {
+		struct cppc_stats cs;
+
+		cppc_get_stats(&vs->cppc[i], &cs);
+		if (cs.requests)
+			fprintf(f, "vCPU %u: %llu CPPC requests from the guest, the last non-zero "
+				"desired_perf %u (perf scale)\n", i, (unsigned long long)cs.requests,
+				cs.last_request);
+	}
+}
+
 void vm_sched_print_summary(struct vm_sched *vs, FILE *f)
 {
 	uint64_t wall = dispatch_now_ns() - vs->start_ns;
@@ -158,7 +172,8 @@ void vm_sched_print_summary(struct vm_sched *vs, FILE *f)
 			(unsigned long long)r.stats.nr_migrations);
 	}
 	fprintf(f, "(share: of one host CPU; perf: delivered level while active, 0..1024; "
-		   "level: its pCPU's level now; req: guest CPPC request)\n");
+		   "level: its pCPU's level now; req: guest CPPC request now)\n");
+	print_cppc_requests(vs, f);
 }
 
 static json_object *vcpu_json(struct vm_sched *vs, unsigned int i, uint64_t wall)
@@ -189,6 +204,14 @@ static json_object *vcpu_json(struct vm_sched *vs, unsigned int i, uint64_t wall
 			       json_object_new_int64((int64_t)r.stats.throttled_ns));
 	json_object_object_add(o, "migrations",
 			       json_object_new_int64((int64_t)r.stats.nr_migrations));
+	if (vs->cppc) {
+		struct cppc_stats cs;
+
+		cppc_get_stats(&vs->cppc[i], &cs);
+		json_object_object_add(o, "cppc_requests", json_object_new_int64((int64_t)cs.requests));
+		json_object_object_add(o, "cppc_last_request",
+				       json_object_new_int((int)cs.last_request));
+	}
 	json_object_object_add(o, "aperf", json_object_new_int64((int64_t)aperf));
 	json_object_object_add(o, "mperf", json_object_new_int64((int64_t)mperf));
 	return o;

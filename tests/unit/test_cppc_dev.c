@@ -493,7 +493,27 @@ static void test_no_deadlock_with_engine_lock(void)
 	cppc_destroy(&r.dev);
 }
 
+/* A guest that disables CPPC on its way down still shows what it asked. */
+static void test_requests_counted_past_disable(void)
+{
+	struct cppc_dev d;
+	struct cppc_stats st;
+
+	cppc_init(&d, 0, &big);
+	wr(&d, CPPC_REG_ENABLE, 1, 4);		/* no request yet: nothing changes */
+	wr(&d, CPPC_REG_DESIRED_PERF, 100, 4);
+	wr(&d, CPPC_REG_DESIRED_PERF, 100, 4);	/* the same again: not a new request */
+	wr(&d, CPPC_REG_DESIRED_PERF, 200, 4);
+	wr(&d, CPPC_REG_ENABLE, 0, 4);
+	cppc_get_stats(&d, &st);
+	CU_ASSERT_EQUAL(st.requests, 3);
+	CU_ASSERT_EQUAL(st.last_request, 200);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 0);
+	cppc_destroy(&d);
+}
+
 UNIT_SUITE(cppc_dev, NULL, NULL,
+	   UNIT_TEST(test_requests_counted_past_disable),
 	   UNIT_TEST(test_no_deadlock_with_engine_lock),
 	   UNIT_TEST(test_init_and_defaults),
 	   UNIT_TEST(test_request_follows_guest),
