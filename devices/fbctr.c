@@ -25,11 +25,9 @@ static void step(struct fbctr_pair *p, uint64_t raw_act, uint64_t raw_ref)
 uint64_t fbctr_read(struct fbctr_pair *p, enum fbctr_which which, uint64_t raw_act,
 		    uint64_t raw_ref)
 {
-	if (which == FBCTR_ACT && (raw_ref > p->ref || (p->read & FBCTR_ACT))) {
+	/* A counter read again starts a new sample; its partner gets the same one. */
+	if ((p->read & which) || (!p->read && raw_ref > p->ref)) {
 		step(p, raw_act, raw_ref);
-		p->read = 0;
-	} else if (p->read & which) {
-		step(p, 0, 0);	/* one tick each: the sample stays the activity read's */
 		p->read = 0;
 	}
 	p->read |= which;

@@ -10,16 +10,18 @@
  * activity delta so small against it that the scale computes to 0 (below
  * about 1/1500 of the reference with an AMD max ratio).
  *
- * So the pair is sampled when the activity counter is read (Linux reads
- * APERF before MPERF, and CPPC's delivered before reference, everywhere):
- * that read brings the pair up to the host's account, the reference read
+ * So the pair is read as a pair, in either order (Linux reads APERF
+ * before MPERF and CPPC's delivered before reference; our test guest reads
+ * reference first): a read of a counter already read at the current sample
+ * brings the pair up to the host's account, and the read of its partner
  * that follows returns the same sample. Whenever the pair moves, the
- * activity moves by at least 1/FBCTR_MIN_RATIO of the reference step, so the two deltas a guest computes between two
- * samples keep that ratio. And a counter never reads the same value twice:
- * a read that would, moves the pair by one tick each. At each activity
- * read the served pair is at or above the host's account and leads it by at
- * most one tick per such read; the next real progress absorbs the lead, so
- * over time the ratio is the host's.
+ * activity moves by at least 1/FBCTR_MIN_RATIO of the reference step, so
+ * the two deltas a guest computes between two samples keep that ratio. And
+ * a counter never reads the same value twice: a sample that finds no
+ * progress moves the pair by one tick each. At each sample the served pair
+ * is at or above the host's account and leads it by at most one tick per
+ * such read; the next real progress absorbs the lead, so over time the
+ * ratio is the host's.
  */
 #ifndef CAPVISOR_FBCTR_H
 #define CAPVISOR_FBCTR_H
