@@ -396,8 +396,8 @@ static void write_reg32(struct cppc_dev *dev, uint64_t offset, uint32_t v)
 }
 
 /*
- * Linux disables CPPC on its way down (amd-pstate's suspend at shutdown
- * writes cppc_enable 0), so the request at exit is 0 however many came
+ * A stock Linux guest withdraws its request on its way down (cpufreq is
+ * suspended at shutdown), so the request at exit is 0 however many came
  * before: the count and the last one say what the guest asked.
  */
 static void count_request(struct cppc_dev *dev, bool changed)

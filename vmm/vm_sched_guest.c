@@ -206,8 +206,12 @@ static json_object *vcpu_json(struct vm_sched *vs, unsigned int i, uint64_t wall
 			       json_object_new_int64((int64_t)r.stats.nr_migrations));
 	if (vs->cppc) {
 		struct cppc_stats cs;
+		struct cppc_snapshot sn;
 
 		cppc_get_stats(&vs->cppc[i], &cs);
+		cppc_snapshot(&vs->cppc[i], &sn);
+		json_object_object_add(o, "cppc_enable", json_object_new_int((int)sn.enable));
+		json_object_object_add(o, "cppc_desired", json_object_new_int((int)sn.desired));
 		json_object_object_add(o, "cppc_requests", json_object_new_int64((int64_t)cs.requests));
 		json_object_object_add(o, "cppc_last_request",
 				       json_object_new_int((int)cs.last_request));
