@@ -71,6 +71,9 @@ int cppc_init(struct cppc_dev *dev, unsigned int vcpu, const struct acpi_cppc_ca
 	dev->min = caps->lowest_perf;
 	dev->max = caps->highest_perf;
 	dev->guaranteed = caps->guaranteed_perf;
+	/* Delivered may run ahead of reference up to highest / reference perf. */
+	dev->served.max_ratio = (caps->highest_perf * 1024 + acpi_cppc_reference_perf(caps) - 1) /
+				acpi_cppc_reference_perf(caps);
 	dev->host_min_cap = 0;
 	dev->host_max_cap = ACPI_CAPACITY_SCALE;
 	dev->host_min = 0;

@@ -9,13 +9,16 @@
 static void step(struct fbctr_pair *p, uint64_t raw_act, uint64_t raw_ref)
 {
 	uint64_t dref = raw_ref > p->ref ? raw_ref - p->ref : 0;
-	uint64_t dact = raw_act > p->act ? raw_act - p->act : 0;
+	uint64_t dact = raw_act > p->act ? raw_act - p->act : 0, cap;
 
 	if (!dref)
 		dref = 1;
+	cap = (uint64_t)((unsigned __int128)dref * (p->max_ratio ? p->max_ratio : 1024) / 1024);
 	/* A lead of the served activity over the host's is paid back here. */
 	if (dact < dref / FBCTR_MIN_RATIO)
 		dact = dref / FBCTR_MIN_RATIO;
+	if (dact > cap)
+		dact = cap;
 	if (!dact)
 		dact = 1;
 	p->act += dact;

@@ -15,13 +15,15 @@
  * reference first): a read of a counter already read at the current sample
  * brings the pair up to the host's account, and the read of its partner
  * that follows returns the same sample. Whenever the pair moves, the
- * activity moves by at least 1/FBCTR_MIN_RATIO of the reference step, so
- * the two deltas a guest computes between two samples keep that ratio. And
+ * activity moves by at least 1/FBCTR_MIN_RATIO of the reference step and
+ * at most max_ratio of it, so the two deltas a guest computes between two
+ * samples keep those bounds. And
  * a counter never reads the same value twice: a sample that finds no
- * progress moves the pair by one tick each. At each sample the served pair
- * is at or above the host's account and leads it by at most one tick per
- * such read; the next real progress absorbs the lead, so over time the
- * ratio is the host's.
+ * progress moves the pair by one tick each. At each sample the served
+ * reference is at or above the host's account and leads it by at most one
+ * tick per such read; the next real progress absorbs the lead, and carried
+ * activity is paid out within the bounds, so over time the ratio is the
+ * host's.
  */
 #ifndef CAPVISOR_FBCTR_H
 #define CAPVISOR_FBCTR_H
@@ -36,6 +38,14 @@ enum fbctr_which { FBCTR_ACT = 1, FBCTR_REF = 2 };
 struct fbctr_pair {
 	uint64_t act, ref;	/* last values served */
 	unsigned int read;	/* FBCTR_* bits: counters read at these values */
+	/*
+	 * The largest activity step per reference step, in 1/1024 (0: 1024,
+	 * APERF never runs ahead of MPERF; CPPC: highest / reference perf).
+	 * The host's account can jump (run time settled late), and a guest
+	 * would read that jump as one tick far above its highest performance;
+	 * the excess is carried to the next samples instead.
+	 */
+	unsigned int max_ratio;
 };
 
 /*
