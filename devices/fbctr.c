@@ -28,9 +28,17 @@ static void step(struct fbctr_pair *p, uint64_t raw_act, uint64_t raw_ref)
 uint64_t fbctr_read(struct fbctr_pair *p, enum fbctr_which which, uint64_t raw_act,
 		    uint64_t raw_ref)
 {
-	/* A counter read again starts a new sample; its partner gets the same one. */
-	if ((p->read & which) || (!p->read && raw_ref > p->ref)) {
+	/*
+	 * Every activity read samples the pair (only the very first, with no
+	 * progress yet, reads the zeros); the reference read returns that
+	 * sample. A reference read again moves it by one tick each, so a stray
+	 * reference reader never shifts the sample the next activity read takes.
+	 */
+	if (which == FBCTR_ACT && (p->read || raw_ref > p->ref)) {
 		step(p, raw_act, raw_ref);
+		p->read = 0;
+	} else if (p->read & which) {
+		step(p, 0, 0);
 		p->read = 0;
 	}
 	p->read |= which;

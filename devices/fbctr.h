@@ -10,10 +10,10 @@
  * activity delta so small against it that the scale computes to 0 (below
  * about 1/1500 of the reference with an AMD max ratio).
  *
- * So the pair is read as a pair, in either order (Linux reads APERF
- * before MPERF and CPPC's delivered before reference; our test guest reads
- * reference first): a read of a counter already read at the current sample
- * brings the pair up to the host's account, and the read of its partner
+ * So the pair is sampled when the activity counter is read (Linux reads
+ * APERF before MPERF, and CPPC's delivered before reference, everywhere;
+ * so does our test guest): that read brings the pair up to the host's
+ * account, and the reference read
  * that follows returns the same sample. Whenever the pair moves, the
  * activity moves by at least 1/FBCTR_MIN_RATIO of the reference step and
  * at most max_ratio of it, so the two deltas a guest computes between two
