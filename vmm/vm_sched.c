@@ -246,8 +246,13 @@ static bool gate_enter(void *opaque, unsigned int vcpu)
 	struct vm_sched *vs = opaque;
 	char err[256];
 
-	if (vs->d)
-		return dispatch_vcpu_enter(vs->d, vcpu) == DISPATCH_RUN;
+	if (vs->d) {
+		if (dispatch_vcpu_enter(vs->d, vcpu) != DISPATCH_RUN)
+			return false;
+		/* The engine's hold-outs are steal to the guest, as KVM's own are. */
+		vcpu_add_steal(vs->vm->vcpus[vcpu], dispatch_vcpu_take_steal(vs->d, vcpu));
+		return true;
+	}
 	if (!vs->host_applied[vcpu]) {
 		vs->host_applied[vcpu] = true;
 		if (hostsched_apply_self(&vs->qos[vcpu], host_mode_cpu(vs, vcpu), err, sizeof(err)))

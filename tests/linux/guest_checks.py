@@ -125,7 +125,13 @@ class Checks:
     def check_03_steal_time(self):
         for n in (0, 1):
             steal, total = self.stat_delta("contend", n)
-            self.check(f"steal: cpu{n} shares one pCPU, a large part is steal", total and steal / total >= 0.25,
+            # The engine holds each of the two out about half of their
+            # runnable time, and KVM adds the L1 host's run-queue delay.
+            # Before capvisor added its hold-outs to the guest's steal-time
+            # record the guest saw only KVM's part: 26-52% in four runs of
+            # this configuration; with them 80-83%.
+            self.check(f"steal: cpu{n} shares one pCPU, what capvisor held out is steal",
+                       total and steal / total >= 0.6,
                        f"steal {steal} of {total} ticks ({100 * steal / max(total, 1):.0f}%)")
         # With a pCPU each capvisor holds nobody out; what the guest counts
         # there is the L1 host's own run-queue delay (KVM adds it).
