@@ -71,6 +71,9 @@ int cppc_init(struct cppc_dev *dev, unsigned int vcpu, const struct acpi_cppc_ca
 	dev->min = caps->lowest_perf;
 	dev->max = caps->highest_perf;
 	dev->guaranteed = caps->guaranteed_perf;
+	/* Delivered may run ahead of reference up to highest / reference perf. */
+	dev->served.max_ratio = (caps->highest_perf * 1024 + acpi_cppc_reference_perf(caps) - 1) /
+				acpi_cppc_reference_perf(caps);
 	dev->host_min_cap = 0;
 	dev->host_max_cap = ACPI_CAPACITY_SCALE;
 	dev->host_min = 0;
@@ -271,9 +274,19 @@ static enum cppc_access classify(uint64_t offset, unsigned int len)
 	return ACC_BAD_OFFSET;
 }
 
-static uint64_t *counter_of(struct cppc_dev *dev, uint64_t offset)
+/*
+ * A counter as the guest sees it: never the same value twice (fbctr.h), so
+ * that any two reads give a usable delta even between two of the host's
+ * feeds. The high half of a split read belongs to the value its low half got.
+ */
+static uint64_t served_counter(struct cppc_dev *dev, uint64_t offset, bool new_read)
 {
-	return (offset & ~7ull) == CPPC_REG_REF_COUNTER ? &dev->ref_counter : &dev->del_counter;
+	bool ref = (offset & ~7ull) == CPPC_REG_REF_COUNTER;
+
+	if (!new_read)
+		return ref ? dev->served.ref : dev->served.act;
+	return fbctr_read(&dev->served, ref ? FBCTR_REF : FBCTR_ACT, dev->del_counter,
+			  dev->ref_counter);
 }
 
 static uint32_t read_reg32(const struct cppc_dev *dev, uint64_t offset)
@@ -326,10 +339,10 @@ static void cppc_read(struct bus_device *bd, uint64_t offset, void *data, unsign
 		break;
 	case ACC_CTR64:
 	case ACC_CTR_LO:
-		v = *counter_of(dev, offset);
+		v = served_counter(dev, offset, true);
 		break;
 	case ACC_CTR_HI:
-		v = *counter_of(dev, offset) >> 32;
+		v = served_counter(dev, offset, false) >> 32;
 		break;
 	default:
 		count_bad(dev, acc, "read", offset, len);
@@ -385,6 +398,22 @@ static void write_reg32(struct cppc_dev *dev, uint64_t offset, uint32_t v)
 	}
 }
 
+/*
+ * A stock Linux guest withdraws its request on its way down (cpufreq is
+ * suspended at shutdown), so the request at exit is 0 however many came
+ * before: the count and the last one say what the guest asked.
+ */
+static void count_request(struct cppc_dev *dev, bool changed)
+{
+	uint32_t now = effective_locked(dev);
+
+	if (!changed)
+		return;
+	dev->stats.requests++;
+	if (now)
+		dev->stats.last_request = now;
+}
+
 static void cppc_write(struct bus_device *bd, uint64_t offset, const void *data,
 		       unsigned int len)
 {
@@ -401,6 +430,7 @@ static void cppc_write(struct bus_device *bd, uint64_t offset, const void *data,
 		memcpy(&v, data, 4);
 		write_reg32(dev, offset, v);
 		changed = effective_locked(dev) != before;
+		count_request(dev, changed);
 		break;
 	case ACC_CTR64:
 	case ACC_CTR_LO:

@@ -27,6 +27,7 @@
 
 #include "acpi/acpi.h"
 #include "devices/bus.h"
+#include "devices/fbctr.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -42,6 +43,8 @@ struct cppc_stats {
 	uint64_t ro_writes;	/* write to a read-only register */
 	uint64_t clamped;	/* value outside [lowest, highest] brought inside */
 	uint64_t ignored;	/* value with no meaning (enable not 0/1) dropped */
+	uint64_t requests;	/* writes that changed the effective request */
+	uint32_t last_request;	/* the last non-zero effective request (perf scale) */
 };
 
 /* What the guest would read, plus what capvisor makes of it (for the demo). */
@@ -68,6 +71,7 @@ struct cppc_dev {
 	uint32_t host_min, host_max;			/* the same on the perf scale */
 	uint64_t ref_counter, del_counter;
 	uint64_t del_remainder;		/* fraction of a delivered tick carried over */
+	struct fbctr_pair served;	/* the counters as the guest last read them */
 	struct cppc_stats stats;
 	unsigned int warned;		/* kinds of guest errors already logged */
 

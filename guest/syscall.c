@@ -44,8 +44,9 @@ static long sys_cppc_read(u64 out)
 	r->enable = mmio_read32(page + CPPC_REG_ENABLE);
 	r->perf_limited = mmio_read32(page + CPPC_REG_PERF_LIMITED);
 	r->auto_sel = mmio_read32(page + CPPC_REG_AUTO_SEL);
-	r->reference = mmio_read64(page + CPPC_REG_REF_COUNTER);
+	/* Delivered first, as Linux reads them: the pair is sampled at that read. */
 	r->delivered = mmio_read64(page + CPPC_REG_DEL_COUNTER);
+	r->reference = mmio_read64(page + CPPC_REG_REF_COUNTER);
 	r->guaranteed = mmio_read32(page + CPPC_REG_GUARANTEED_PERF);
 	return 0;
 }

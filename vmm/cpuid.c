@@ -53,6 +53,9 @@ static const struct cpu_feature features[] = {
 _Static_assert(NR_FEATURES <= 64, "cpuid_feature_set has 64 bits");
 
 #define HYPERV_BASE		0x40000000u
+#define KVM_FEATURES_LEAF	0x40000001u
+#define KVM_FEATURE_PV_SCHED_YIELD	(1u << 13)
+#define LEAF1_ECX_HYPERVISOR	(1u << 31)
 #define HYPERV_TSC_LEAF		0x40000010u
 #define APIC_BUS_KHZ		1000000u	/* KVM's LAPIC timer counts at 1 GHz */
 #define LEAF6_ECX_APERFMPERF	(1u << 0)
@@ -331,12 +334,47 @@ static int add_tsc_leaf(struct kvm_cpuid2 *c, size_t max_entries, uint32_t tsc_k
 	return 0;
 }
 
+/* Leaf 0x40000000 says "KVMKVMKVM\0\0\0". */
+static bool is_kvm_base(const struct kvm_cpuid_entry2 *e)
+{
+	return e && e->ebx == 0x4b4d564bu && e->ecx == 0x564b4d56u && e->edx == 0x4du;
+}
+
+/*
+ * The KVM leaves are only read by a guest that sees the hypervisor bit
+ * (CPUID.1:ECX[31]). KVM_GET_SUPPORTED_CPUID on hardware KVM leaves it clear
+ * (every VMM sets it), and without it Linux boots "on bare hardware": no
+ * kvm-clock, steal time or PV spinlocks. So it is set exactly when the KVM
+ * leaves are there to be found.
+ *
+ * PV sched yield is hidden: the guest would hypercall KVM to yield to a vCPU
+ * it sees preempted, and KVM only yields to a thread preempted inside
+ * KVM_RUN, never to one the engine holds outside it, so the hypercall would
+ * do nothing. Without it the guest sends the IPI, the target's wakeup
+ * reaches the engine, and the engine decides (docs/testing-linux.md).
+ */
+static void fixup_kvm_leaves(struct kvm_cpuid2 *c)
+{
+	struct kvm_cpuid_entry2 *base = find(c, HYPERV_BASE, 0), *feat, *e;
+
+	if (!is_kvm_base(base))
+		return;
+	if ((e = find(c, 1, 0)))
+		e->ecx |= LEAF1_ECX_HYPERVISOR;
+	feat = find(c, KVM_FEATURES_LEAF, 0);
+	if (feat)
+		feat->eax &= ~KVM_FEATURE_PV_SCHED_YIELD;
+	if (feat && base->eax < KVM_FEATURES_LEAF)
+		base->eax = KVM_FEATURES_LEAF;
+}
+
 int cpuid_fixup(struct kvm_cpuid2 *c, size_t max_entries, const struct cpuid_config *cfg)
 {
 	unsigned int n = cfg->nr_vcpus;
 	struct kvm_cpuid_entry2 *e;
 
 	hide_features(c, cfg->hide);
+	fixup_kvm_leaves(c);
 	if ((e = find(c, 1, 0))) {
 		e->ebx = (e->ebx & ~0x00ff0000u) | ((n > 255 ? 255 : n) << 16);
 		if (n > 1)

@@ -121,6 +121,12 @@ int dispatch_vcpu_report(struct dispatch *d, unsigned int vcpu, struct dispatch_
 /* Just run_ns and active_ns of dispatch_vcpu_report(), brought up to now. */
 void dispatch_vcpu_times(struct dispatch *d, unsigned int vcpu, uint64_t *active_ns,
 			 uint64_t *run_ns);
+/*
+ * Time the engine held the vCPU out while runnable since the last call: what
+ * the guest should see as steal (the vCPU thread adds it to the guest's
+ * steal-time record before it enters KVM_RUN).
+ */
+uint64_t dispatch_vcpu_take_steal(struct dispatch *d, unsigned int vcpu);
 /* What the dispatcher thread itself did: engine ticks and times it woke. */
 struct dispatch_counters {
 	uint64_t ticks, wakeups;

@@ -28,6 +28,7 @@ struct dvcpu {
 	uint64_t cpu_enter;		/* its CPU time when the run began */
 	uint64_t acct_ns;		/* last active/stolen accounting point */
 	uint64_t run_ns, active_ns, stolen_ns;
+	uint64_t stolen_told;		/* stolen_ns already added to the guest's steal time */
 };
 
 /*

@@ -25,6 +25,7 @@
 #define KVM_STEAL_TIME_ENABLED		0x1ULL
 #define KVM_STEAL_TIME_ADDR_MASK	(~0x3fULL)
 #define STEAL_TIME_PREEMPTED_OFFSET	16	/* struct kvm_steal_time.preempted */
+#define STEAL_TIME_RECORD_SIZE		64	/* sizeof(struct kvm_steal_time) */
 #define KVM_VCPU_PREEMPTED_FLAG		0x1
 
 /* The kvm_run of the vCPU this thread runs, for the kick handler. */
@@ -322,7 +323,8 @@ int vcpu_halted(const struct vcpu *v)
 	return ret ? ret : val != 0;
 }
 
-int vcpu_set_preempted(struct vcpu *v, bool preempted)
+/* The guest's struct kvm_steal_time, or NULL when it has not enabled one. */
+static uint8_t *steal_record(struct vcpu *v)
 {
 	/* struct kvm_msrs with one entry, without a flexible member mid-struct. */
 	union {
@@ -330,17 +332,53 @@ int vcpu_set_preempted(struct vcpu *v, bool preempted)
 		uint8_t bytes[sizeof(struct kvm_msrs) + sizeof(struct kvm_msr_entry)];
 	} buf = { .hdr.nmsrs = 1 };
 	struct kvm_msr_entry *e = &buf.hdr.entries[0];
-	uint8_t *flag;
 
 	e->index = MSR_KVM_STEAL_TIME;
 	if (ioctl(v->fd, KVM_GET_MSRS, &buf) != 1)
-		return -EIO;
+		return NULL;
 	if (!(e->data & KVM_STEAL_TIME_ENABLED))
+		return NULL;
+	return guest_mem_ptr(&v->vm->mem, e->data & KVM_STEAL_TIME_ADDR_MASK,
+			     STEAL_TIME_RECORD_SIZE);
+}
+
+int vcpu_set_preempted(struct vcpu *v, bool preempted)
+{
+	uint8_t *rec = steal_record(v);
+
+	if (!rec)
 		return -ENOENT;
-	flag = guest_mem_ptr(&v->vm->mem, (e->data & KVM_STEAL_TIME_ADDR_MASK) +
-				 STEAL_TIME_PREEMPTED_OFFSET, 1);
-	if (!flag)
+	__atomic_store_n(rec + STEAL_TIME_PREEMPTED_OFFSET, preempted ? KVM_VCPU_PREEMPTED_FLAG : 0,
+			 __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * The guest reads steal and version in a loop until it sees an even version
+ * that did not change (kvm_steal_clock()): bump it to odd, add, bump to even,
+ * as KVM's record_steal_time() does.
+ */
+void steal_record_add(uint8_t *rec, uint64_t ns)
+{
+	uint32_t *version = (uint32_t *)(rec + STEAL_TIME_VERSION_OFFSET);
+	uint64_t *steal = (uint64_t *)rec;
+
+	__atomic_store_n(version, *version + 1, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(steal, *steal + ns, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(version, *version + 1, __ATOMIC_RELEASE);
+}
+
+int vcpu_add_steal(struct vcpu *v, uint64_t ns)
+{
+	uint8_t *rec;
+
+	if (!ns)
+		return 0;
+	rec = steal_record(v);
+	if (!rec)
 		return -ENOENT;
-	__atomic_store_n(flag, preempted ? KVM_VCPU_PREEMPTED_FLAG : 0, __ATOMIC_RELEASE);
+	steal_record_add(rec, ns);
 	return 0;
 }

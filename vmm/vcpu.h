@@ -85,6 +85,14 @@ int vcpu_halted(const struct vcpu *v);
  * Returns 0, -ENOENT when the guest has no steal-time area.
  */
 int vcpu_set_preempted(struct vcpu *v, bool preempted);
+/*
+ * Add ns to the guest's steal time (time capvisor held the vCPU out while it
+ * was runnable; KVM adds only host run-queue delay). Same rules as above.
+ */
+int vcpu_add_steal(struct vcpu *v, uint64_t ns);
+/* The update itself, on a struct kvm_steal_time (steal at 0, version at 8). */
+#define STEAL_TIME_VERSION_OFFSET	8
+void steal_record_add(uint8_t *rec, uint64_t ns);
 
 /* The run loop's exit handling (vcpu_exit.c); returns false to end the thread. */
 bool vcpu_handle_exit(struct vcpu *v);

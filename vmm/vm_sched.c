@@ -96,8 +96,9 @@ static int alloc_arrays(struct vm_sched *vs, unsigned int n)
 	vs->caps_cluster = calloc(n, sizeof(*vs->caps_cluster));
 	vs->acct_active = calloc(n, sizeof(uint64_t));
 	vs->acct_run = calloc(n, sizeof(uint64_t));
+	vs->msr_ctr = calloc(n, sizeof(*vs->msr_ctr));
 	vs->host_applied = calloc(n, sizeof(bool));
-	return vs->qos && vs->acpi_vcpus && vs->caps_cluster && vs->acct_active && vs->acct_run &&
+	return vs->qos && vs->acpi_vcpus && vs->caps_cluster && vs->acct_active && vs->acct_run && vs->msr_ctr &&
 	       vs->host_applied ? 0 : -ENOMEM;
 }
 
@@ -291,8 +292,13 @@ static bool gate_enter(void *opaque, unsigned int vcpu)
 	struct vm_sched *vs = opaque;
 	char err[256];
 
-	if (vs->d)
-		return dispatch_vcpu_enter(vs->d, vcpu) == DISPATCH_RUN;
+	if (vs->d) {
+		if (dispatch_vcpu_enter(vs->d, vcpu) != DISPATCH_RUN)
+			return false;
+		/* The engine's hold-outs are steal to the guest, as KVM's own are. */
+		vcpu_add_steal(vs->vm->vcpus[vcpu], dispatch_vcpu_take_steal(vs->d, vcpu));
+		return true;
+	}
 	if (!vs->host_applied[vcpu]) {
 		vs->host_applied[vcpu] = true;
 		if (hostsched_apply_self(&vs->qos[vcpu], host_mode_cpu(vs, vcpu), err, sizeof(err)))
@@ -363,6 +369,7 @@ void vm_sched_free(struct vm_sched *vs)
 	free(vs->caps_cluster);
 	free(vs->acct_active);
 	free(vs->acct_run);
+	free(vs->msr_ctr);
 	free(vs->host_applied);
 	memset(vs, 0, sizeof(*vs));
 }

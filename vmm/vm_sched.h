@@ -19,6 +19,7 @@
 
 #include "acpi/acpi.h"
 #include "devices/cppc.h"
+#include "devices/fbctr.h"
 #include "devices/hint.h"
 #include "vmm/dispatch.h"
 #include "vmm/hostspec.h"
@@ -50,6 +51,7 @@ struct vm_sched {
 	struct cppc_dev *cppc;			/* per vCPU, NULL when disabled */
 	struct hint_dev *hint;			/* per vCPU, NULL with --sched host */
 	uint64_t *acct_active, *acct_run;	/* CPPC counters fed up to here */
+	struct fbctr_pair *msr_ctr;		/* APERF/MPERF as last served to the guest */
 	bool *host_applied;
 	uint64_t start_ns;
 };

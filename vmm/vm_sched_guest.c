@@ -51,8 +51,14 @@ static int msr_read(struct vcpu *v, uint32_t msr, uint64_t *val, void *opaque)
 		*val = 0;
 		return 0;
 	}
+	/*
+	 * Only the vCPU's own thread reads its MSRs, so its served pair needs
+	 * no lock. Neither counter reads the same value twice (fbctr.h:
+	 * the guest's frequency invariance dies of a single zero delta).
+	 */
 	vm_sched_aperfmperf(vs, v->index, &aperf, &mperf);
-	*val = msr == MSR_IA32_APERF ? aperf : mperf;
+	*val = fbctr_read(&vs->msr_ctr[v->index], msr == MSR_IA32_APERF ? FBCTR_ACT : FBCTR_REF,
+			  aperf, mperf);
 	return 0;
 }
 
@@ -129,6 +135,20 @@ static const char *cluster_name(struct vm_sched *vs, int pcpu)
 	return c >= 0 ? vs->cfg.host.clusters[c].name : "-";
 }
 
+/* A guest that disabled CPPC at shutdown leaves req 0: say what it asked before. */
+static void print_cppc_requests(struct vm_sched *vs, FILE *f)
+{
+	for (unsigned int i = 0; vs->cppc && i < vs->nr_vcpus; i++) {
+		struct cppc_stats cs;
+
+		cppc_get_stats(&vs->cppc[i], &cs);
+		if (cs.requests)
+			fprintf(f, "vCPU %u: %llu CPPC requests from the guest, the last non-zero "
+				"desired_perf %u (perf scale)\n", i, (unsigned long long)cs.requests,
+				cs.last_request);
+	}
+}
+
 void vm_sched_print_summary(struct vm_sched *vs, FILE *f)
 {
 	uint64_t wall = dispatch_now_ns() - vs->start_ns;
@@ -152,7 +172,8 @@ void vm_sched_print_summary(struct vm_sched *vs, FILE *f)
 			(unsigned long long)r.stats.nr_migrations);
 	}
 	fprintf(f, "(share: of one host CPU; perf: delivered level while active, 0..1024; "
-		   "level: its pCPU's level now; req: guest CPPC request)\n");
+		   "level: its pCPU's level now; req: guest CPPC request now)\n");
+	print_cppc_requests(vs, f);
 }
 
 static json_object *vcpu_json(struct vm_sched *vs, unsigned int i, uint64_t wall)
@@ -183,6 +204,18 @@ static json_object *vcpu_json(struct vm_sched *vs, unsigned int i, uint64_t wall
 			       json_object_new_int64((int64_t)r.stats.throttled_ns));
 	json_object_object_add(o, "migrations",
 			       json_object_new_int64((int64_t)r.stats.nr_migrations));
+	if (vs->cppc) {
+		struct cppc_stats cs;
+		struct cppc_snapshot sn;
+
+		cppc_get_stats(&vs->cppc[i], &cs);
+		cppc_snapshot(&vs->cppc[i], &sn);
+		json_object_object_add(o, "cppc_enable", json_object_new_int((int)sn.enable));
+		json_object_object_add(o, "cppc_desired", json_object_new_int((int)sn.desired));
+		json_object_object_add(o, "cppc_requests", json_object_new_int64((int64_t)cs.requests));
+		json_object_object_add(o, "cppc_last_request",
+				       json_object_new_int((int)cs.last_request));
+	}
 	json_object_object_add(o, "aperf", json_object_new_int64((int64_t)aperf));
 	json_object_object_add(o, "mperf", json_object_new_int64((int64_t)mperf));
 	return o;

@@ -188,8 +188,8 @@ static void test_bad_widths_and_offsets(void)
 	wr(&d, CPPC_REG_DEL_COUNTER + 4, 12345, 4);
 	wr(&d, CPPC_REG_GUARANTEED_PERF, 100, 4);
 	wr(&d, CPPC_REG_AUTO_SEL, 1, 4);
-	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_REF_COUNTER, 8), 0);
 	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DEL_COUNTER, 8), 0);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_REF_COUNTER, 8), 0);
 	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_GUARANTEED_PERF, 4), 32);
 	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_AUTO_SEL, 4), 0);
 	cppc_get_stats(&d, &st);
@@ -200,31 +200,37 @@ static void test_bad_widths_and_offsets(void)
 static void test_counters(void)
 {
 	struct cppc_dev d;
-	uint64_t ref, del;
+	uint64_t ref, del, lo;
 	unsigned int i;
 
 	cppc_init(&d, 0, &big);		/* nominal 204 */
 	cppc_account(&d, 1000, 204);
-	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_REF_COUNTER, 8), 1000);
+	/* Read as Linux does: delivered, then reference of the same sample. */
 	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DEL_COUNTER, 8), 1000);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_REF_COUNTER, 8), 1000);
 	/* Remainders carry: 1000 rounds of 7 ticks at 102 = exactly half. */
 	for (i = 0; i < 1000; i++)
 		cppc_account(&d, 7, 102);
-	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_REF_COUNTER, 8), 8000);
 	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DEL_COUNTER, 8), 1000 + 3500);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_REF_COUNTER, 8), 8000);
 	/* Boost: delivered above nominal counts faster; above highest is capped. */
 	cppc_account(&d, 204, 255);
 	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DEL_COUNTER, 8), 4500 + 255);
 	cppc_account(&d, 204, 9999);
 	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DEL_COUNTER, 8), 4755 + 255);
-	/* Halves of a counter beyond 32 bits. */
+	/*
+	 * Halves of a counter beyond 32 bits: the high half belongs to the
+	 * low half's read. Reading the reference again moves it by a tick.
+	 */
 	cppc_account(&d, 0x100000000ull, 204);
-	ref = rd(&d, CPPC_REG_REF_COUNTER, 8);
-	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_REF_COUNTER, 4), ref & 0xffffffffu);
-	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_REF_COUNTER + 4, 4), ref >> 32);
 	del = rd(&d, CPPC_REG_DEL_COUNTER, 8);
-	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DEL_COUNTER + 4, 4), del >> 32);
+	ref = rd(&d, CPPC_REG_REF_COUNTER, 8);
 	CU_ASSERT_EQUAL(ref >> 32, 1);
+	lo = rd(&d, CPPC_REG_REF_COUNTER, 4);
+	CU_ASSERT_EQUAL(lo | rd(&d, CPPC_REG_REF_COUNTER + 4, 4) << 32, ref + 1);
+	lo = rd(&d, CPPC_REG_DEL_COUNTER, 4);	/* a new sample: one more tick */
+	CU_ASSERT_EQUAL(lo | rd(&d, CPPC_REG_DEL_COUNTER + 4, 4) << 32, del + 2);
+	del += 2;
 	/* No overflow in the multiplication for huge deltas. */
 	cppc_account(&d, UINT64_MAX / 2, 255);
 	CU_ASSERT(rd(&d, CPPC_REG_DEL_COUNTER, 8) > del);
@@ -249,10 +255,10 @@ static void test_common_reference(void)
 		cppc_account(&l, 1000, 128);
 		cppc_account(&b, 1000, 255);
 	}
-	lr = rd(&l, CPPC_REG_REF_COUNTER, 8);
 	ld = rd(&l, CPPC_REG_DEL_COUNTER, 8);
-	br = rd(&b, CPPC_REG_REF_COUNTER, 8);
+	lr = rd(&l, CPPC_REG_REF_COUNTER, 8);
 	bd = rd(&b, CPPC_REG_DEL_COUNTER, 8);
+	br = rd(&b, CPPC_REG_REF_COUNTER, 8);
 	CU_ASSERT_EQUAL(lr, 1000000);
 	CU_ASSERT_EQUAL(br, 1000000);
 	CU_ASSERT_EQUAL(bd, 1000000);
@@ -481,12 +487,33 @@ static void test_no_deadlock_with_engine_lock(void)
 	pthread_join(d, NULL);
 	CU_ASSERT(r.notified > 0);
 	CU_ASSERT(r.seen_max <= 127);		/* uclamp max 512 -> perf 127 */
+	rd(&r.dev, CPPC_REG_DEL_COUNTER, 8);
 	CU_ASSERT_EQUAL(rd(&r.dev, CPPC_REG_REF_COUNTER, 8), 5000000);
 	pthread_mutex_destroy(&r.engine);
 	cppc_destroy(&r.dev);
 }
 
+/* A guest that disables CPPC on its way down still shows what it asked. */
+static void test_requests_counted_past_disable(void)
+{
+	struct cppc_dev d;
+	struct cppc_stats st;
+
+	cppc_init(&d, 0, &big);
+	wr(&d, CPPC_REG_ENABLE, 1, 4);		/* no request yet: nothing changes */
+	wr(&d, CPPC_REG_DESIRED_PERF, 100, 4);
+	wr(&d, CPPC_REG_DESIRED_PERF, 100, 4);	/* the same again: not a new request */
+	wr(&d, CPPC_REG_DESIRED_PERF, 200, 4);
+	wr(&d, CPPC_REG_ENABLE, 0, 4);
+	cppc_get_stats(&d, &st);
+	CU_ASSERT_EQUAL(st.requests, 3);
+	CU_ASSERT_EQUAL(st.last_request, 200);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 0);
+	cppc_destroy(&d);
+}
+
 UNIT_SUITE(cppc_dev, NULL, NULL,
+	   UNIT_TEST(test_requests_counted_past_disable),
 	   UNIT_TEST(test_no_deadlock_with_engine_lock),
 	   UNIT_TEST(test_init_and_defaults),
 	   UNIT_TEST(test_request_follows_guest),

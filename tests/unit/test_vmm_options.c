@@ -184,7 +184,9 @@ static struct kvm_cpuid2 *fake_cpuid(void)
 		{ .function = 0xd, .flags = KVM_CPUID_FLAG_SIGNIFCANT_INDEX, .eax = 7, .ebx = 0x988 },
 		{ .function = 0x80000008, .ebx = 1u << 27, .ecx = 0x7001 },
 		{ .function = 0x8000001e },
-		{ .function = 0x40000000, .eax = 0x40000001 },
+		{ .function = 0x40000000, .eax = 0x40000001, .ebx = 0x4b4d564b, .ecx = 0x564b4d56,
+		  .edx = 0x4d },
+		{ .function = 0x40000001, .eax = (1u << 3) | (1u << 5) | (1u << 13) },
 	};
 	size_t n = sizeof(base) / sizeof(base[0]);
 	struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + (n + CPUID_SPARE_ENTRIES) * sizeof(base[0]));
@@ -235,6 +237,16 @@ static void test_cpuid_fixup(void)
 	CU_ASSERT_EQUAL(entry(c, 0x8000001e, 0)->eax, 5);
 	CU_ASSERT_EQUAL(entry(c, 0x40000000, 0)->eax, 0x40000010);
 	CU_ASSERT_EQUAL(entry(c, 0x40000010, 0)->eax, 2400000);
+	/* KVM leaves there: the hypervisor bit says so; PV sched yield is hidden. */
+	CU_ASSERT_NOT_EQUAL(entry(c, 1, 0)->ecx & (1u << 31), 0);
+	CU_ASSERT_EQUAL(entry(c, 0x40000001, 0)->eax, (1u << 3) | (1u << 5));
+	free(c);
+	/* No KVM signature: no hypervisor bit pointing at leaves nobody filled. */
+	c = fake_cpuid();
+	entry(c, 0x40000000, 0)->ebx = 0;
+	cfg = (struct cpuid_config){ .nr_vcpus = 1 };
+	CU_ASSERT_EQUAL(cpuid_fixup(c, c->nent + CPUID_SPARE_ENTRIES, &cfg), 0);
+	CU_ASSERT_EQUAL(entry(c, 1, 0)->ecx & (1u << 31), 0);
 	free(c);
 	/* Without hiding or APERFMPERF nothing of that is touched. */
 	c = fake_cpuid();

@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+# A stock Linux guest under capvisor, on any machine: QEMU's TCG emulates an
+# AMD SVM host (L1: Debian's 6.1 kernel with kvm_amd npt=0), capvisor from
+# this build runs inside it and boots Debian's 6.1 kernel (L2) with a
+# busybox initramfs whose init (l2_init.sh) reports what Linux believes as
+# JSON lines. On a VMX/SVM host the same runs go straight to capvisor
+# ("direct"), without QEMU. See docs/testing-linux.md.
+#
+# As a library: fetch_kernel(), then run_nested(runs) or run_direct(runs),
+# each run a Run(name, args, workload, cmdline); results are Result objects.
+# By hand:
+#   tests/linux/nested.py --workload hetero -- --vcpus 2 --host big=1:1024,little=1:512 \
+#       --vcpu 0:cluster=big --vcpu 1:cluster=little
+import argparse, glob, importlib.machinery, importlib.util, json, os, re, shlex, shutil
+import subprocess, sys, tempfile, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CAPVISOR = os.environ.get("CAPVISOR", "build/capvisor")
+# The SVM CPU TCG can emulate (docs/testing-linux.md: why Milan, why these flags).
+QEMU_CPU = ("EPYC-Milan,+svm,+npt,-nrip-save,-pcid,-invpcid,-rdseed,-sha-ni,-rdpid,-fsrm,"
+            "-fxsr-opt,-misalignsse,-3dnowprefetch,-osvw,-topoext,-perfctr-core,-clzero,"
+            "-xsaveerptr,-wbnoinvd,-ibpb,-ibrs,-amd-stibp,-amd-ssbd,-xsavec,-xsaves")
+KVM_MODULES = ("virt/lib/irqbypass.ko", "arch/x86/kvm/kvm.ko", "drivers/crypto/ccp/ccp.ko",
+               "arch/x86/kvm/kvm-amd.ko")	# load order: the .deb has no modules.dep
+L1_MEM = "2G"
+L2_MEM = "512M"
+L2_CMDLINE = "console=ttyS0 rdinit=/init quiet amd_pstate=passive"
+
+
+class Skip(Exception):
+    """The stack cannot be had here (no QEMU, no kernel package): exit 77."""
+
+
+class Run:
+    def __init__(self, name, args, workload, cmdline=""):
+        self.name, self.args, self.workload, self.cmdline = name, list(args), workload, cmdline
+
+    def l2_cmdline(self):
+        return f"{L2_CMDLINE} capvisor_workload={self.workload} {self.cmdline}".strip()
+
+
+class Result:
+    """What one run gave: the guest's JSON lines, QMP samples, capvisor's stats."""
+
+    def __init__(self, name):
+        self.name = name
+        self.guest = []		# l2_init.sh's objects, in order
+        self.samples = {}	# phase -> query-vcpus reply (the "return" list)
+        self.stats = None	# --stats-json
+        self.rc = None
+        self.console = []	# every L2 console line
+        self.stderr = []
+
+    def of(self, kind, **match):
+        return [o for o in self.guest if o.get("k") == kind and
+                all(o.get(k) == v for k, v in match.items())]
+
+    def dmesg(self):
+        return [o["line"] for o in self.of("dmesg")]
+
+    def finished(self):
+        return bool(self.of("end"))
+
+
+def _early_boot():
+    path = os.path.join(HERE, "..", "integration", "test_linux_early_boot")
+    loader = importlib.machinery.SourceFileLoader("early_boot", path)
+    spec = importlib.util.spec_from_loader("early_boot", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+class Kernel:
+    def __init__(self, deb, vmlinuz, vmlinux, modules):
+        self.deb, self.vmlinuz, self.vmlinux, self.modules = deb, vmlinuz, vmlinux, modules
+
+
+def fetch_kernel():
+    """Debian's linux-image-6.1.0-*-amd64 in the test cache: vmlinuz, vmlinux, KVM modules."""
+    eb = _early_boot()
+    try:
+        cache = eb.cache_dir()
+        deb = eb.fetch_deb(cache)
+    except SystemExit as e:
+        if e.code == 77:
+            raise Skip("the kernel package cannot be had (see above)")
+        raise
+    vmlinuz = eb.extract_vmlinuz(deb, cache)
+    vmlinux = eb.extract_vmlinux(vmlinuz, cache)
+    out = os.path.join(cache, "extract")
+    have = [glob.glob(os.path.join(out, "lib", "modules", "*", "kernel", m)) for m in KVM_MODULES]
+    if not all(have):
+        tar = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", deb], stdout=subprocess.PIPE)
+        subprocess.run(["tar", "-x", "-C", out, "--wildcards"] +
+                       [f"./lib/modules/*/kernel/{m}" for m in KVM_MODULES],
+                       stdin=tar.stdout, check=True)
+        tar.wait()
+        have = [glob.glob(os.path.join(out, "lib", "modules", "*", "kernel", m))
+                for m in KVM_MODULES]
+    return Kernel(deb, vmlinuz, vmlinux, [h[0] for h in have])
+
+
+def _cpio(root, out):
+    files = subprocess.run("find . | sort", shell=True, cwd=root, capture_output=True,
+                           text=True, check=True).stdout
+    subprocess.run(["cpio", "-o", "-H", "newc", "--quiet", "-O", out], cwd=root, input=files,
+                   text=True, check=True)
+
+
+def _busybox():
+    for b in (shutil.which("busybox"), "/bin/busybox", "/usr/bin/busybox"):
+        if b and os.path.exists(b):
+            ldd = subprocess.run(["ldd", b], capture_output=True, text=True)
+            if "not a dynamic executable" not in ldd.stdout + ldd.stderr:
+                continue	# the guests have no shared libraries for it
+            return b
+    raise Skip("no static busybox (Debian package busybox-static)")
+
+
+def build_l2_initramfs(d):
+    root = os.path.join(d, "l2root")
+    for sub in ("bin", "proc", "sys", "dev"):
+        os.makedirs(os.path.join(root, sub), exist_ok=True)
+    shutil.copy(_busybox(), os.path.join(root, "bin", "busybox"))
+    shutil.copy(os.path.join(HERE, "l2_init.sh"), os.path.join(root, "init"))
+    os.chmod(os.path.join(root, "init"), 0o755)
+    out = os.path.join(d, "l2.cpio")
+    _cpio(root, out)
+    return out
+
+
+def _shared_libs(binary):
+    """The libraries ldd lists and the dynamic loader, as absolute paths."""
+    out = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
+    libs = []
+    for line in out.splitlines():
+        m = re.search(r"(/\S+) \(0x", line)
+        if m and os.path.exists(m.group(1)):
+            libs.append(m.group(1))
+    return libs
+
+
+L1_INIT = r"""#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+mkdir -p /tmp; mount -t tmpfs tmp /tmp
+for m in irqbypass kvm ccp; do insmod /lib/kvm/$m.ko || echo "L1 insmod $m failed"; done
+insmod /lib/kvm/kvm-amd.ko npt=0 || echo "L1 insmod kvm-amd failed"
+echo "L1 kvm $(ls /dev/kvm 2>&1)"
+
+# run NAME CMDLINE ARGS...: capvisor boots L2; sample lines trigger a QMP query.
+run() {
+	name=$1 cl=$2; shift 2
+	echo "L1 begin $name"
+	( /bin/capvisor run --kernel /l2/vmlinux --initrd /l2/initrd.cpio --mem %(l2mem)s \
+		--api-socket /tmp/$name.sock --stats-json /tmp/$name.json --cmdline "$cl" "$@" \
+		</dev/null 2>/tmp/$name.err; echo "L1 rc $name $?" ) |
+	while IFS= read -r line; do
+		echo "L2 $line"
+		case "$line" in *'"k":"sample"'*)
+			echo "L1Q $name $(/bin/capvisor ctl /tmp/$name.sock query-vcpus --json 2>&1 | tr -d '\n')" ;;
+		esac
+	done
+	echo "L1S $name $(tr -d '\n' </tmp/$name.json 2>/dev/null)"
+	tail -n 30 /tmp/$name.err | sed "s/^/L1E $name /"
+}
+. /runs.sh
+echo "L1 done"
+poweroff -f
+"""
+
+
+def build_l1_initramfs(d, kernel, runs, l2_initrd):
+    root = os.path.join(d, "l1root")
+    for sub in ("bin", "proc", "sys", "dev", "tmp", "lib/kvm", "l2"):
+        os.makedirs(os.path.join(root, sub), exist_ok=True)
+    shutil.copy(_busybox(), os.path.join(root, "bin", "busybox"))
+    shutil.copy(CAPVISOR, os.path.join(root, "bin", "capvisor"))
+    for lib in _shared_libs(CAPVISOR):
+        dst = os.path.join(root, lib.lstrip("/"))
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copy(lib, dst)
+    for m in kernel.modules:
+        shutil.copy(m, os.path.join(root, "lib", "kvm", os.path.basename(m)))
+    shutil.copy(kernel.vmlinux, os.path.join(root, "l2", "vmlinux"))
+    shutil.copy(l2_initrd, os.path.join(root, "l2", "initrd.cpio"))
+    with open(os.path.join(root, "init"), "w") as f:
+        f.write(L1_INIT % {"l2mem": L2_MEM})
+    os.chmod(os.path.join(root, "init"), 0o755)
+    with open(os.path.join(root, "runs.sh"), "w") as f:
+        for r in runs:
+            f.write("run %s %s %s\n" % (shlex.quote(r.name), shlex.quote(r.l2_cmdline()),
+                                         " ".join(shlex.quote(a) for a in r.args)))
+    out = os.path.join(d, "l1.cpio")
+    _cpio(root, out)
+    return out
+
+
+def _guest_line(res, line):
+    res.console.append(line)
+    i = line.find("CVJ {")
+    if i >= 0:
+        try:
+            res.guest.append(json.loads(line[i + 4:]))
+        except ValueError:
+            res.guest.append({"k": "garbled", "line": line[i:]})
+
+
+def parse_l1_console(lines, runs):
+    """Split L1's console into one Result per run."""
+    results = {r.name: Result(r.name) for r in runs}
+    current = None
+    for raw in lines:
+        line = raw.rstrip("\r\n").replace("\r", "")
+        if line.startswith("L1 begin "):
+            current = results.get(line.split()[2])
+        elif line.startswith("L1Q "):
+            _, name, reply = line.split(" ", 2)
+            _add_sample(results.get(name), reply)
+        elif line.startswith("L1S "):
+            parts = line.split(" ", 2)
+            if parts[1] in results and len(parts) == 3 and parts[2].strip():
+                try:
+                    results[parts[1]].stats = json.loads(parts[2])
+                except ValueError:
+                    pass
+        elif line.startswith("L1E "):
+            parts = line.split(" ", 2)
+            if parts[1] in results:
+                results[parts[1]].stderr.append(parts[2] if len(parts) > 2 else "")
+        elif line.startswith("L2 L1 rc "):	# capvisor's exit status, through the same pipe
+            _, _, _, name, rc = line.split()[:5]
+            if name in results:
+                results[name].rc = int(rc)
+        elif line.startswith("L2 ") and current:
+            _guest_line(current, line[3:])
+    return [results[r.name] for r in runs]
+
+
+def _add_sample(res, reply):
+    if res is None:
+        return
+    phases = [o["phase"] for o in res.of("sample")]
+    phase = phases[-1] if phases else "?"
+    try:
+        got = json.loads(reply)
+    except ValueError:
+        got = None
+    # capvisor ctl --json prints the reply's "return" value.
+    res.samples[phase] = got.get("return", []) if isinstance(got, dict) else got or []
+
+
+def qemu():
+    q = shutil.which("qemu-system-x86_64")
+    if not q:
+        raise Skip("no qemu-system-x86_64 (Debian package qemu-system-x86)")
+    return q
+
+
+def run_nested(runs, kernel, timeout=900, log=None):
+    """Boot L1 under TCG once and do every run inside it; one Result per run."""
+    q = qemu()
+    with tempfile.TemporaryDirectory(prefix="capvisor-nested-") as d:
+        l1 = build_l1_initramfs(d, kernel, runs, build_l2_initramfs(d))
+        cmd = [q, "-accel", "tcg", "-cpu", QEMU_CPU, "-smp", "2", "-m", L1_MEM,
+               "-display", "none", "-nodefaults", "-serial", "stdio", "-no-reboot",
+               "-kernel", kernel.vmlinuz, "-initrd", l1,
+               "-append", "console=ttyS0 panic=-1 rdinit=/init quiet"]
+        start = time.monotonic()
+        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT)
+        lines = []
+        try:
+            for raw in p.stdout:
+                line = raw.decode(errors="replace")
+                lines.append(line)
+                if log:
+                    log.write(line)
+                    log.flush()
+                if time.monotonic() - start > timeout:
+                    lines.append("L1 timeout\n")
+                    break
+        finally:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+    return parse_l1_console(lines, runs), lines
+
+
+def run_direct(runs, kernel, timeout=300, log=None):
+    """The same runs with capvisor on this host (VMX/SVM); QMP sampled from here."""
+    results = []
+    with tempfile.TemporaryDirectory(prefix="capvisor-direct-") as d:
+        initrd = build_l2_initramfs(d)
+        for r in runs:
+            results.append(_direct_one(r, kernel, initrd, d, timeout, log))
+    return results, []
+
+
+def _direct_one(r, kernel, initrd, d, timeout, log):
+    res = Result(r.name)
+    sock, stats = os.path.join(d, r.name + ".sock"), os.path.join(d, r.name + ".json")
+    cmd = [CAPVISOR, "run", "--kernel", kernel.vmlinux, "--initrd", initrd, "--mem", L2_MEM,
+           "--api-socket", sock, "--stats-json", stats, "--cmdline", r.l2_cmdline()] + r.args
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    start = time.monotonic()
+    for raw in p.stdout:
+        line = raw.decode(errors="replace").rstrip("\r\n").replace("\r", "")
+        if log:
+            log.write(line + "\n")
+        _guest_line(res, line)
+        if '"k":"sample"' in line:
+            q = subprocess.run([CAPVISOR, "ctl", sock, "query-vcpus", "--json"],
+                               capture_output=True, text=True)
+            _add_sample(res, q.stdout)
+        if time.monotonic() - start > timeout:
+            p.kill()
+            break
+    p.wait()
+    res.rc = p.returncode
+    res.stderr = p.stderr.read().decode(errors="replace").splitlines()[-30:]
+    if os.path.exists(stats):
+        with open(stats) as f:
+            res.stats = json.load(f)
+    return res
+
+
+def has_hw_virt():
+    with open("/proc/cpuinfo") as f:
+        return re.search(r"\b(vmx|svm)\b", f.read()) is not None
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Boot a stock Linux (L2) under capvisor, nested "
+                                 "under QEMU TCG (or directly with --direct), and print what it reports.")
+    ap.add_argument("--workload", default="report", help="l2_init.sh workload: report, hetero, allbusy")
+    ap.add_argument("--cmdline", default="", help="extra L2 kernel command line")
+    ap.add_argument("--direct", action="store_true", help="run capvisor on this host (VMX/SVM)")
+    ap.add_argument("--log", help="write the whole console here")
+    ap.add_argument("args", nargs="*", help="capvisor run options (after --)")
+    a = ap.parse_args()
+    try:
+        kernel = fetch_kernel()
+        run = Run("manual", a.args, a.workload, a.cmdline)
+        log = open(a.log, "w") if a.log else None
+        res, _ = (run_direct if a.direct else run_nested)([run], kernel, log=log)
+    except Skip as e:
+        print(f"skipped: {e}")
+        return 77
+    r = res[0]
+    for o in r.guest:
+        print(json.dumps(o))
+    for phase, s in r.samples.items():
+        print(json.dumps({"qmp": phase, "vcpus": s}))
+    print(json.dumps({"rc": r.rc, "stats": r.stats}))
+    for line in r.stderr:
+        print("capvisor:", line)
+    return 0 if r.finished() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
