@@ -16,7 +16,9 @@
  *   (re-packs of 1024+ reservations) and of the refusal (a re-pack search
  *   that finds nothing, up to its step bound).
  */
+#include "bench/bench_util.h"
 #include "sched/sched.h"
+#include "tests/lib/xorshift.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,34 +30,6 @@
 #define MS		1000000ull
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
-
-static uint64_t xorshift(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static double uniform(double lo, double hi)
-{
-	return lo + (hi - lo) * (double)(xorshift() >> 11) / (double)(1ull << 53);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 struct res {
 	struct sched_dl_params dl;
@@ -93,8 +67,8 @@ static struct sched *make(void)
 
 static struct sched_dl_params params(double density)
 {
-	uint64_t period = (5 + xorshift() % 16) * MS;
-	uint64_t deadline = xorshift() % 3 ? period : period / 2 + xorshift() % (period / 2);
+	uint64_t period = (5 + xorshift64(&rng) % 16) * MS;
+	uint64_t deadline = xorshift64(&rng) % 3 ? period : period / 2 + xorshift64(&rng) % (period / 2);
 
 	return (struct sched_dl_params){ (uint64_t)(density * (double)deadline), deadline, period };
 }
@@ -105,7 +79,7 @@ static void gen_easy(struct res *r)
 		unsigned int cpu = i % NR_CPUS;
 		double cap = cpu_cap(cpu);
 
-		r[i].density = uniform(0.2, 0.6) * 0.95 * cap / (NR_RES / NR_CPUS);
+		r[i].density = xorshift_uniform(&rng, 0.2, 0.6) * 0.95 * cap / (NR_RES / NR_CPUS);
 		r[i].dl = params(r[i].density);
 		r[i].cluster = -1;
 	}
@@ -114,12 +88,12 @@ static void gen_easy(struct res *r)
 static void gen_packed(struct sched *s, struct res *r)
 {
 	for (unsigned int cpu = 0, n = 0; cpu < NR_CPUS; cpu++) {
-		double fill = uniform(0.82, 0.92) * 0.95, cap = cpu_cap(cpu);
+		double fill = xorshift_uniform(&rng, 0.82, 0.92) * 0.95, cap = cpu_cap(cpu);
 
 		for (unsigned int k = 0; k < NR_RES / NR_CPUS; k++, n++) {
-			r[n].density = fill * cap / (NR_RES / NR_CPUS) * uniform(0.5, 1.5) / 1.02;
+			r[n].density = fill * cap / (NR_RES / NR_CPUS) * xorshift_uniform(&rng, 0.5, 1.5) / 1.02;
 			r[n].dl = params(r[n].density);
-			r[n].cluster = xorshift() % 2 ? sched_cpu_cluster(s, cpu) : -1;
+			r[n].cluster = xorshift64(&rng) % 2 ? sched_cpu_cluster(s, cpu) : -1;
 		}
 	}
 }
