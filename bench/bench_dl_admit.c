@@ -18,6 +18,7 @@
  */
 #include "bench/bench_util.h"
 #include "sched/sched.h"
+#include "tests/lib/dl_host64.h"
 #include "tests/lib/xorshift.h"
 
 #include <stdio.h>
@@ -26,7 +27,7 @@
 #include <time.h>
 
 #define NR_RES		1024
-#define NR_CPUS		64
+#define NR_CPUS		HOST64_CPUS
 #define MS		1000000ull
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
@@ -37,11 +38,9 @@ struct res {
 	double density;
 };
 
-static const unsigned int caps[4] = { 1024, 768, 512, 256 };
-
 static double cpu_cap(unsigned int cpu)
 {
-	return caps[cpu / (NR_CPUS / 4)] / 1024.0;
+	return host64_capacity(cpu / HOST64_CLUSTER_CPUS) / 1024.0;
 }
 
 static struct sched *make(void)
@@ -50,13 +49,7 @@ static struct sched *make(void)
 	char err[256];
 	struct sched *s;
 
-	memset(&t, 0, sizeof(t));
-	t.nr_clusters = 4;
-	for (unsigned int c = 0; c < 4; c++) {
-		snprintf(t.clusters[c].name, SCHED_NAME_MAX, "c%u", c);
-		t.clusters[c].nr_cpus = NR_CPUS / 4;
-		t.clusters[c].capacity = caps[c];
-	}
+	host64_topology(&t);
 	s = sched_create(&t, NULL, err, sizeof(err));
 	if (!s) {
 		fprintf(stderr, "bench_dl_admit: %s\n", err);
@@ -67,9 +60,9 @@ static struct sched *make(void)
 
 static struct sched_dl_params params(double density)
 {
-	uint64_t period = (5 + xorshift64(&rng) % 16) * MS;
-	uint64_t deadline = xorshift64(&rng) % 3 ? period : period / 2 + xorshift64(&rng) % (period / 2);
+	uint64_t period, deadline;
 
+	host64_random_timing(&rng, &period, &deadline);
 	return (struct sched_dl_params){ (uint64_t)(density * (double)deadline), deadline, period };
 }
 

@@ -7,6 +7,7 @@
  * admission's own. The loads are recomputed here from the parameters, in
  * exact integer arithmetic, not with the engine's helpers.
  */
+#include "tests/lib/dl_host64.h"
 #include "tests/lib/xorshift.h"
 #include "tests/unit/test_sched_util.h"
 
@@ -286,10 +287,10 @@ static unsigned int gen_known_placement(struct sched *s, struct gen_res *out)
 			}
 		for (unsigned int j = 0; j < k; j++) {
 			double dens = (cut[j] - left) * s->rq[cpu].capacity / 1024;
-			uint64_t period = (5 + xorshift64(&rng) % 16) * MS;
-			uint64_t deadline = xorshift64(&rng) % 3 ? period : period / 2 + xorshift64(&rng) % (period / 2);
-			uint64_t runtime = (uint64_t)(dens * (double)deadline);
+			uint64_t period, deadline, runtime;
 
+			host64_random_timing(&rng, &period, &deadline);
+			runtime = (uint64_t)(dens * (double)deadline);
 			left = cut[j];
 			if (runtime < 2 * US)
 				continue;
@@ -303,18 +304,11 @@ static unsigned int gen_known_placement(struct sched *s, struct gen_res *out)
 
 static struct sched *mk_host64(void)
 {
-	static const unsigned int caps[4] = { 1024, 768, 512, 256 };
 	struct sched_topology t;
 	char err[256];
 	struct sched *s;
 
-	memset(&t, 0, sizeof(t));
-	t.nr_clusters = 4;
-	for (unsigned int c = 0; c < 4; c++) {
-		snprintf(t.clusters[c].name, SCHED_NAME_MAX, "c%u", c);
-		t.clusters[c].nr_cpus = 16;
-		t.clusters[c].capacity = caps[c];
-	}
+	host64_topology(&t);
 	s = sched_create(&t, NULL, err, sizeof(err));
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
 	return s;
