@@ -98,17 +98,6 @@ static int cmp_density(const void *a, const void *b)
 	return x->density < y->density ? -1 : x->density > y->density;
 }
 
-static int add(struct sched *s, const struct res *r, char *err, size_t errlen)
-{
-	struct sched_entity_params p;
-
-	sched_entity_params_init(&p, "r");
-	p.dl = r->dl;
-	if (r->cluster >= 0)
-		sched_cluster_mask(s, (unsigned int)r->cluster, &p.affinity);
-	return sched_entity_add(s, &p, 0, err, errlen);
-}
-
 /* Admit all of r in order; print per-admission figures. */
 /* Reservations whose pCPU changed since the last call (ids[0..n), outside the timing). */
 static unsigned int count_moved(struct sched *s, const int *ids, unsigned int n, int *where)
@@ -139,7 +128,7 @@ static struct sched *admit_all(const char *name, struct res *r)
 		uint64_t t0 = now_ns();
 		unsigned int m;
 
-		ids[i] = add(s, &r[i], err, sizeof(err));
+		ids[i] = dl_add_pinned(s, "r", r[i].dl, r[i].cluster, err, sizeof(err));
 		cost[i] = now_ns() - t0;
 		total += cost[i];
 		where[i] = -1;
@@ -178,7 +167,7 @@ int main(void)
 		uint64_t dt;
 
 		t0 = now_ns();
-		if (add(s, &big, err, sizeof(err)) >= 0) {
+		if (dl_add_pinned(s, "r", big.dl, big.cluster, err, sizeof(err)) >= 0) {
 			dt = now_ns() - t0;
 			worst = dt > worst ? dt : worst;
 			continue;

@@ -4,7 +4,8 @@
  * (tests/unit/test_sched_dl_admit.c) and its benchmark (bench/bench_dl_admit.c)
  * share: 64 pCPUs in four clusters of 16 (capacities 1024, 768, 512, 256),
  * and periods of 5-20 ms whose deadline is the period (two thirds of them)
- * or a constrained one in [period / 2, period).
+ * or a constrained one in [period / 2, period), and how a reservation of
+ * theirs is added.
  */
 #ifndef CAPVISOR_TESTS_DL_HOST64_H
 #define CAPVISOR_TESTS_DL_HOST64_H
@@ -36,6 +37,22 @@ static inline void host64_topology(struct sched_topology *t)
 		t->clusters[c].nr_cpus = HOST64_CLUSTER_CPUS;
 		t->clusters[c].capacity = host64_capacity(c);
 	}
+}
+
+/*
+ * Add reservation dl at time 0, not runnable, pinned to cluster (-1: any
+ * pCPU). Returns the id or a negative SCHED_E_* (why in err).
+ */
+static inline int dl_add_pinned(struct sched *s, const char *name, struct sched_dl_params dl,
+				int cluster, char *err, size_t errlen)
+{
+	struct sched_entity_params p;
+
+	sched_entity_params_init(&p, name);
+	p.dl = dl;
+	if (cluster >= 0)
+		sched_cluster_mask(s, (unsigned int)cluster, &p.affinity);
+	return sched_entity_add(s, &p, 0, err, errlen);
 }
 
 /* A random period and deadline, in ns (the random calls in a fixed order). */

@@ -314,17 +314,6 @@ static struct sched *mk_host64(void)
 	return s;
 }
 
-static int add_gen(struct sched *s, const struct gen_res *g, char *err, size_t errlen)
-{
-	struct sched_entity_params p;
-
-	sched_entity_params_init(&p, "g");
-	p.dl = g->dl;
-	if (g->cluster >= 0)
-		sched_cluster_mask(s, (unsigned int)g->cluster, &p.affinity);
-	return sched_entity_add(s, &p, 0, err, errlen);
-}
-
 static int cmp_density(const void *a, const void *b)
 {
 	const struct gen_res *x = a, *y = b;
@@ -377,7 +366,7 @@ static void test_dl_known_placement_64(void)
 			}
 			s = mk_host64();
 			for (unsigned int i = 0; i < n; i++) {
-				if (add_gen(s, &set[i], err, sizeof(err)) >= 0)
+				if (dl_add_pinned(s, "g", set[i].dl, set[i].cluster, err, sizeof(err)) >= 0)
 					admitted++;
 				else if (admitted + 1 == i + 1)	/* first refusal: say why */
 					fprintf(stderr, "round %d order %d: #%u refused: %s\n", round,
