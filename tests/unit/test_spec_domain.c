@@ -5,6 +5,7 @@
  * against the configuration it started from on random VMs (seed printed;
  * CAPVISOR_TEST_SEED repeats a run).
  */
+#include "tests/lib/xorshift.h"
 #include "tests/unit/harness.h"
 #include "vmm/domain.h"
 #include "vmm/options.h"
@@ -314,7 +315,7 @@ static void test_tune_out_and_back(void)
 	for (int round = 0; round < 200; round++) {
 		struct domain_tune t;
 
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		xorshift64(&x);
 		cfg.nr_vcpus = 1 + (unsigned int)(x % 8);
 		t = (struct domain_tune){
 			.vm_weight = x % 3 ? 1 + (unsigned int)(x % 262144) : 0,
