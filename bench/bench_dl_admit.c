@@ -16,7 +16,10 @@
  *   (re-packs of 1024+ reservations) and of the refusal (a re-pack search
  *   that finds nothing, up to its step bound).
  */
+#include "bench/bench_util.h"
 #include "sched/sched.h"
+#include "tests/lib/dl_host64.h"
+#include "tests/lib/xorshift.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,38 +27,10 @@
 #include <time.h>
 
 #define NR_RES		1024
-#define NR_CPUS		64
+#define NR_CPUS		HOST64_CPUS
 #define MS		1000000ull
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
-
-static uint64_t xorshift(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static double uniform(double lo, double hi)
-{
-	return lo + (hi - lo) * (double)(xorshift() >> 11) / (double)(1ull << 53);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 struct res {
 	struct sched_dl_params dl;
@@ -63,11 +38,9 @@ struct res {
 	double density;
 };
 
-static const unsigned int caps[4] = { 1024, 768, 512, 256 };
-
 static double cpu_cap(unsigned int cpu)
 {
-	return caps[cpu / (NR_CPUS / 4)] / 1024.0;
+	return host64_capacity(cpu / HOST64_CLUSTER_CPUS) / 1024.0;
 }
 
 static struct sched *make(void)
@@ -76,13 +49,7 @@ static struct sched *make(void)
 	char err[256];
 	struct sched *s;
 
-	memset(&t, 0, sizeof(t));
-	t.nr_clusters = 4;
-	for (unsigned int c = 0; c < 4; c++) {
-		snprintf(t.clusters[c].name, SCHED_NAME_MAX, "c%u", c);
-		t.clusters[c].nr_cpus = NR_CPUS / 4;
-		t.clusters[c].capacity = caps[c];
-	}
+	host64_topology(&t);
 	s = sched_create(&t, NULL, err, sizeof(err));
 	if (!s) {
 		fprintf(stderr, "bench_dl_admit: %s\n", err);
@@ -93,9 +60,9 @@ static struct sched *make(void)
 
 static struct sched_dl_params params(double density)
 {
-	uint64_t period = (5 + xorshift() % 16) * MS;
-	uint64_t deadline = xorshift() % 3 ? period : period / 2 + xorshift() % (period / 2);
+	uint64_t period, deadline;
 
+	host64_random_timing(&rng, &period, &deadline);
 	return (struct sched_dl_params){ (uint64_t)(density * (double)deadline), deadline, period };
 }
 
@@ -105,7 +72,7 @@ static void gen_easy(struct res *r)
 		unsigned int cpu = i % NR_CPUS;
 		double cap = cpu_cap(cpu);
 
-		r[i].density = uniform(0.2, 0.6) * 0.95 * cap / (NR_RES / NR_CPUS);
+		r[i].density = xorshift_uniform(&rng, 0.2, 0.6) * 0.95 * cap / (NR_RES / NR_CPUS);
 		r[i].dl = params(r[i].density);
 		r[i].cluster = -1;
 	}
@@ -114,12 +81,12 @@ static void gen_easy(struct res *r)
 static void gen_packed(struct sched *s, struct res *r)
 {
 	for (unsigned int cpu = 0, n = 0; cpu < NR_CPUS; cpu++) {
-		double fill = uniform(0.82, 0.92) * 0.95, cap = cpu_cap(cpu);
+		double fill = xorshift_uniform(&rng, 0.82, 0.92) * 0.95, cap = cpu_cap(cpu);
 
 		for (unsigned int k = 0; k < NR_RES / NR_CPUS; k++, n++) {
-			r[n].density = fill * cap / (NR_RES / NR_CPUS) * uniform(0.5, 1.5) / 1.02;
+			r[n].density = fill * cap / (NR_RES / NR_CPUS) * xorshift_uniform(&rng, 0.5, 1.5) / 1.02;
 			r[n].dl = params(r[n].density);
-			r[n].cluster = xorshift() % 2 ? sched_cpu_cluster(s, cpu) : -1;
+			r[n].cluster = xorshift64(&rng) % 2 ? sched_cpu_cluster(s, cpu) : -1;
 		}
 	}
 }
@@ -129,17 +96,6 @@ static int cmp_density(const void *a, const void *b)
 	const struct res *x = a, *y = b;
 
 	return x->density < y->density ? -1 : x->density > y->density;
-}
-
-static int add(struct sched *s, const struct res *r, char *err, size_t errlen)
-{
-	struct sched_entity_params p;
-
-	sched_entity_params_init(&p, "r");
-	p.dl = r->dl;
-	if (r->cluster >= 0)
-		sched_cluster_mask(s, (unsigned int)r->cluster, &p.affinity);
-	return sched_entity_add(s, &p, 0, err, errlen);
 }
 
 /* Admit all of r in order; print per-admission figures. */
@@ -172,7 +128,7 @@ static struct sched *admit_all(const char *name, struct res *r)
 		uint64_t t0 = now_ns();
 		unsigned int m;
 
-		ids[i] = add(s, &r[i], err, sizeof(err));
+		ids[i] = dl_add_pinned(s, "r", r[i].dl, r[i].cluster, err, sizeof(err));
 		cost[i] = now_ns() - t0;
 		total += cost[i];
 		where[i] = -1;
@@ -211,7 +167,7 @@ int main(void)
 		uint64_t dt;
 
 		t0 = now_ns();
-		if (add(s, &big, err, sizeof(err)) >= 0) {
+		if (dl_add_pinned(s, "r", big.dl, big.cluster, err, sizeof(err)) >= 0) {
 			dt = now_ns() - t0;
 			worst = dt > worst ? dt : worst;
 			continue;

@@ -15,7 +15,9 @@
  *   engine has clamp support compiled out (bench_sched.sh builds that
  *   variant and prints all three).
  */
+#include "bench/bench_util.h"
 #include "sched/sched.h"
+#include "tests/lib/xorshift.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,29 +28,6 @@
 #define PER_BATCH	3000
 
 static uint64_t rng = 88172645463325252ull;
-
-static uint64_t xorshift(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 struct world {
 	struct sched *s;
@@ -92,11 +71,11 @@ static void setup(struct world *w, unsigned int n, unsigned int ncpu, bool clamp
 	w->runnable = calloc(n, sizeof(*w->runnable));
 	for (unsigned int i = 0; i < n; i++) {
 		sched_entity_params_init(&p, "e");
-		p.weight = 100 + (uint32_t)(xorshift() % 3000);
+		p.weight = 100 + (uint32_t)(xorshift64(&rng) % 3000);
 		p.runnable = (i % 4) != 0;	/* 3/4 runnable: queues are long */
 		if (clamps) {
-			p.uclamp_min = (unsigned int)(xorshift() % 400);
-			p.uclamp_max = 600 + (unsigned int)(xorshift() % 425);
+			p.uclamp_min = (unsigned int)(xorshift64(&rng) % 400);
+			p.uclamp_max = 600 + (unsigned int)(xorshift64(&rng) % 425);
 		}
 		w->ids[i] = sched_entity_add(w->s, &p, 0, NULL, 0);
 		w->runnable[i] = p.runnable;
@@ -113,8 +92,8 @@ static void teardown(struct world *w)
 /* One decision of each kind, time advancing 10 us per decision. */
 static void three_decisions(struct world *w)
 {
-	unsigned int i = (unsigned int)(xorshift() % w->n);
-	unsigned int j = (unsigned int)(xorshift() % w->n);
+	unsigned int i = (unsigned int)(xorshift64(&rng) % w->n);
+	unsigned int j = (unsigned int)(xorshift64(&rng) % w->n);
 
 	w->t += 10000;
 	if (w->runnable[i]) {
@@ -133,7 +112,7 @@ static void three_decisions(struct world *w)
 		w->runnable[j] = false;
 	}
 	w->t += 10000;
-	sched_tick_cpu(w->s, (unsigned int)(xorshift() % w->ncpu), w->t);
+	sched_tick_cpu(w->s, (unsigned int)(xorshift64(&rng) % w->ncpu), w->t);
 }
 
 static double median_ns(unsigned int n, unsigned int ncpu, bool clamps)

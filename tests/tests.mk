@@ -34,7 +34,6 @@ check-clang:
 	$(MAKE) CC=clang BUILD=build/clang all
 
 -include tests/fuzz/fuzz.mk
--include tests/fuzz/fuzz_vmdef.mk
 fuzz-smoke:
 
 # Helper programs for integration tests: each tests/progs/NAME.c becomes

@@ -67,16 +67,21 @@ static int check_opened(int fd, const char *opt, const char *path, const char *e
 	return fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 }
 
-int path_open_input(const char *opt, const char *path, char *err, size_t errlen)
+/*
+ * Open a regular file with flags: refuse a special file before opening,
+ * check what was opened after. how names the access in the error ("" or
+ * " for writing").
+ */
+static int open_regular(const char *opt, const char *path, int flags, const char *how,
+			const char *expected, char *err, size_t errlen)
 {
-	static const char expected[] = "a regular file to read";
 	int fd;
 
 	if (refuse_special(opt, path, expected, err, errlen))
 		return -1;
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	fd = open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		snprintf(err, errlen, "%s: cannot open '%s': %s (expected %s)", opt, path,
+		snprintf(err, errlen, "%s: cannot open '%s'%s: %s (expected %s)", opt, path, how,
 			 strerror(errno), expected);
 		return -1;
 	}
@@ -87,25 +92,16 @@ int path_open_input(const char *opt, const char *path, char *err, size_t errlen)
 	return fd;
 }
 
+int path_open_input(const char *opt, const char *path, char *err, size_t errlen)
+{
+	return open_regular(opt, path, O_RDONLY, "", "a regular file to read", err, errlen);
+}
+
 int path_open_output_keep(const char *opt, const char *path, char *err, size_t errlen)
 {
-	static const char expected[] = "a regular file to write, or a new file's path";
-	int fd;
-
-	if (refuse_special(opt, path, expected, err, errlen))
-		return -1;
 	/* No O_TRUNC: only a file found to be regular is truncated, by the caller. */
-	fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: cannot open '%s' for writing: %s (expected %s)", opt,
-			 path, strerror(errno), expected);
-		return -1;
-	}
-	if (check_opened(fd, opt, path, expected, err, errlen)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return open_regular(opt, path, O_WRONLY | O_CREAT, " for writing",
+			    "a regular file to write, or a new file's path", err, errlen);
 }
 
 int path_open_output(const char *opt, const char *path, char *err, size_t errlen)

@@ -28,19 +28,23 @@ $(FUZZ_BUILD)/fuzz_qmp_client: $(FUZZ_QMP_CLIENT_SRCS) vmm/qmp_client.h vmm/ctl_
 # libvirt domain XML in: the reader and the option parsers it calls.
 FUZZ_DOMAIN_SRCS := tests/fuzz/fuzz_domain.c vmm/domain_in.c vmm/domain_meta.c \
 		    vmm/domain_schema.c vmm/domain_tune.c vmm/domain_util.c vmm/emulator.c \
-		    vmm/hostspec.c vmm/qosspec.c vmm/vmdef.c
+		    vmm/hostspec.c vmm/json_strict.c vmm/paths.c vmm/qosspec.c vmm/vmdef.c
 
 $(FUZZ_BUILD)/fuzz_domain: $(FUZZ_DOMAIN_SRCS) vmm/domain.h vmm/domain_util.h tests/fuzz/fuzz.mk
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(XML_CFLAGS) $(FUZZ_DOMAIN_SRCS) -o $@ $(XML_LIBS) -ljson-c
 
-# Runs a fuzzer over a scratch corpus seeded from a corpus folder (never written
-# to): $(3) (default tests/fuzz/corpus) with dictionary $(4) (default qmp.dict).
+# Runs fuzzer $(1) for $(2) seconds over a scratch corpus seeded from a corpus
+# folder (never written to): $(3) (default tests/fuzz/corpus), with dictionary
+# $(4) (default qmp.dict; "none": no dictionary) and inputs of at most $(5)
+# bytes (default 4096).
+fuzz_dict = $(if $(filter none,$(1)),,-dict=$(or $(1),tests/fuzz/qmp.dict))
+
 define run_fuzzer
 	@mkdir -p $(FUZZ_BUILD)/corpus-$(1)
-	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/$(1) -max_total_time=$(2) -max_len=4096 \
+	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/$(1) -max_total_time=$(2) -max_len=$(or $(5),4096) \
 		-timeout=5 -rss_limit_mb=1024 -print_final_stats=1 \
-		-dict=$(or $(4),tests/fuzz/qmp.dict) -artifact_prefix=$(FUZZ_BUILD)/$(1)- \
+		$(call fuzz_dict,$(4)) -artifact_prefix=$(FUZZ_BUILD)/$(1)- \
 		$(FUZZ_BUILD)/corpus-$(1) $(or $(3),tests/fuzz/corpus)
 endef
 
@@ -82,18 +86,28 @@ $(FUZZ_BUILD)/fuzz_guest: $(FUZZ_GUEST_OBJS)
 
 -include $(FUZZ_GUEST_OBJS:.o=.d)
 
-define run_guest_fuzzer
-	@mkdir -p $(FUZZ_BUILD)/corpus-fuzz_guest
-	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/fuzz_guest -max_total_time=$(1) -max_len=1024 \
-		-timeout=5 -rss_limit_mb=1024 -print_final_stats=1 \
-		-artifact_prefix=$(FUZZ_BUILD)/fuzz_guest- $(FUZZ_BUILD)/corpus-fuzz_guest \
-		tests/fuzz/corpus-guest
-endef
-
 .PHONY: fuzz-smoke-guest fuzz-guest
 fuzz-smoke-guest: $(FUZZ_BUILD)/fuzz_guest
-	$(call run_guest_fuzzer,25)
+	$(call run_fuzzer,fuzz_guest,25,tests/fuzz/corpus-guest,none,1024)
 fuzz-guest: $(FUZZ_BUILD)/fuzz_guest
-	$(call run_guest_fuzzer,$(FUZZ_TIME))
+	$(call run_fuzzer,fuzz_guest,$(FUZZ_TIME),tests/fuzz/corpus-guest,none,1024)
 fuzz-smoke: fuzz-smoke-guest
 fuzz: fuzz-guest
+
+
+# ---- fuzz_vmdef: VM definition files (tests/fuzz/fuzz_vmdef.c) ----
+# Seeded from tests/fuzz/vmdef/, with tests/fuzz/vmdef.dict.
+FUZZ_VMDEF_SRCS := tests/fuzz/fuzz_vmdef.c vmm/vmdef.c vmm/json_strict.c vmm/paths.c
+
+$(FUZZ_BUILD)/fuzz_vmdef: $(FUZZ_VMDEF_SRCS) vmm/vmdef.h vmm/json_strict.h vmm/paths.h \
+			  tests/fuzz/fuzz.mk
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_VMDEF_SRCS) -o $@ -ljson-c
+
+.PHONY: fuzz-vmdef-smoke fuzz-vmdef
+fuzz-vmdef-smoke: $(FUZZ_BUILD)/fuzz_vmdef
+	$(call run_fuzzer,fuzz_vmdef,25,tests/fuzz/vmdef,tests/fuzz/vmdef.dict,2048)
+fuzz-vmdef: $(FUZZ_BUILD)/fuzz_vmdef
+	$(call run_fuzzer,fuzz_vmdef,$(FUZZ_TIME),tests/fuzz/vmdef,tests/fuzz/vmdef.dict,2048)
+fuzz-smoke: fuzz-vmdef-smoke
+fuzz: fuzz-vmdef

@@ -6,6 +6,7 @@
  * writing the result again must give the same text. The seed is printed;
  * CAPVISOR_TEST_SEED=N repeats a run.
  */
+#include "tests/lib/xorshift.h"
 #include "tests/unit/harness.h"
 #include "vmm/cpuid.h"
 #include "vmm/domain.h"
@@ -24,18 +25,10 @@
 
 static uint64_t rng;
 
-static uint64_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
 /* Uniform in [lo, hi]. */
 static uint64_t between(uint64_t lo, uint64_t hi)
 {
-	return lo + next() % (hi - lo + 1);
+	return lo + xorshift64(&rng) % (hi - lo + 1);
 }
 
 struct random_vm {
@@ -53,7 +46,7 @@ static void random_text(char *buf, size_t len)
 	size_t n = (size_t)between(1, len - 1);
 
 	for (size_t i = 0; i < n; i++)
-		buf[i] = chars[next() % (sizeof(chars) - 1)];
+		buf[i] = chars[xorshift64(&rng) % (sizeof(chars) - 1)];
 	buf[0] = buf[n - 1] = 'x';
 	buf[n] = 0;
 }
@@ -87,19 +80,19 @@ static void random_host(struct random_vm *v, unsigned int *nr_clusters)
 static void random_qos(struct vcpu_qos *q, unsigned int nr_clusters)
 {
 	vcpu_qos_default(q);
-	if (next() % 2)
+	if (xorshift64(&rng) % 2)
 		q->weight = (uint32_t)between(QOS_WEIGHT_MIN, QOS_WEIGHT_MAX);
-	if (next() % 3 == 0) {
+	if (xorshift64(&rng) % 3 == 0) {
 		q->uclamp_set = true;
 		q->uclamp_min = (uint16_t)between(0, 1024);
 		q->uclamp_max = (uint16_t)between(q->uclamp_min, 1024);
 	}
-	if (next() % 3 == 0) {
+	if (xorshift64(&rng) % 3 == 0) {
 		q->has_reservation = true;
 		q->period_ns = between(QOS_RUNTIME_MIN_NS, QOS_PERIOD_MAX_NS);
 		q->deadline_ns = between(QOS_RUNTIME_MIN_NS, q->period_ns);
 		q->runtime_ns = between(QOS_RUNTIME_MIN_NS, q->deadline_ns);
-		if (next() % 2) {	/* whole microseconds too, not only odd nanoseconds */
+		if (xorshift64(&rng) % 2) {	/* whole microseconds too, not only odd nanoseconds */
 			q->period_ns -= q->period_ns % 1000;
 			q->deadline_ns -= q->deadline_ns % 1000;
 			q->runtime_ns -= q->runtime_ns % 1000;
@@ -107,7 +100,7 @@ static void random_qos(struct vcpu_qos *q, unsigned int nr_clusters)
 		if (q->runtime_ns < QOS_RUNTIME_MIN_NS)
 			q->runtime_ns = q->deadline_ns = q->period_ns = QOS_RUNTIME_MIN_NS;
 	}
-	if (next() % 2)
+	if (xorshift64(&rng) % 2)
 		snprintf(q->cluster, sizeof(q->cluster), nr_clusters ? "c%u" : "cpu%u",
 			 (unsigned int)(nr_clusters ? between(0, nr_clusters - 1) : between(0, 7)));
 }
@@ -118,7 +111,7 @@ static void random_hide(struct vm_config *cfg)
 
 	cpuid_format_set(~0ULL, all, sizeof(all));
 	for (char *f = strtok_r(all, ",", &save); f; f = strtok_r(NULL, ",", &save))
-		if (next() % 3 == 0)
+		if (xorshift64(&rng) % 3 == 0)
 			snprintf(pick + strlen(pick), sizeof(pick) - strlen(pick), "%s%s",
 				 *pick ? "," : "", f);
 	CU_ASSERT_EQUAL(cpuid_parse_hide(*pick ? pick : "none", &cfg->cpu_hide), 0);
@@ -133,48 +126,48 @@ static void random_vm(struct random_vm *v)
 	vm_config_init(&v->cfg);
 	v->cfg.nr_vcpus = (unsigned int)between(1, MAX_VCPUS);
 	v->cfg.mem_size = between(VM_MIN_MEM >> 12, (64ULL << 30) >> 12) << 12;
-	if (next() % 2) {
-		snprintf(v->kernel, sizeof(v->kernel), "/k/%08" PRIx64 ".elf", next() & 0xffffffff);
+	if (xorshift64(&rng) % 2) {
+		snprintf(v->kernel, sizeof(v->kernel), "/k/%08" PRIx64 ".elf", xorshift64(&rng) & 0xffffffff);
 		v->cfg.kernel = v->kernel;
 	}
-	if (next() % 3 == 0) {
+	if (xorshift64(&rng) % 3 == 0) {
 		snprintf(v->initrd, sizeof(v->initrd), "/k/i%u.img", (unsigned int)between(0, 99));
 		v->cfg.initrd = v->initrd;
 	}
-	if (next() % 2) {
+	if (xorshift64(&rng) % 2) {
 		random_text(v->cmdline, sizeof(v->cmdline));
 		v->cfg.cmdline = v->cmdline;
 	}
-	if (next() % 2) {
+	if (xorshift64(&rng) % 2) {
 		v->cfg.console = CONSOLE_FILE;
-		snprintf(v->console, sizeof(v->console), "/tmp/con-%u.log", (unsigned int)next());
+		snprintf(v->console, sizeof(v->console), "/tmp/con-%u.log", (unsigned int)xorshift64(&rng));
 		v->cfg.console_path = v->console;
 	}
-	if (next() % 2)
+	if (xorshift64(&rng) % 2)
 		random_host(v, &nr_clusters);
 	for (unsigned int i = 0; i < v->cfg.nr_vcpus; i++)
 		random_qos(&v->qos[i], nr_clusters);
-	v->cfg.sched = next() % 4 ? SCHED_KIND_CAPVISOR : SCHED_KIND_HOST;
-	v->cfg.tick_ns = next() % 2 ? between(100, 100000) * 1000 : 0;
-	v->cfg.window_ns = next() % 2 ? between(500, 100000) * 1000 : 0;
-	v->cfg.slice_ns = next() % 2 ? between(100, 100000) * 1000 : 0;
-	v->cfg.no_cppc = next() % 2;
-	if (next() % 2)
+	v->cfg.sched = xorshift64(&rng) % 4 ? SCHED_KIND_CAPVISOR : SCHED_KIND_HOST;
+	v->cfg.tick_ns = xorshift64(&rng) % 2 ? between(100, 100000) * 1000 : 0;
+	v->cfg.window_ns = xorshift64(&rng) % 2 ? between(500, 100000) * 1000 : 0;
+	v->cfg.slice_ns = xorshift64(&rng) % 2 ? between(100, 100000) * 1000 : 0;
+	v->cfg.no_cppc = xorshift64(&rng) % 2;
+	if (xorshift64(&rng) % 2)
 		random_hide(&v->cfg);
-	if (next() % 3 == 0) {
+	if (xorshift64(&rng) % 3 == 0) {
 		snprintf(v->emu, sizeof(v->emu), "0");	/* CPU 0 is always allowed here */
 		v->cfg.emulator_cpus = v->emu;
 	}
 	snprintf(v->name, sizeof(v->name), "vm-%u", (unsigned int)between(0, 999999));
 	v->info.name = v->name;
-	if (next() % 2) {
+	if (xorshift64(&rng) % 2) {
 		snprintf(v->uuid, sizeof(v->uuid), "%08x-%04x-%04x-%04x-%012" PRIx64,
-			 (unsigned int)next(), (unsigned int)next() & 0xffff,
-			 (unsigned int)next() & 0xffff, (unsigned int)next() & 0xffff,
-			 (uint64_t)(next() & 0xffffffffffffULL));
+			 (unsigned int)xorshift64(&rng), (unsigned int)xorshift64(&rng) & 0xffff,
+			 (unsigned int)xorshift64(&rng) & 0xffff, (unsigned int)xorshift64(&rng) & 0xffff,
+			 (uint64_t)(xorshift64(&rng) & 0xffffffffffffULL));
 		v->info.uuid = v->uuid;
 	}
-	if (next() % 2) {
+	if (xorshift64(&rng) % 2) {
 		random_text(v->title, sizeof(v->title));
 		v->info.title = v->title;
 	}

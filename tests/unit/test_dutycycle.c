@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include "tests/lib/xorshift.h"
 #include "tests/unit/harness.h"
 #include "vmm/dutycycle.h"
 
@@ -105,9 +106,7 @@ static void test_min_level_is_the_smallest_that_runs(void)
 	for (int i = 0; i < 500; i++) {
 		unsigned int lvl;
 
-		rng ^= rng << 13;
-		rng ^= rng >> 7;
-		rng ^= rng << 17;
+		xorshift64(&rng);
 		win = DUTY_MIN_WINDOW_NS + rng % (DUTY_MAX_WINDOW_NS - DUTY_MIN_WINDOW_NS + 1);
 		lvl = duty_min_level(win);
 		CU_ASSERT(lvl >= 1 && lvl <= 1024);

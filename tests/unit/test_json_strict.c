@@ -6,6 +6,7 @@
  * strict parser accepts too (json-c is the independent oracle for the
  * grammar; it is laxer, so only that direction must hold).
  */
+#include "tests/lib/xorshift.h"
 #include "tests/unit/harness.h"
 #include "vmm/json_strict.h"
 
@@ -21,10 +22,7 @@ static uint64_t rng;
 
 static unsigned int rnd(unsigned int n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (unsigned int)(rng % n);
+	return (unsigned int)(xorshift64(&rng) % n);
 }
 
 struct doc {

@@ -7,6 +7,8 @@
  * admission's own. The loads are recomputed here from the parameters, in
  * exact integer arithmetic, not with the engine's helpers.
  */
+#include "tests/lib/dl_host64.h"
+#include "tests/lib/xorshift.h"
 #include "tests/unit/test_sched_util.h"
 
 #include <stdlib.h>
@@ -255,19 +257,6 @@ static void test_dl_level_covers_density(void)
 
 static uint64_t rng;
 
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static double uniform(double lo, double hi)
-{
-	return lo + (hi - lo) * (double)(next_rand() >> 11) / (double)(1ull << 53);
-}
-
 struct gen_res {
 	struct sched_dl_params dl;
 	int cluster;		/* -1: any pCPU */
@@ -283,11 +272,11 @@ static unsigned int gen_known_placement(struct sched *s, struct gen_res *out)
 	unsigned int n = 0;
 
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
-		double fill = uniform(0.82, 0.92), cut[6], left = 0;
-		unsigned int k = 2 + (unsigned int)(next_rand() % 4);
+		double fill = xorshift_uniform(&rng, 0.82, 0.92), cut[6], left = 0;
+		unsigned int k = 2 + (unsigned int)(xorshift64(&rng) % 4);
 
 		for (unsigned int j = 0; j + 1 < k; j++)
-			cut[j] = uniform(0, fill);
+			cut[j] = xorshift_uniform(&rng, 0, fill);
 		cut[k - 1] = fill;
 		for (unsigned int j = 1; j < k; j++)	/* sort the cuts */
 			for (unsigned int m = j; m > 0 && cut[m - 1] > cut[m]; m--) {
@@ -298,15 +287,15 @@ static unsigned int gen_known_placement(struct sched *s, struct gen_res *out)
 			}
 		for (unsigned int j = 0; j < k; j++) {
 			double dens = (cut[j] - left) * s->rq[cpu].capacity / 1024;
-			uint64_t period = (5 + next_rand() % 16) * MS;
-			uint64_t deadline = next_rand() % 3 ? period : period / 2 + next_rand() % (period / 2);
-			uint64_t runtime = (uint64_t)(dens * (double)deadline);
+			uint64_t period, deadline, runtime;
 
+			host64_random_timing(&rng, &period, &deadline);
+			runtime = (uint64_t)(dens * (double)deadline);
 			left = cut[j];
 			if (runtime < 2 * US)
 				continue;
 			out[n].dl = dl_params(runtime, deadline, period);
-			out[n].cluster = next_rand() % 2 ? sched_cpu_cluster(s, cpu) : -1;
+			out[n].cluster = xorshift64(&rng) % 2 ? sched_cpu_cluster(s, cpu) : -1;
 			n++;
 		}
 	}
@@ -315,32 +304,14 @@ static unsigned int gen_known_placement(struct sched *s, struct gen_res *out)
 
 static struct sched *mk_host64(void)
 {
-	static const unsigned int caps[4] = { 1024, 768, 512, 256 };
 	struct sched_topology t;
 	char err[256];
 	struct sched *s;
 
-	memset(&t, 0, sizeof(t));
-	t.nr_clusters = 4;
-	for (unsigned int c = 0; c < 4; c++) {
-		snprintf(t.clusters[c].name, SCHED_NAME_MAX, "c%u", c);
-		t.clusters[c].nr_cpus = 16;
-		t.clusters[c].capacity = caps[c];
-	}
+	host64_topology(&t);
 	s = sched_create(&t, NULL, err, sizeof(err));
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
 	return s;
-}
-
-static int add_gen(struct sched *s, const struct gen_res *g, char *err, size_t errlen)
-{
-	struct sched_entity_params p;
-
-	sched_entity_params_init(&p, "g");
-	p.dl = g->dl;
-	if (g->cluster >= 0)
-		sched_cluster_mask(s, (unsigned int)g->cluster, &p.affinity);
-	return sched_entity_add(s, &p, 0, err, errlen);
 }
 
 static int cmp_density(const void *a, const void *b)
@@ -377,7 +348,7 @@ static void test_dl_known_placement_64(void)
 
 			if (order == 0) {
 				for (unsigned int i = n; i > 1; i--) {
-					unsigned int j = (unsigned int)(next_rand() % i);
+					unsigned int j = (unsigned int)(xorshift64(&rng) % i);
 					struct gen_res t = set[i - 1];
 
 					set[i - 1] = set[j];
@@ -395,7 +366,7 @@ static void test_dl_known_placement_64(void)
 			}
 			s = mk_host64();
 			for (unsigned int i = 0; i < n; i++) {
-				if (add_gen(s, &set[i], err, sizeof(err)) >= 0)
+				if (dl_add_pinned(s, "g", set[i].dl, set[i].cluster, err, sizeof(err)) >= 0)
 					admitted++;
 				else if (admitted + 1 == i + 1)	/* first refusal: say why */
 					fprintf(stderr, "round %d order %d: #%u refused: %s\n", round,
@@ -421,8 +392,8 @@ static void test_dl_kept_under_load(void)
 
 	rng = 0x9e3779b97f4a7c15ull;
 	for (int round = 0; round < 20; round++) {
-		unsigned int nb = 1 + (unsigned int)(next_rand() % 3), nl = (unsigned int)(next_rand() % 4);
-		struct sched *s = sp = mk_sched(nb, 1024, nl, 256 + 128 * (unsigned int)(next_rand() % 5),
+		unsigned int nb = 1 + (unsigned int)(xorshift64(&rng) % 3), nl = (unsigned int)(xorshift64(&rng) % 4);
+		struct sched *s = sp = mk_sched(nb, 1024, nl, 256 + 128 * (unsigned int)(xorshift64(&rng) % 5),
 						&cfg);
 		int ids[12];
 		unsigned int n = 0;
@@ -430,9 +401,9 @@ static void test_dl_kept_under_load(void)
 
 		nr_other_dl_moves = 0;
 		for (int i = 0; i < 12; i++) {
-			uint64_t period = (5 + next_rand() % 20) * MS;
-			uint64_t deadline = next_rand() % 2 ? period : period / 2;
-			uint64_t runtime = (uint64_t)(uniform(0.05, 0.5) * (double)deadline);
+			uint64_t period = (5 + xorshift64(&rng) % 20) * MS;
+			uint64_t deadline = xorshift64(&rng) % 2 ? period : period / 2;
+			uint64_t runtime = (uint64_t)(xorshift_uniform(&rng, 0.05, 0.5) * (double)deadline);
 			int id = add_dl(s, "r", runtime, deadline, period, true, 0);
 
 			if (id >= 0)

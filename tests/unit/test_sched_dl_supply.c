@@ -11,6 +11,7 @@
  * requests, the refusal that names the blackout, and budgets charged what
  * a duty-cycled pCPU delivered where its phase is known.
  */
+#include "tests/lib/xorshift.h"
 #include "tests/unit/test_sched_util.h"
 
 #include <stdlib.h>
@@ -95,17 +96,9 @@ static bool oracle_fits(const struct host_model *h, const struct res_model *r, u
 
 static uint64_t rng;
 
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
 static uint64_t pick(const uint64_t *v, unsigned int n)
 {
-	return v[next_rand() % n];
+	return v[xorshift64(&rng) % n];
 }
 
 /* One big pCPU and one or two littles, a window and a latency (0 included). */
@@ -115,7 +108,7 @@ static struct sched *random_host(struct host_model *h)
 	static const uint64_t latencies[] = { 0, 200 * US, 1200 * US };
 	static const uint64_t bigs[] = { 768, 1024, 1024 }, littles[] = { 256, 384, 512, 640 };
 	struct sched_config cfg = { 0 };
-	unsigned int nl = 1 + (unsigned int)(next_rand() % 2);
+	unsigned int nl = 1 + (unsigned int)(xorshift64(&rng) % 2);
 
 	h->window = pick(windows, 5);
 	h->latency = pick(latencies, 3);
@@ -133,12 +126,12 @@ static struct res_model random_res(void)
 {
 	struct res_model r;
 
-	r.period = (2 + next_rand() % 29) * MS;
-	r.deadline = next_rand() % 2 ? r.period : r.period * (40 + next_rand() % 60) / 100;
-	r.runtime = r.deadline * (5 + next_rand() % 56) / 100;
+	r.period = (2 + xorshift64(&rng) % 29) * MS;
+	r.deadline = xorshift64(&rng) % 2 ? r.period : r.period * (40 + xorshift64(&rng) % 60) / 100;
+	r.runtime = r.deadline * (5 + xorshift64(&rng) % 56) / 100;
 	if (!r.runtime)
 		r.runtime = 1;
-	r.cluster = next_rand() % 3 ? -1 : (int)(next_rand() % 2);
+	r.cluster = xorshift64(&rng) % 3 ? -1 : (int)(xorshift64(&rng) % 2);
 	return r;
 }
 
@@ -331,26 +324,38 @@ static uint64_t delivered_by_scan(uint64_t window, uint64_t offset, uint64_t on,
 	return t;
 }
 
-static void test_dl_supply_charges_delivered(void)
+/*
+ * One little pCPU with a single perf level (512: on half of each window),
+ * charged by delivered work, holding one 3 ms / 20 ms reservation (*id).
+ */
+static struct sched *mk_charged_little(const struct sched_config *cfg, int *id)
 {
-	struct sched_config cfg = { .dl_supply_window_ns = 4 * MS, .dl_supply_charge = true };
 	struct sched_topology t = { .nr_clusters = 1 };
-	struct sched_entity_info info;
 	struct sched *s;
 	char err[256];
-	uint64_t end, now = 0;
-	int id;
 
-	cfg.dl_supply_offset_ns[0] = 1500 * US;
 	snprintf(t.clusters[0].name, SCHED_NAME_MAX, "little");
 	t.clusters[0].nr_cpus = 1;
 	t.clusters[0].capacity = 512;
 	t.clusters[0].nr_levels = 1;
 	t.clusters[0].levels[0] = 512;
-	s = sched_create(&t, &cfg, err, sizeof(err));
+	s = sched_create(&t, cfg, err, sizeof(err));
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-	id = add_res(s, &(struct res_model){ 3 * MS, 20 * MS, 20 * MS, -1 }, NULL, 0);
-	CU_ASSERT_FATAL(id >= 0);
+	*id = add_res(s, &(struct res_model){ 3 * MS, 20 * MS, 20 * MS, -1 }, NULL, 0);
+	CU_ASSERT_FATAL(*id >= 0);
+	return s;
+}
+
+static void test_dl_supply_charges_delivered(void)
+{
+	struct sched_config cfg = { .dl_supply_window_ns = 4 * MS, .dl_supply_charge = true };
+	struct sched_entity_info info;
+	struct sched *s;
+	uint64_t end, now = 0;
+	int id;
+
+	cfg.dl_supply_offset_ns[0] = 1500 * US;
+	s = mk_charged_little(&cfg, &id);
 	/* 2 ms on-parts at 1.5-3.5 ms of each 4 ms: 3 ms of work by 9.5 ms, not by 6 ms. */
 	end = delivered_by_scan(4 * MS, 1500 * US, 2 * MS, 3 * MS);
 	CU_ASSERT_EQUAL(sched_next_event(s, 0), end);
@@ -367,21 +372,11 @@ static void test_dl_supply_charges_delivered(void)
 static void test_dl_supply_offset_moves(void)
 {
 	struct sched_config cfg = { .dl_supply_window_ns = 4 * MS, .dl_supply_charge = true };
-	struct sched_topology t = { .nr_clusters = 1 };
 	struct sched *s;
-	char err[256];
 	uint64_t now = 0;
 	int id;
 
-	snprintf(t.clusters[0].name, SCHED_NAME_MAX, "little");
-	t.clusters[0].nr_cpus = 1;
-	t.clusters[0].capacity = 512;
-	t.clusters[0].nr_levels = 1;
-	t.clusters[0].levels[0] = 512;
-	s = sched_create(&t, &cfg, err, sizeof(err));
-	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-	id = add_res(s, &(struct res_model){ 3 * MS, 20 * MS, 20 * MS, -1 }, NULL, 0);
-	CU_ASSERT_FATAL(id >= 0);
+	s = mk_charged_little(&cfg, &id);
 	/* On-parts at 0-2 ms of each window: 3 ms delivered by 5 ms. */
 	CU_ASSERT_EQUAL(sched_next_event(s, 0), delivered_by_scan(4 * MS, 0, 2 * MS, 3 * MS));
 	run_until(s, &now, 3 * MS, 100 * US);

@@ -5,6 +5,7 @@
  * against the configuration it started from on random VMs (seed printed;
  * CAPVISOR_TEST_SEED repeats a run).
  */
+#include "tests/lib/xorshift.h"
 #include "tests/unit/harness.h"
 #include "vmm/domain.h"
 #include "vmm/options.h"
@@ -113,31 +114,34 @@ static void test_no_quota_means_no_cap(void)
 	domain_args_free(&d);
 }
 
+/* <memory unit='unit'>3</memory> must give --mem=bytes. */
+static void check_memory_unit(const char *unit, uint64_t bytes)
+{
+	struct domain_args d;
+	char xml[512], want[64];
+
+	snprintf(xml, sizeof(xml), "<domain type='kvm'><name>t</name><memory unit='%s'>3"
+		 "</memory><vcpu>1</vcpu><os><type>hvm</type></os></domain>", unit);
+	CU_ASSERT_EQUAL_FATAL(parse(xml, &d), 0);
+	snprintf(want, sizeof(want), "--vcpus=1 --mem=%" PRIu64, bytes);
+	CU_ASSERT_STRING_EQUAL(joined(&d), want);
+	domain_args_free(&d);
+}
+
 /* Units from libvirt's docs: k, KiB = 2^10 ... and KB = 10^3 ...; no unit = KiB. */
 static void test_memory_units(void)
 {
 	static const char *const binary[] = { "KiB", "MiB", "GiB", "TiB" };
 	static const char *const decimal[] = { "KB", "MB", "GB", "TB" };
 	struct domain_args d;
-	char xml[512], want[64];
 
 	for (unsigned int i = 0; i < 4; i++) {
 		uint64_t bin = 3, dec = 3;
 
 		for (unsigned int k = 0; k <= i; k++)
 			bin *= 1024, dec *= 1000;
-		snprintf(xml, sizeof(xml), "<domain type='kvm'><name>t</name><memory unit='%s'>3"
-			 "</memory><vcpu>1</vcpu><os><type>hvm</type></os></domain>", binary[i]);
-		CU_ASSERT_EQUAL_FATAL(parse(xml, &d), 0);
-		snprintf(want, sizeof(want), "--vcpus=1 --mem=%" PRIu64, bin);
-		CU_ASSERT_STRING_EQUAL(joined(&d), want);
-		domain_args_free(&d);
-		snprintf(xml, sizeof(xml), "<domain type='kvm'><name>t</name><memory unit='%s'>3"
-			 "</memory><vcpu>1</vcpu><os><type>hvm</type></os></domain>", decimal[i]);
-		CU_ASSERT_EQUAL_FATAL(parse(xml, &d), 0);
-		snprintf(want, sizeof(want), "--vcpus=1 --mem=%" PRIu64, dec);
-		CU_ASSERT_STRING_EQUAL(joined(&d), want);
-		domain_args_free(&d);
+		check_memory_unit(binary[i], bin);
+		check_memory_unit(decimal[i], dec);
 	}
 	CU_ASSERT_EQUAL_FATAL(parse("<domain type='kvm'><name>t</name><memory>65536</memory>"
 				    "<vcpu>1</vcpu><os><type>hvm</type></os></domain>", &d), 0);
@@ -311,7 +315,7 @@ static void test_tune_out_and_back(void)
 	for (int round = 0; round < 200; round++) {
 		struct domain_tune t;
 
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		xorshift64(&x);
 		cfg.nr_vcpus = 1 + (unsigned int)(x % 8);
 		t = (struct domain_tune){
 			.vm_weight = x % 3 ? 1 + (unsigned int)(x % 262144) : 0,
