@@ -202,7 +202,13 @@ static unsigned int collect(struct sched *s, uint64_t dt, uint64_t *used)
 		if (!se || dl_entity(se))
 			continue;
 		work = entity_work(se);
-		tracked = se->on_rq && se->lag_on_rq && se->lag_wakeups == se->st.nr_wakeups;
+		/*
+		 * A capped entity is counted as a sleeper: what it used is
+		 * taken off its pCPU's capacity, so its rate in the filling
+		 * is what it got, at most its cap (and its EEVDF share there).
+		 */
+		tracked = se->on_rq && se->lag_on_rq && se->lag_wakeups == se->st.nr_wakeups &&
+			  !se->cap_period;
 		if (tracked) {
 			s->lag_ents[n].se = se;
 			s->lag_ents[n++].rate = 0;
