@@ -9,8 +9,7 @@
  * charged to the period it falls in by every accounting update; when the
  * quota is used up the pCPU reschedules, schedule_rq() throttles the
  * entity (off its runqueue, on rq->cap_throttled) and the first tick or
- * event at or after the period's end puts it back through the wakeup path,
- * which may place it on another pCPU. sched_next_event() reports both
+ * event at or after the period's end puts it back on that runqueue. sched_next_event() reports both
  * times, so a dispatcher that wakes for them enforces the cap exactly.
  */
 #include "sched/internal.h"
@@ -60,18 +59,31 @@ void cap_throttle(struct sched *s, struct sched_rq *rq, struct sched_entity *se,
 
 /*
  * End se's throttling now (period over, cap changed or removed). One that
- * still wants to run goes through the wakeup path: it waited, as a sleeper
- * does, and the best pCPU for it may have changed.
+ * still wants to run goes back on the runqueue it was throttled on, as a
+ * replenished reservation does: where it runs is the balance's question,
+ * and moving it at every period would cost a cache each time. The caller
+ * reschedules rq when need_resched is set.
  */
 void cap_unthrottle(struct sched *s, struct sched_entity *se, uint64_t now)
 {
+	struct sched_rq *rq = &s->rq[se->cpu];
+
 	slist_del(&se->cap_link);
 	se->cap_throttled = false;
 	se->st.throttled_ns += now - se->throttle_start;
 	if (se->state != SCHED_THROTTLED)
 		return;		/* blocked meanwhile: its wakeup enqueues it */
-	se->state = SCHED_BLOCKED;
-	sched_activate(s, se, ENQ_WAKEUP, now);
+	/*
+	 * A debt it left with (it ran ahead of its share while it had
+	 * quota) is paid: it got nothing while throttled. Kept, the debt
+	 * makes it wait at the start of the period for the others' slices
+	 * and it may not get its quota before the period ends.
+	 */
+	if (se->vlag < 0)
+		se->vlag = 0;
+	update_rq_clock(s, rq, now);
+	enqueue_entity(s, rq, se, ENQ_REPLENISH, now);
+	wakeup_preempt(s, rq, se);
 }
 
 /* Unthrottle the entities on rq whose period has ended. */
@@ -153,7 +165,10 @@ int sched_set_cap(struct sched *s, int id, uint64_t quota_ns, uint64_t period_ns
 	se->cap_period = quota_ns ? period_ns : 0;
 	se->cap_used = 0;	/* the new quota counts from now */
 	se->cap_index = se->cap_period ? now / se->cap_period : 0;
-	if (se->cap_throttled)
+	if (se->cap_throttled) {
 		cap_unthrottle(s, se, now);
+		if (s->rq[se->cpu].need_resched)
+			schedule_rq(s, &s->rq[se->cpu], now);
+	}
 	return 0;
 }
