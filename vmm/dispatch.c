@@ -96,6 +96,11 @@ static int add_vcpu_entity(struct dispatch *d, unsigned int i, const struct vcpu
 	}
 	d->vcpu_of_entity[id] = (int)i;
 	d->v[i].id = id;
+	if (q->has_cap && sched_set_cap(d->sched, id, q->cap_quota_ns, q->cap_period_ns,
+					dispatch_now_ns(), msg, sizeof(msg))) {
+		snprintf(err, errlen, "vCPU %u: %s", i, msg);
+		return -SCHED_E_INVAL;
+	}
 	return 0;
 }
 
