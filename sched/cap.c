@@ -6,13 +6,29 @@
  * The quota is time, not work: cgroup and libvirt count the time a task is
  * on a CPU, whatever that CPU's speed. Periods are counted from time 0, so
  * the schedule is deterministic and needs no per-entity timer. Run time is
- * charged to the period it falls in by every accounting update; when the
- * quota is used up the pCPU reschedules, schedule_rq() throttles the
- * entity (off its runqueue, on rq->cap_throttled) and the first tick or
- * event at or after the period's end puts it back on that runqueue. sched_next_event() reports both
- * times, so a dispatcher that wakes for them enforces the cap exactly.
+ * charged to the period it falls in by every accounting update (an overrun
+ * past the quota is paid in the next period); when the quota is used up the
+ * pCPU reschedules, schedule_rq() throttles the entity (off its runqueue,
+ * on rq->cap_throttled) and the first tick or event at or after the
+ * period's end puts it back on that runqueue. sched_next_event() reports
+ * both times, so a caller that wakes for them enforces the cap exactly.
  */
 #include "sched/internal.h"
+
+/*
+ * Run time charged to the period number `index`: what it ran there, plus
+ * what it ran beyond the quota in the period before (a caller that only
+ * sees the engine at its ticks throttles a tick late; the overrun is paid
+ * in the next period, as CBS does, so the cap holds on average).
+ */
+static uint64_t cap_used_in(const struct sched_entity *se, uint64_t index)
+{
+	if (index == se->cap_index)
+		return se->cap_used;
+	if (index == se->cap_index + 1 && se->cap_used > se->cap_quota)
+		return se->cap_used - se->cap_quota;
+	return 0;
+}
 
 /* Charge delta ns of run time ending at now to se's current period. */
 void cap_charge(struct sched_rq *rq, struct sched_entity *se, uint64_t delta, uint64_t now)
@@ -22,8 +38,8 @@ void cap_charge(struct sched_rq *rq, struct sched_entity *se, uint64_t delta, ui
 	if (index != se->cap_index) {
 		uint64_t into = now - index * se->cap_period;
 
+		se->cap_used = cap_used_in(se, index) + (delta < into ? delta : into);
 		se->cap_index = index;
-		se->cap_used = delta < into ? delta : into;
 	} else {
 		se->cap_used += delta;
 	}
@@ -108,8 +124,7 @@ uint64_t cap_next_event(const struct sched_rq *rq)
 	const struct slist *pos;
 
 	if (curr && curr->on_rq && curr->cap_period) {
-		bool same = curr->cap_index == rq->clock / curr->cap_period;
-		uint64_t used = same ? curr->cap_used : 0;
+		uint64_t used = cap_used_in(curr, rq->clock / curr->cap_period);
 
 		next = rq->clock + (used < curr->cap_quota ? curr->cap_quota - used : 0);
 	}
