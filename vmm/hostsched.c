@@ -118,11 +118,6 @@ int hostsched_request_full_speed(void)
 
 int hostsched_apply_self(const struct vcpu_qos *q, int host_cpu, char *err, size_t errlen)
 {
-	if (q->has_cap) {
-		snprintf(err, errlen, "cap=: enforced by capvisor's scheduler only; --sched host "
-			 "gives the vCPU threads to the host kernel (use a cgroup's cpu.max there)");
-		return -EINVAL;
-	}
 	if (host_cpu >= 0) {
 		cpu_set_t set;
 		int rc;
