@@ -189,7 +189,29 @@ static void test_cap_block_wake(void)
 	sched_destroy(s);
 }
 
+/* A throttled entity whose affinity changes comes back where it may run. */
+static void test_cap_affinity_while_throttled(void)
+{
+	struct sched *s = mk_sched(1, 1024, 1, 1024, NULL);
+	struct sched_cpumask little;
+	uint64_t now = 0;
+	int f;
+
+	f = add_ent(s, "f", 1024, true, 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, f, 2 * MS, 10 * MS, 0, NULL, 0), 0);
+	run_until(s, &now, 3 * MS, MS);
+	CU_ASSERT_EQUAL_FATAL(sched_ent(s, f)->state, SCHED_THROTTLED);
+	sched_cluster_mask(s, (unsigned int)(1 - sched_cpu_cluster(s, (unsigned int)sched_ent(s, f)->cpu)),
+			   &little);
+	CU_ASSERT_EQUAL(sched_set_affinity(s, f, &little, now, NULL, 0), 0);
+	run_until(s, &now, 11 * MS, MS);
+	CU_ASSERT(sched_ent(s, f)->on_rq);
+	CU_ASSERT(sched_cpumask_test(&little, (unsigned int)sched_ent(s, f)->cpu));
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_cap, NULL, NULL,
+	   UNIT_TEST(test_cap_affinity_while_throttled),
 	   UNIT_TEST(test_cap_params),
 	   UNIT_TEST(test_cap_alone),
 	   UNIT_TEST(test_cap_ticks_only),
