@@ -65,6 +65,7 @@ static void rq_init(struct sched *s, struct sched_rq *rq, unsigned int cpu, unsi
 	rq->avg_idle = 2 * 500 * NSEC_PER_USEC;	/* 2 x sysctl_sched_migration_cost */
 	slist_init(&rq->queued);
 	slist_init(&rq->dl_assigned);
+	slist_init(&rq->cap_throttled);
 	uclamp_rq_init(rq);
 }
 
@@ -205,6 +206,8 @@ static inline void rq_account(struct sched *s, struct sched_rq *rq, uint64_t now
 		curr->run_ns += delta;	/* into st at switch-out, on this rq's cluster */
 		curr->run_work_ns += (delta * level) >> 10;
 		if (curr->on_rq) {
+			if (curr->cap_period)
+				cap_charge(rq, curr, delta, now);
 			if (curr->class == &fair_sched_class)
 				fair_update_curr(s, rq, delta);	/* the class op, inline */
 			else
@@ -298,6 +301,8 @@ void schedule_rq(struct sched *s, struct sched_rq *rq, uint64_t now)
 	rq->need_resched = false;
 	if (prev && dl_entity(prev) && prev->on_rq && prev->dl_runtime <= 0)
 		dl_throttle(s, rq, prev, now);
+	else if (prev && prev->on_rq && cap_exhausted(prev, now))
+		cap_throttle(s, rq, prev, now);
 	next = pick_next(s, rq);
 	if (!next && !s->cfg.no_newidle && !s->lag_in_move && sched_balance_newidle(s, rq, now))
 		next = pick_next(s, rq);
@@ -376,6 +381,10 @@ void migrate_entity(struct sched *s, struct sched_entity *se, unsigned int to, i
 	if (!se->on_rq) {
 		if (dl_entity(se))
 			dl_assign_rq(s, se, (int)to);
+		if (se->cap_throttled) {	/* its period end is watched there now */
+			slist_del(&se->cap_link);
+			slist_add_tail(&se->cap_link, &dst->cap_throttled);
+		}
 		se->cpu = (int)to;
 		emit_migrate(s, se, from, (int)to, reason, now);
 		return;
@@ -422,8 +431,12 @@ int sched_activate(struct sched *s, struct sched_entity *se, int flags, uint64_t
 	int prev_cpu = se->cpu;
 
 	se_pelt_sync(s, se, now);
-	if (dl_entity(se) && se->dl_throttled) {
+	if ((dl_entity(se) && se->dl_throttled) || se->cap_throttled) {
 		se->state = SCHED_THROTTLED;
+		return 0;
+	}
+	if (cap_exhausted(se, now)) {	/* woken with its quota used up */
+		cap_hold(s, se, now);
 		return 0;
 	}
 	cpu = se->class->select_cpu(s, se);
@@ -546,6 +559,9 @@ static inline bool tick_defer(struct sched *s, struct sched_rq *rq, uint64_t now
 	    curr->cpu != (int)rq->cpu || rq->need_resched || rq->nr_dl ||
 	    !slist_empty(&rq->dl_assigned) || (int64_t)delta <= 0)
 		return false;
+	/* A quota running out or a period ending is a change the tick must see. */
+	if (curr->cap_period || !slist_empty(&rq->cap_throttled))
+		return false;
 	/* fair_update_curr() would end the slice (and maybe resched): a real tick. */
 	if (!time_before64(curr->vruntime + calc_delta_fair(delta, curr->weight), curr->deadline))
 		return false;
@@ -586,6 +602,8 @@ static inline __attribute__((always_inline)) void tick_rq(struct sched *s, struc
 		dl_replenish_due(s, rq, now);
 		dl_check_misses(s, rq, now);
 	}
+	if (!slist_empty(&rq->cap_throttled))
+		cap_unthrottle_due(s, rq, now);
 	if (rq->curr && rq->curr->on_rq)
 		rq->curr->class->tick(s, rq, now);
 	update_misfit(s, rq);
@@ -635,6 +653,9 @@ uint64_t sched_next_event(const struct sched *s, unsigned int cpu)
 	rq = &s->rq[cpu];
 	a = dl_sched_class.next_event(s, rq);
 	b = fair_sched_class.next_event(s, rq);
+	if (b < a)
+		a = b;
+	b = cap_next_event(rq);
 	return a < b ? a : b;
 }
 

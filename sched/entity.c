@@ -158,6 +158,7 @@ int sched_entity_add(struct sched *s, const struct sched_entity_params *p, uint6
 	se->slice = s->cfg.slice_ns;
 	slist_init(&se->rq_link);
 	slist_init(&se->dl_link);
+	slist_init(&se->cap_link);
 	tnode_init(&se->run_node, (uint32_t)id);
 	tnode_init(&se->dl_node, (uint32_t)id);
 	se->uc_req[UCLAMP_MIN] = p->uclamp_min;
@@ -189,11 +190,14 @@ static bool take_off(struct sched *s, struct sched_entity *se, uint64_t now)
 {
 	struct sched_rq *rq;
 
-	if (se->state == SCHED_THROTTLED || se->dl_throttled) {
+	if (se->state == SCHED_THROTTLED || se->dl_throttled || se->cap_throttled) {
 		bool wanted = se->state == SCHED_THROTTLED;
 
 		se->st.throttled_ns += now - se->throttle_start;
 		se->dl_throttled = false;
+		if (se->cap_throttled)
+			slist_del(&se->cap_link);
+		se->cap_throttled = false;
 		se->state = SCHED_BLOCKED;
 		return wanted;
 	}
@@ -319,6 +323,10 @@ int sched_set_reservation(struct sched *s, int id, const struct sched_dl_params 
 
 	if (!se)
 		return sched_errf(err, errlen, SCHED_E_NOENT, "entity %d: no such entity", id);
+	if (dl && dl->runtime_ns && se->cap_period)
+		return sched_errf(err, errlen, SCHED_E_CLASS,
+				  "reservation: entity %d has a cap; a reservation is bounded by its "
+				  "runtime, remove the cap first", id);
 	if (dl && dl->runtime_ns) {
 		ret = dl_check_params(dl, err, errlen);
 		if (!ret)
@@ -402,6 +410,8 @@ int sched_entity_info(const struct sched *s, int id, struct sched_entity_info *o
 	out->uclamp_max = se->uc_req[UCLAMP_MAX];
 	out->perf_request = se->perf_request;
 	out->dl = se->dl;
+	out->cap_quota_ns = se->cap_quota;
+	out->cap_period_ns = se->cap_period;
 	out->affinity = se->affinity;
 	return 0;
 }

@@ -209,11 +209,17 @@ static int64_t scale_lag(int64_t lag, int64_t num, int64_t den)
 /* place_entity(): position a (re)joining entity from its preserved lag. */
 static void place_entity(struct sched *s, struct sched_rq *rq, struct sched_entity *se)
 {
-	uint64_t vslice = calc_delta_fair(s->cfg.slice_ns, se->weight);
-	uint64_t v = avg_vruntime(rq);
+	uint64_t v = avg_vruntime(rq), vslice;
 	int64_t lag = 0;
 
-	se->slice = s->cfg.slice_ns;
+	/*
+	 * A capped entity never runs longer than its quota at once: that is
+	 * its request, and the earlier deadline it gives lets it use the
+	 * quota early in the period instead of waiting for longer requests.
+	 */
+	se->slice = se->cap_period && se->cap_quota < s->cfg.slice_ns ? se->cap_quota :
+		    s->cfg.slice_ns;
+	vslice = calc_delta_fair(se->slice, se->weight);
 	/*
 	 * Moved by the fluid-ideal balance, which keeps the lag across pCPUs
 	 * itself: a credit earned on the old pCPU would be paid twice.

@@ -33,12 +33,14 @@
 #define LAG_ATTEMPTS	16			/* entities tried per balance: bounds its cost */
 #define SWAP_TRIES	8			/* exchange partners tried per pCPU */
 #define MAX_COMPONENTS	16			/* distinct affinities solved apart */
+#define CAP_ROUNDS	4			/* cap_fill() passes: bounds its cost */
 
 struct lag_ent {
 	struct sched_entity *se;
 	uint64_t rate;				/* ideal, RATE_SHIFT fixed point */
 	uint64_t pred;				/* |lag| */
 	int comp;
+	bool capped;				/* rate held at its cap (cap_fill) */
 };
 
 size_t fair_lag_scratch_size(void)
@@ -127,6 +129,72 @@ static void water_fill(struct lag_ent *e, unsigned int n, const uint64_t *caps, 
 	}
 }
 
+/*
+ * A capped entity's cap as a rate: its quota is time, so the work it
+ * allows is the fraction of time x the capacity of the pCPU it is on.
+ */
+static uint64_t cap_rate(const struct sched *s, const struct sched_entity *se)
+{
+	uint64_t frac = (se->cap_quota << RATE_SHIFT) / se->cap_period;
+
+	return frac * (se->cpu >= 0 ? s->rq[se->cpu].capacity : SCHED_CAPACITY_SCALE) >> 10;
+}
+
+/* Held ones last, the others by weight as water_fill() wants them. */
+static int cmp_capped_weight_desc(const void *a, const void *b)
+{
+	const struct lag_ent *x = a, *y = b;
+
+	if (x->capped != y->capped)
+		return x->capped - y->capped;
+	if (x->se->weight != y->se->weight)
+		return x->se->weight < y->se->weight ? 1 : -1;
+	return x->se->id - y->se->id;
+}
+
+/*
+ * Water-filling with caps: an entity whose share is above its cap is held
+ * at the cap, what it uses is taken off the slowest pCPUs (where it costs
+ * the others least: none of them may use more than one pCPU), and the
+ * rest is filled again among the others. Exact when the held rates fit
+ * the slowest pCPUs (one pCPU; caps below the others' shares); a few
+ * passes at most, each O(n log n).
+ */
+static void cap_fill(const struct sched *s, struct lag_ent *e, unsigned int n, uint64_t *caps, unsigned int m)
+{
+	unsigned int free = n;
+
+	for (unsigned int k = 0; k < n; k++)
+		e[k].capped = false;
+	water_fill(e, n, caps, m);
+	for (unsigned int round = 0; round < CAP_ROUNDS; round++) {
+		bool held = false;
+
+		for (unsigned int k = 0; k < free; k++) {
+			uint64_t c;
+
+			if (!e[k].se->cap_period || e[k].rate <= (c = cap_rate(s, e[k].se)))
+				continue;
+			e[k].rate = c;
+			e[k].capped = true;
+			held = true;
+			for (unsigned int q = m; q-- > 0 && c;) {
+				uint64_t take = caps[q] < c ? caps[q] : c;
+
+				caps[q] -= take;
+				c -= take;
+			}
+		}
+		if (!held)
+			return;
+		qsort(e, free, sizeof(*e), cmp_capped_weight_desc);
+		while (free && e[free - 1].capped)
+			free--;
+		qsort(caps, m, sizeof(*caps), cmp_u64_desc);
+		water_fill(e, free, caps, m);
+	}
+}
+
 /* Which component (a set of pCPUs) an affinity belongs to; -1 when too many. */
 static int component_of(struct sched_cpumask *comp, unsigned int *nr,
 			const struct sched_cpumask *allowed)
@@ -188,6 +256,12 @@ static void update_order(struct sched *s)
 	s->lag_order_dirty = false;
 }
 
+/* Runnable, or out of its cap's quota only: busy as far as its share goes. */
+static bool wants_cpu(const struct sched_entity *se)
+{
+	return se->on_rq || (se->cap_throttled && se->state == SCHED_THROTTLED);
+}
+
 static unsigned int collect(struct sched *s, uint64_t dt, uint64_t *used)
 {
 	unsigned int n = 0;
@@ -202,7 +276,7 @@ static unsigned int collect(struct sched *s, uint64_t dt, uint64_t *used)
 		if (!se || dl_entity(se))
 			continue;
 		work = entity_work(se);
-		tracked = se->on_rq && se->lag_on_rq && se->lag_wakeups == se->st.nr_wakeups;
+		tracked = wants_cpu(se) && se->lag_on_rq && se->lag_wakeups == se->st.nr_wakeups;
 		if (tracked) {
 			s->lag_ents[n].se = se;
 			s->lag_ents[n++].rate = 0;
@@ -261,7 +335,7 @@ static void solve(struct sched *s, unsigned int n, uint64_t dt, const uint64_t *
 							   << (RATE_SHIFT - 10));
 		}
 		qsort(caps, m, sizeof(*caps), cmp_u64_desc);
-		water_fill(&s->lag_ents[i], j - i, caps, m);
+		cap_fill(s, &s->lag_ents[i], j - i, caps, m);
 		i = j;
 	}
 }
@@ -607,7 +681,7 @@ void fair_lag_balance(struct sched *s, uint64_t now)
 
 		if (se && !dl_entity(se)) {
 			se->lag_work = se->lag_prev_work;
-			se->lag_on_rq = se->on_rq;
+			se->lag_on_rq = wants_cpu(se);
 			se->lag_wakeups = se->st.nr_wakeups;
 		}
 	}

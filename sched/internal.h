@@ -215,6 +215,14 @@ struct sched_entity {
 	struct sched_cpumask allowed;	/* affinity & existing pCPUs */
 	uint64_t throttle_start;
 
+	/* cap (cap.c): quota ns of run time per period ns; period 0 = none */
+	uint64_t cap_quota, cap_period;
+	uint64_t cap_used;		/* run time in period number cap_index */
+	uint64_t cap_index;
+	uint64_t cap_until;		/* end of the throttling while cap_throttled */
+	bool cap_throttled;
+	struct slist cap_link;		/* rq->cap_throttled while cap_throttled */
+
 	/* fluid-ideal balance (fairlag.c), at the last periodic balance */
 	int64_t lag;			/* ideal work - work done, while runnable */
 	uint64_t lag_rate;		/* ideal rate, 1 << 20 = one 1024 pCPU */
@@ -287,6 +295,7 @@ struct sched_rq {
 	/* deadline */
 	struct treap dl;
 	struct slist queued;		/* on_rq entities */
+	struct slist cap_throttled;	/* entities out of quota, placed here */
 
 	/* uclamp */
 	struct uclamp_bucket bucket[UCLAMP_CNT][UCLAMP_BUCKETS];
@@ -492,6 +501,16 @@ static inline void fair_update_curr(struct sched *s, struct sched_rq *rq, uint64
 			resched_rq(rq);
 	}
 }
+
+/* ---------------------------------------------------------------- cap.c */
+
+void cap_charge(struct sched_rq *rq, struct sched_entity *se, uint64_t delta, uint64_t now);
+bool cap_exhausted(const struct sched_entity *se, uint64_t now);
+void cap_throttle(struct sched *s, struct sched_rq *rq, struct sched_entity *se, uint64_t now);
+void cap_hold(struct sched *s, struct sched_entity *se, uint64_t now);
+void cap_unthrottle_due(struct sched *s, struct sched_rq *rq, uint64_t now);
+void cap_unthrottle(struct sched *s, struct sched_entity *se, uint64_t now);
+uint64_t cap_next_event(const struct sched_rq *rq);
 
 /* ---------------------------------------------------------------- deadline.c */
 

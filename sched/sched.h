@@ -44,6 +44,10 @@
 #define SCHED_NICE_0_WEIGHT	1024
 #define SCHED_WEIGHT_MIN	1
 #define SCHED_WEIGHT_MAX	(1u << 20)
+/* Caps (sched_set_cap): cgroup cpu.max's and libvirt's limits, in ns. */
+#define SCHED_CAP_PERIOD_MIN_NS	1000000ull	/* 1 ms */
+#define SCHED_CAP_PERIOD_MAX_NS	1000000000ull	/* 1 s */
+#define SCHED_CAP_QUOTA_MIN_NS	1000000ull	/* 1 ms */
 #define SCHED_NONE		(-1)	/* "no entity" in sched_cpu_state and events */
 
 /* Error codes; functions return their negative. */
@@ -203,7 +207,7 @@ enum sched_state {
 	SCHED_BLOCKED,		/* not runnable (halted vCPU) */
 	SCHED_RUNNABLE,		/* waiting on a runqueue */
 	SCHED_RUNNING,		/* current on a pCPU */
-	SCHED_THROTTLED,	/* deadline entity out of runtime until replenished */
+	SCHED_THROTTLED,	/* out of runtime (deadline) or quota (cap) until a new period */
 };
 
 struct sched_dl_params {
@@ -268,6 +272,21 @@ int sched_set_uclamp(struct sched *s, int id, unsigned int min, unsigned int max
  */
 int sched_set_reservation(struct sched *s, int id, const struct sched_dl_params *dl,
 			  uint64_t now, char *err, size_t errlen);
+
+/*
+ * Cap a fair entity (cgroup cpu.max, libvirt <period>/<quota>): at most
+ * quota_ns of run time (wall time on a pCPU, whatever its capacity or
+ * level) in every period of period_ns, periods counted from time 0; once
+ * the quota is used up the entity is throttled until the period ends.
+ * quota_ns 0 removes the cap. Limits: period SCHED_CAP_PERIOD_MIN_NS..
+ * SCHED_CAP_PERIOD_MAX_NS, SCHED_CAP_QUOTA_MIN_NS <= quota <= period (an
+ * entity runs on one pCPU at a time, so a larger quota would never bind).
+ * A reservation is already bounded by its runtime: -SCHED_E_CLASS for a
+ * deadline entity (and sched_set_reservation() refuses a capped one).
+ * On error nothing changes.
+ */
+int sched_set_cap(struct sched *s, int id, uint64_t quota_ns, uint64_t period_ns, uint64_t now,
+		  char *err, size_t errlen);
 
 /*
  * New affinity (empty = all pCPUs). A deadline entity is admitted again
@@ -359,6 +378,7 @@ struct sched_entity_info {
 	unsigned int uclamp_min, uclamp_max;
 	unsigned int perf_request;	/* 0 = none */
 	struct sched_dl_params dl;
+	uint64_t cap_quota_ns, cap_period_ns;	/* 0, 0: no cap */
 	struct sched_cpumask affinity;	/* as given (empty = all) */
 };
 
@@ -370,12 +390,12 @@ struct sched_entity_stats {
 	uint64_t cpu_time_ns;		/* wall time current on a pCPU */
 	uint64_t work_ns;		/* full-capacity time (scaled by level) */
 	uint64_t wait_ns;		/* runnable but not running */
-	uint64_t throttled_ns;		/* CBS throttled */
+	uint64_t throttled_ns;		/* CBS throttled, or out of its cap's quota */
 	uint64_t nr_switches;		/* times switched in */
 	uint64_t nr_preemptions;	/* switched out while still runnable */
 	uint64_t nr_wakeups;
 	uint64_t nr_migrations;
-	uint64_t nr_throttles;
+	uint64_t nr_throttles;		/* CBS or cap throttlings */
 	uint64_t nr_periods;		/* CBS replenishments (periods begun) */
 	uint64_t nr_deadline_misses;	/* deadline passed with runtime left while runnable */
 	uint64_t nr_yields, nr_yield_to, nr_yield_to_boosted;

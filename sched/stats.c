@@ -155,7 +155,7 @@ int sched_entity_stats(const struct sched *s, int id, struct sched_entity_stats 
 	/* Waiting and throttled time so far. */
 	if (se->on_rq && !(se->cpu >= 0 && s->rq[se->cpu].curr == se))
 		out->wait_ns += s->now - se->wait_start;
-	if (se->state == SCHED_THROTTLED || se->dl_throttled)
+	if (se->state == SCHED_THROTTLED || se->dl_throttled || se->cap_throttled)
 		out->throttled_ns += s->now - se->throttle_start;
 	se_pelt_now(s, se, &p);
 	out->util_avg = (unsigned int)p.util_avg;

@@ -53,6 +53,7 @@ static struct json_object *vcpu_json(const struct sim *sim, const struct sim_vcp
 	json_object_object_add(o, "wakeup_latency_us", lat);
 	json_object_object_add(o, "migrations", json_object_new_int64((int64_t)st.nr_migrations));
 	json_object_object_add(o, "throttled_us", json_object_new_int64(US(st.throttled_ns)));
+	json_object_object_add(o, "throttles", json_object_new_int64((int64_t)st.nr_throttles));
 	json_object_object_add(o, "periods", json_object_new_int64((int64_t)st.nr_periods));
 	json_object_object_add(o, "deadline_misses",
 			       json_object_new_int64((int64_t)st.nr_deadline_misses));

@@ -104,6 +104,11 @@ static int add_vcpu(struct sim *sim, unsigned int si, const struct sim_vcpu_spec
 		return -1;
 	}
 	v->id = id;
+	if (sp->cap_quota_ns &&
+	    sched_set_cap(sim->s, id, sp->cap_quota_ns, sp->cap_period_ns, 0, msg, sizeof(msg))) {
+		snprintf(err, errlen, "vcpus[%u].cap: %s", si, msg);
+		return -1;
+	}
 	if (sp->perf_request)
 		sched_set_perf_request(sim->s, id, sp->perf_request, 0);
 	if (sp->type == WORK_LOCK)
@@ -180,7 +185,8 @@ int sim_setup(struct sim *sim, const struct sim_scenario *sc, FILE *trace, char 
 	}
 	for (unsigned int i = 0; i < sim->nr_vcpus; i++) {
 		workload_init(sim, &sim->vcpu[i]);
-		if (sim->vcpu[i].spec->dl.runtime_ns && !sim->vcpu[i].rejected)
+		if ((sim->vcpu[i].spec->dl.runtime_ns && !sim->vcpu[i].rejected) ||
+		    sim->vcpu[i].spec->cap_quota_ns)
 			sim->exact = sc->exact_cbs;
 	}
 	sim_refresh(sim);

@@ -296,6 +296,30 @@ static int parse_reservation(struct ctx *c, struct json_object *vo, const char *
 	return 0;
 }
 
+/* "cap": {"quota_us", "period_us"}; the engine checks the limits. */
+static int parse_cap(struct ctx *c, struct json_object *vo, const char *vpath,
+		     struct sim_vcpu_spec *v)
+{
+	static const char *const keys[] = { "quota_us", "period_us", NULL };
+	struct json_object *r;
+	char path[64];
+	int ret;
+
+	r = get_obj(c, vo, vpath, "cap", false, &ret);
+	if (!r)
+		return ret;
+	snprintf(path, sizeof(path), "%s.cap", vpath);
+	if (check_keys(c, r, path, keys) ||
+	    get_us(c, r, path, "quota_us", true, &v->cap_quota_ns) ||
+	    get_us(c, r, path, "period_us", true, &v->cap_period_ns))
+		return -1;
+	if (!v->cap_quota_ns)
+		return fail(c, "%s.quota_us: expected > 0 (leave out cap for none)", path);
+	if (v->dl.runtime_ns)
+		return fail(c, "%s: a vCPU with a reservation cannot have a cap too", path);
+	return 0;
+}
+
 static int parse_uclamp(struct ctx *c, struct json_object *vo, const char *path,
 			struct sim_vcpu_spec *v)
 {
@@ -321,7 +345,7 @@ static int parse_vcpu(struct ctx *c, struct json_object *o, unsigned int i,
 		      const struct sim_scenario *sc, struct sim_vcpu_spec *v)
 {
 	static const char *const keys[] = { "name", "count", "weight", "nice", "uclamp",
-					    "cluster", "reservation", "work", "perf_request",
+					    "cluster", "reservation", "cap", "work", "perf_request",
 					    "start_us", NULL };
 	char path[32];
 	int64_t x = 1;
@@ -349,6 +373,7 @@ static int parse_vcpu(struct ctx *c, struct json_object *o, unsigned int i,
 	v->perf_request = (unsigned int)x;
 	if (get_us(c, o, path, "start_us", false, &v->start_ns) ||
 	    parse_uclamp(c, o, path, v) || parse_reservation(c, o, path, v) ||
+	    parse_cap(c, o, path, v) ||
 	    get_str(c, o, path, "cluster", false, v->cluster, sizeof(v->cluster)))
 		return -1;
 	if (v->cluster[0]) {

@@ -27,6 +27,7 @@ struct sim_vcpu_spec {
 	unsigned int perf_request;	/* guest performance request, 0 = none */
 	char cluster[SCHED_NAME_MAX];	/* "" = any */
 	struct sched_dl_params dl;	/* runtime 0 = none */
+	uint64_t cap_quota_ns, cap_period_ns;	/* 0, 0 = no cap */
 	uint64_t start_ns;
 	enum sim_work_type type;
 	uint64_t run_ns, period_ns;		/* periodic */

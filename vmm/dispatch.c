@@ -96,6 +96,11 @@ static int add_vcpu_entity(struct dispatch *d, unsigned int i, const struct vcpu
 	}
 	d->vcpu_of_entity[id] = (int)i;
 	d->v[i].id = id;
+	if (q->has_cap && sched_set_cap(d->sched, id, q->cap_quota_ns, q->cap_period_ns,
+					dispatch_now_ns(), msg, sizeof(msg))) {
+		snprintf(err, errlen, "vCPU %u: %s", i, msg);
+		return -SCHED_E_INVAL;
+	}
 	return 0;
 }
 
@@ -451,7 +456,9 @@ static bool any_runnable(struct dispatch *d)
  * - a vCPU is blocked: it halts inside KVM_RUN and, woken there by its
  *   interrupt, would run unseen until the next poll;
  * - a pCPU is duty-cycled: its CPU-time debt needs halts seen at once;
- * - a reservation runs: CBS accounting stays at tick precision;
+ * - a reservation or a cap runs: CBS and quota accounting stay at tick
+ *   precision, and a vCPU out of quota is not blocked but must be woken
+ *   at its period's end;
  * - a vCPU halted in the last DISPATCH_NOHZ_QUIET_NS: a vCPU that halts is
  *   seen up to the stretched period late (its halted time counted as
  *   active, a vCPU waiting for its pCPU kept waiting), so only workloads
@@ -463,7 +470,8 @@ bool dispatch_tick_may_stretch(struct dispatch *d)
 		struct sched_entity_info info;
 
 		sched_entity_info(d->sched, d->v[i].id, &info);
-		if (d->v[i].halted || info.state == SCHED_BLOCKED || info.deadline)
+		if (d->v[i].halted || info.state == SCHED_BLOCKED || info.deadline ||
+		    info.cap_period_ns)
 			return false;
 	}
 	if (d->last_halt_ns + DISPATCH_NOHZ_QUIET_NS > d->last_tick)

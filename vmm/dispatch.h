@@ -90,6 +90,9 @@ int dispatch_set_uclamp(struct dispatch *d, unsigned int vcpu, unsigned int min,
 /* runtime_ns == 0 clears the reservation. */
 int dispatch_set_reservation(struct dispatch *d, unsigned int vcpu, uint64_t runtime_ns,
 			     uint64_t deadline_ns, uint64_t period_ns, char *err, size_t errlen);
+/* quota_ns == 0 removes the cap (sched_set_cap()). */
+int dispatch_set_cap(struct dispatch *d, unsigned int vcpu, uint64_t quota_ns, uint64_t period_ns,
+		     char *err, size_t errlen);
 /* cluster NULL or "" = any pCPU. */
 int dispatch_set_cluster(struct dispatch *d, unsigned int vcpu, const char *cluster, char *err,
 			 size_t errlen);

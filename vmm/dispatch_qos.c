@@ -66,6 +66,17 @@ int dispatch_set_reservation(struct dispatch *d, unsigned int vcpu, uint64_t run
 							dispatch_now_ns(), err, errlen));
 }
 
+int dispatch_set_cap(struct dispatch *d, unsigned int vcpu, uint64_t quota_ns, uint64_t period_ns,
+		     char *err, size_t errlen)
+{
+	int rc = check_vcpu(d, vcpu, err, errlen);
+
+	if (rc)
+		return rc;
+	return DISPATCH_LOCKED(d, sched_set_cap(d->sched, d->v[vcpu].id, quota_ns, period_ns,
+						dispatch_now_ns(), err, errlen));
+}
+
 int dispatch_set_cluster(struct dispatch *d, unsigned int vcpu, const char *cluster, char *err,
 			 size_t errlen)
 {

@@ -13,6 +13,7 @@
  *       <capvisor:cluster name="little" count="2" capacity="512" levels="256,512"/>
  *     </capvisor:host>
  *     <capvisor:vcpu vcpus="0" reservation="3ms/10ms/10ms" cluster="big"/>
+ *     <capvisor:vcpu vcpus="1" cap="2ms/10ms"/>
  *     <capvisor:sched mode="capvisor" tick-us="1000"/>
  *     <capvisor:cppc enabled="no"/>
  *     <capvisor:cpu hide="cx16,xsave"/>
@@ -120,8 +121,9 @@ static int check_vcpu_spec(struct domain_ctx *c, const xmlNode *n, const char *s
 
 static int meta_vcpu(struct domain_ctx *c, const xmlNode *n)
 {
-	static const char *const keys[] = { "weight", "uclamp", "reservation", "cluster", NULL };
-	static const char *const attrs[] = { "vcpus", "weight", "uclamp", "reservation",
+	static const char *const keys[] = { "weight", "uclamp", "reservation", "cap", "cluster",
+					    NULL };
+	static const char *const attrs[] = { "vcpus", "weight", "uclamp", "reservation", "cap",
 					     "cluster", NULL };
 	char *set, val[1024];
 	size_t used;
@@ -143,7 +145,7 @@ static int meta_vcpu(struct domain_ctx *c, const xmlNode *n)
 		return domain_fail(c, n, "too long");
 	if (val[used - 1] == ':')
 		return domain_fail(c, n, "needs at least one of weight=, uclamp=, reservation=, "
-				   "cluster=");
+				   "cap=, cluster=");
 	rc = check_vcpu_spec(c, n, val);
 	return rc ?: domain_push(c, n, "vcpu", val);
 }

@@ -29,6 +29,7 @@ struct out {
 	const struct vcpu_qos *qos;
 	const struct domain_info *info;
 	struct domain_tune tune;	/* zero when the caller gave none */
+	bool cap_in_tune;		/* the vCPUs' one cap is <period>/<quota> */
 	struct host_spec host;		/* parsed cfg->host_spec */
 };
 
@@ -89,6 +90,29 @@ static bool uclamp_given(const struct vcpu_qos *q)
 	return q->uclamp_set || q->uclamp_min || q->uclamp_max != 1024;
 }
 
+/* A cap that <cputune> does not say already, for the metadata. */
+static bool meta_cap(const struct out *o, const struct vcpu_qos *q)
+{
+	return q->has_cap && !o->cap_in_tune;
+}
+
+/*
+ * libvirt's <period>/<quota> hold one cap for every vCPU, in us: used when
+ * all the vCPUs have the same cap in whole us; any other caps go in the
+ * metadata, vCPU by vCPU.
+ */
+static bool uniform_cap(const struct vm_config *cfg, const struct vcpu_qos *qos)
+{
+	if (!cfg->nr_vcpus || !qos[0].has_cap || qos[0].cap_quota_ns % 1000 ||
+	    qos[0].cap_period_ns % 1000)
+		return false;
+	for (unsigned int i = 1; i < cfg->nr_vcpus; i++)
+		if (!qos[i].has_cap || qos[i].cap_quota_ns != qos[0].cap_quota_ns ||
+		    qos[i].cap_period_ns != qos[0].cap_period_ns)
+			return false;
+	return true;
+}
+
 /* What of a vCPU's QoS only capvisor's metadata can say; equal for a range of vCPUs. */
 static bool same_meta(const struct out *o, const struct vcpu_qos *a, const struct vcpu_qos *b)
 {
@@ -101,13 +125,16 @@ static bool same_meta(const struct out *o, const struct vcpu_qos *a, const struc
 	       (!a->has_reservation || (a->runtime_ns == b->runtime_ns &&
 					a->deadline_ns == b->deadline_ns &&
 					a->period_ns == b->period_ns)) &&
+	       meta_cap(o, a) == meta_cap(o, b) &&
+	       (!meta_cap(o, a) || (a->cap_quota_ns == b->cap_quota_ns &&
+				    a->cap_period_ns == b->cap_period_ns)) &&
 	       a_meta_cluster == b_meta_cluster &&
 	       (!a_meta_cluster || !strcmp(a->cluster, b->cluster));
 }
 
 static bool has_meta(const struct out *o, const struct vcpu_qos *q)
 {
-	return q->weight != 1024 || uclamp_given(q) || q->has_reservation ||
+	return q->weight != 1024 || uclamp_given(q) || q->has_reservation || meta_cap(o, q) ||
 	       (*q->cluster && pinned_host_cpu(o, q) < 0);
 }
 
@@ -130,6 +157,11 @@ static void meta_vcpu(struct out *o, unsigned int first, unsigned int last)
 		duration(b, sizeof(b), q->deadline_ns);
 		duration(c, sizeof(c), q->period_ns);
 		attr(o, "reservation", "%s/%s/%s", a, b, c);
+	}
+	if (meta_cap(o, q)) {
+		duration(a, sizeof(a), q->cap_quota_ns);
+		duration(b, sizeof(b), q->cap_period_ns);
+		attr(o, "cap", "%s/%s", a, b);
 	}
 	if (*q->cluster && pinned_host_cpu(o, q) < 0)
 		attr(o, "cluster", "%s", q->cluster);
@@ -450,6 +482,11 @@ int domain_write_string(char **xml, const struct vm_config *cfg, const struct vc
 		return -EINVAL;
 	if (tune)
 		o.tune = *tune;
+	o.cap_in_tune = uniform_cap(cfg, qos) && !o.tune.vcpu_quota_us;
+	if (o.cap_in_tune) {
+		o.tune.vcpu_quota_us = qos[0].cap_quota_ns / 1000;
+		o.tune.vcpu_period_us = qos[0].cap_period_ns / 1000;
+	}
 	if (cfg->host_spec && host_spec_parse(cfg->host_spec, &o.host, err, errlen))
 		return -EINVAL;
 	buf = xmlBufferCreate();

@@ -90,7 +90,13 @@ static int on_cap(struct domain_ctx *c, const xmlNode *tune, const char *period_
 	if (per_vcpu) {
 		if (!c->nr_vcpus)
 			return domain_fail(c, q, "needs <vcpu>");
-		snprintf(val, sizeof(val), "0-%u:cap=%llu/%llu", c->nr_vcpus - 1,
+		/*
+		 * libvirt takes a vCPU quota above the period; a vCPU runs on
+		 * one CPU at a time, so such a quota never binds: no cap.
+		 */
+		if (quota > period)
+			return 0;
+		snprintf(val, sizeof(val), "0-%u:cap=%lluus/%lluus", c->nr_vcpus - 1,
 			 (unsigned long long)quota, (unsigned long long)period);
 		return domain_push(c, q, "vcpu", val);
 	}

@@ -24,12 +24,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sched/sched.h"
+
 /* Limits the schema enforces before a backend sees a value. */
 #define QMP_WEIGHT_MIN		1
 #define QMP_WEIGHT_MAX		(1 << 20)	/* as --vcpu weight= (QOS_WEIGHT_MAX); nice -20 is 88761 */
 #define QMP_UCLAMP_MAX		1024
 #define QMP_RES_RUNTIME_MIN_US	1
 #define QMP_RES_PERIOD_MAX_US	4000000		/* 4 s, Linux's sched_deadline_period_max_us */
+/* Caps: the engine's limits (SCHED_CAP_*), in us. */
+#define QMP_CAP_PERIOD_MIN_US	(SCHED_CAP_PERIOD_MIN_NS / 1000)
+#define QMP_CAP_PERIOD_MAX_US	(SCHED_CAP_PERIOD_MAX_NS / 1000)
+#define QMP_CAP_QUOTA_MIN_US	(SCHED_CAP_QUOTA_MIN_NS / 1000)
 #define QMP_MAX_VCPUS		1024
 #define QMP_MAX_CLUSTERS	8
 #define QMP_MAX_PCPUS		256
@@ -85,6 +91,10 @@ struct qmp_reservation {
 	uint64_t runtime_us, deadline_us, period_us;
 };
 
+struct qmp_cap {
+	uint64_t quota_us, period_us;
+};
+
 struct qmp_vcpu_info {
 	int32_t thread_id;		/* host TID of the vCPU thread, 0 if none */
 	char state[QMP_NAME_LEN];	/* "running", "runnable", "idle", "throttled", "stopped" */
@@ -95,11 +105,14 @@ struct qmp_vcpu_info {
 	uint32_t uclamp_min, uclamp_max;
 	bool has_reservation;
 	struct qmp_reservation reservation;
+	bool has_cap;
+	struct qmp_cap cap;
 	uint32_t util_avg, runnable_avg;	/* PELT, 0..1024 */
 	uint32_t perf_request;		/* level the guest asked for (CPPC desired) */
 	uint32_t perf_delivered;	/* level it ran at, after clamps */
 	uint64_t cpu_time_ns, wait_time_ns;
 	uint64_t deadline_misses;
+	uint64_t throttled_ns, throttles;	/* out of runtime (reservation) or quota (cap) */
 };
 
 struct qmp_backend_ops {
@@ -117,6 +130,9 @@ struct qmp_backend_ops {
 	int (*set_reservation)(void *opaque, unsigned int vcpu, const struct qmp_reservation *res,
 			       struct qmp_error *err);
 	int (*clear_reservation)(void *opaque, unsigned int vcpu, struct qmp_error *err);
+	/* cap NULL removes the cap. */
+	int (*set_cap)(void *opaque, unsigned int vcpu, const struct qmp_cap *cap,
+		       struct qmp_error *err);
 	/* cluster: an existing cluster name, or NULL for "any cluster". */
 	int (*set_cluster)(void *opaque, unsigned int vcpu, const char *cluster,
 			   struct qmp_error *err);

@@ -147,6 +147,15 @@ static json_object *reservation_json(const struct qmp_reservation *r)
 	return o;
 }
 
+static json_object *cap_json(const struct qmp_cap *c)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "quota_us", json_object_new_int64((int64_t)c->quota_us));
+	json_object_object_add(o, "period_us", json_object_new_int64((int64_t)c->period_us));
+	return o;
+}
+
 /* The QoS part of a vCPU: what set-* commands change. */
 static void add_qos(json_object *o, const struct qmp_vcpu_info *v)
 {
@@ -155,6 +164,7 @@ static void add_qos(json_object *o, const struct qmp_vcpu_info *v)
 	json_object_object_add(o, "uclamp_max", json_object_new_int64(v->uclamp_max));
 	json_object_object_add(o, "reservation",
 			       v->has_reservation ? reservation_json(&v->reservation) : NULL);
+	json_object_object_add(o, "cap", v->has_cap ? cap_json(&v->cap) : NULL);
 	json_object_object_add(o, "cluster_affinity",
 			       v->cluster_affinity[0] ?
 			       json_object_new_string(v->cluster_affinity) : NULL);
@@ -323,6 +333,8 @@ static json_object *vcpu_json(const struct qmp_vcpu_info *v, unsigned int index,
 	json_object_object_add(o, "wait_time_ns", json_object_new_int64((int64_t)v->wait_time_ns));
 	json_object_object_add(o, "deadline_misses",
 			       json_object_new_int64((int64_t)v->deadline_misses));
+	json_object_object_add(o, "throttled_ns", json_object_new_int64((int64_t)v->throttled_ns));
+	json_object_object_add(o, "throttles", json_object_new_int64((int64_t)v->throttles));
 	return o;
 }
 
@@ -444,6 +456,31 @@ static int cmd_clear_reservation(const struct qmp_cmd_ctx *ctx, const struct qmp
 	return changed(ctx, vcpu, ret);
 }
 
+/* quota_us 0 or absent removes the cap; otherwise period_us is required. */
+static int cmd_set_cap(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a, json_object **ret,
+		       struct qmp_error *err)
+{
+	unsigned int vcpu = (unsigned int)a->num[0];
+	struct qmp_cap c = { a->has[1] ? (uint64_t)a->num[1] : 0, a->has[2] ? (uint64_t)a->num[2] : 0 };
+
+	if (check_vcpu(ctx, a->num[0], err))
+		return -1;
+	if (c.quota_us && !a->has[2])
+		return qmp_error_set(err, QMP_ERR_GENERIC,
+				     "Parameter 'period_us' is missing (a quota is per period)");
+	if (c.quota_us && c.quota_us < QMP_CAP_QUOTA_MIN_US)
+		return qmp_error_set(err, QMP_ERR_GENERIC,
+				     "Parameter 'quota_us' (%" PRIu64 ") must be 0 (no cap) or at least %llu",
+				     c.quota_us, (unsigned long long)QMP_CAP_QUOTA_MIN_US);
+	if (c.quota_us > c.period_us)
+		return qmp_error_set(err, QMP_ERR_GENERIC,
+				     "Parameter 'quota_us' (%" PRIu64 ") must not exceed 'period_us' (%" PRIu64 "): a vCPU runs on one pCPU at a time",
+				     c.quota_us, c.period_us);
+	if (ctx->ops->set_cap(ctx->backend, vcpu, c.quota_us ? &c : NULL, err))
+		return -1;
+	return changed(ctx, vcpu, ret);
+}
+
 static int cmd_query_domain_xml(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
 				json_object **ret, struct qmp_error *err)
 {
@@ -536,6 +573,12 @@ static const struct qmp_param reservation_params[] = {
 	{ "period_us", QMP_PARAM_INT, false, QMP_RES_RUNTIME_MIN_US, QMP_RES_PERIOD_MAX_US, "us" },
 	END_PARAMS,
 };
+static const struct qmp_param cap_params[] = {
+	VCPU_PARAM,
+	{ "quota_us", QMP_PARAM_INT, true, 0, QMP_CAP_PERIOD_MAX_US, "us" },
+	{ "period_us", QMP_PARAM_INT, true, QMP_CAP_PERIOD_MIN_US, QMP_CAP_PERIOD_MAX_US, "us" },
+	END_PARAMS,
+};
 static const struct qmp_param vcpu_params[] = { VCPU_PARAM, END_PARAMS };
 static const struct qmp_param cluster_params[] = {
 	VCPU_PARAM, { "cluster", QMP_PARAM_STR, true, 0, QMP_NAME_LEN - 1, NULL }, END_PARAMS,
@@ -553,6 +596,7 @@ static const struct qmp_command commands[] = {
 	{ "set-vcpu-clamp", clamp_params, cmd_set_clamp },
 	{ "set-vcpu-reservation", reservation_params, cmd_set_reservation },
 	{ "clear-vcpu-reservation", vcpu_params, cmd_clear_reservation },
+	{ "set-vcpu-cap", cap_params, cmd_set_cap },
 	{ "set-vcpu-cluster", cluster_params, cmd_set_cluster },
 	{ "stop", NULL, cmd_stop },
 	{ "cont", NULL, cmd_cont },

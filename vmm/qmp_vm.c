@@ -106,6 +106,9 @@ static void fill_vcpu(struct qmp_vm *vm, unsigned int i, struct qmp_vcpu_info *o
 	out->reservation.runtime_us = r.info.dl.runtime_ns / 1000;
 	out->reservation.deadline_us = r.info.dl.deadline_ns / 1000;
 	out->reservation.period_us = r.info.dl.period_ns / 1000;
+	out->has_cap = r.info.cap_period_ns != 0;
+	out->cap.quota_us = r.info.cap_quota_ns / 1000;
+	out->cap.period_us = r.info.cap_period_ns / 1000;
 	out->util_avg = r.stats.util_avg;
 	out->runnable_avg = r.stats.runnable_avg;
 	out->perf_request = r.info.perf_request;
@@ -116,6 +119,8 @@ static void fill_vcpu(struct qmp_vm *vm, unsigned int i, struct qmp_vcpu_info *o
 	out->cpu_time_ns = r.run_ns;
 	out->wait_time_ns = r.stats.wait_ns;
 	out->deadline_misses = r.stats.nr_deadline_misses;
+	out->throttled_ns = r.stats.throttled_ns;
+	out->throttles = r.stats.nr_throttles;
 }
 
 static int vm_query_vcpus(void *opaque, struct qmp_vcpu_info *out, unsigned int n,
@@ -208,6 +213,20 @@ static int vm_clear_reservation(void *opaque, unsigned int vcpu, struct qmp_erro
 	return finish(vm, vcpu, rc, msg, err);
 }
 
+static int vm_set_cap(void *opaque, unsigned int vcpu, const struct qmp_cap *cap,
+		      struct qmp_error *err)
+{
+	struct qmp_vm *vm = opaque;
+	char msg[512];
+	int rc;
+
+	if (!vm->d)
+		return no_dispatcher(err);
+	rc = dispatch_set_cap(vm->d, vcpu, cap ? cap->quota_us * 1000 : 0,
+			      cap ? cap->period_us * 1000 : 0, msg, sizeof(msg));
+	return finish(vm, vcpu, rc, msg, err);
+}
+
 static int vm_set_cluster(void *opaque, unsigned int vcpu, const char *cluster,
 			  struct qmp_error *err)
 {
@@ -277,6 +296,9 @@ static void live_qos(struct qmp_vm *vm, unsigned int i, struct vcpu_qos *q)
 	q->runtime_ns = r.info.dl.runtime_ns;
 	q->deadline_ns = r.info.dl.deadline_ns;
 	q->period_ns = r.info.dl.period_ns;
+	q->has_cap = r.info.cap_period_ns != 0;
+	q->cap_quota_ns = r.info.cap_quota_ns;
+	q->cap_period_ns = r.info.cap_period_ns;
 }
 
 static int vm_query_domain_xml(void *opaque, char **xml, struct qmp_error *err)
@@ -307,6 +329,7 @@ const struct qmp_backend_ops qmp_vm_ops = {
 	.set_clamp = vm_set_clamp,
 	.set_reservation = vm_set_reservation,
 	.clear_reservation = vm_clear_reservation,
+	.set_cap = vm_set_cap,
 	.set_cluster = vm_set_cluster,
 	.query_domain_xml = vm_query_domain_xml,
 	.stop = vm_stop,

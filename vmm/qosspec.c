@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "vmm/qosspec.h"
 
+#include "sched/sched.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -167,6 +169,28 @@ bad:
 	return -EINVAL;
 }
 
+/* QUOTA/PERIOD, each with its unit; the limits are checked with the rest. */
+static int set_cap(struct vcpu_qos *q, const char *val, char *err, size_t errlen)
+{
+	const char *slash = strchr(val, '/');
+	char quota[32];
+	uint64_t qns, pns;
+
+	if (!slash || (size_t)(slash - val) >= sizeof(quota))
+		goto bad;
+	memcpy(quota, val, (size_t)(slash - val));
+	quota[slash - val] = 0;
+	if (qos_parse_duration(quota, &qns) || qos_parse_duration(slash + 1, &pns))
+		goto bad;
+	q->cap_quota_ns = qns;
+	q->cap_period_ns = pns;
+	q->has_cap = true;
+	return 0;
+bad:
+	snprintf(err, errlen, "cap=%s: expected QUOTA/PERIOD, each like 500us, 3ms or 1s", val);
+	return -EINVAL;
+}
+
 int vcpu_qos_set_key(struct vcpu_qos *q, const char *key, const char *val, char *err,
 		     size_t errlen)
 {
@@ -176,6 +200,8 @@ int vcpu_qos_set_key(struct vcpu_qos *q, const char *key, const char *val, char 
 		return set_uclamp(q, val, err, errlen);
 	if (!strcmp(key, "reservation"))
 		return set_reservation(q, val, err, errlen);
+	if (!strcmp(key, "cap"))
+		return set_cap(q, val, err, errlen);
 	if (!strcmp(key, "cluster")) {
 		if (!*val || strlen(val) > HOST_NAME_MAX_LEN) {
 			snprintf(err, errlen, "cluster=%s: expected a cluster name of 1..%d chars",
@@ -185,13 +211,36 @@ int vcpu_qos_set_key(struct vcpu_qos *q, const char *key, const char *val, char 
 		strcpy(q->cluster, val);
 		return 0;
 	}
-	snprintf(err, errlen, "unknown vCPU key '%s' (expected weight, uclamp, reservation, cluster)",
-		 key);
+	snprintf(err, errlen,
+		 "unknown vCPU key '%s' (expected weight, uclamp, reservation, cap, cluster)", key);
 	return -EINVAL;
+}
+
+static int check_cap(const struct vcpu_qos *q, unsigned int vcpu, char *err, size_t errlen)
+{
+	if (q->has_reservation) {
+		snprintf(err, errlen, "vCPU %u: cap= and reservation= together (a reservation is "
+			 "bounded by its runtime already; give one of them)", vcpu);
+		return -EINVAL;
+	}
+	if (q->cap_period_ns < SCHED_CAP_PERIOD_MIN_NS || q->cap_period_ns > SCHED_CAP_PERIOD_MAX_NS ||
+	    q->cap_quota_ns < SCHED_CAP_QUOTA_MIN_NS || q->cap_quota_ns > q->cap_period_ns) {
+		snprintf(err, errlen,
+			 "vCPU %u cap: need %llums <= quota (%llu ns) <= period (%llu ns), "
+			 "period %llums..%llus", vcpu,
+			 (unsigned long long)(SCHED_CAP_QUOTA_MIN_NS / 1000000),
+			 (unsigned long long)q->cap_quota_ns, (unsigned long long)q->cap_period_ns,
+			 (unsigned long long)(SCHED_CAP_PERIOD_MIN_NS / 1000000),
+			 (unsigned long long)(SCHED_CAP_PERIOD_MAX_NS / 1000000000));
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int vcpu_qos_check(const struct vcpu_qos *q, unsigned int vcpu, char *err, size_t errlen)
 {
+	if (q->has_cap && check_cap(q, vcpu, err, errlen))
+		return -EINVAL;
 	if (!q->has_reservation)
 		return 0;
 	if (q->runtime_ns < QOS_RUNTIME_MIN_NS || q->runtime_ns > q->deadline_ns ||
@@ -205,7 +254,7 @@ int vcpu_qos_check(const struct vcpu_qos *q, unsigned int vcpu, char *err, size_
 	return 0;
 }
 
-static const char *const qos_keys[] = { "weight", "uclamp", "reservation", "cluster" };
+static const char *const qos_keys[] = { "weight", "uclamp", "reservation", "cap", "cluster" };
 
 /* KEY=VALUE,... with no empty item and no key twice; applied in order to q. */
 static int apply_pairs(char *pairs, struct vcpu_qos *q, char *err, size_t errlen)
@@ -214,7 +263,7 @@ static int apply_pairs(char *pairs, struct vcpu_qos *q, char *err, size_t errlen
 
 	if (!*pairs) {
 		snprintf(err, errlen, "no KEY=VALUE given (expected weight=, uclamp=, "
-			 "reservation= or cluster=)");
+			 "reservation=, cap= or cluster=)");
 		return -EINVAL;
 	}
 	for (char *kv = pairs, *next; kv; kv = next) {

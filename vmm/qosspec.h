@@ -3,6 +3,7 @@
  * Per-vCPU scheduling QoS as given by the user:
  *
  *   --vcpu 0-1,^1:weight=2048,uclamp=0-512,reservation=3ms/10ms/10ms,cluster=big
+ *   --vcpu 2:cap=2ms/10ms
  *
  * vCPU sets use libvirt's cpuset syntax ("0-3,^2"). Everything here is only
  * parsed and range-checked; admission against the host is the engine's job.
@@ -28,6 +29,8 @@ struct vcpu_qos {
 	bool uclamp_set;
 	bool has_reservation;
 	uint64_t runtime_ns, deadline_ns, period_ns;
+	bool has_cap;			/* quota of run time per period (sched_set_cap) */
+	uint64_t cap_quota_ns, cap_period_ns;
 	char cluster[HOST_NAME_MAX_LEN + 1];	/* "" = any */
 };
 
@@ -49,7 +52,10 @@ int vcpu_spec_apply(const char *arg, unsigned int nr_vcpus, struct vcpu_qos *qos
 /* Apply one KEY=VAL to a single vCPU's QoS (also used by the VM definition file). */
 int vcpu_qos_set_key(struct vcpu_qos *q, const char *key, const char *val, char *err,
 		     size_t errlen);
-/* Checks that need the whole picture: runtime <= deadline <= period, min <= max. */
+/*
+ * Checks that need the whole picture: runtime <= deadline <= period, min <=
+ * max, a cap within the engine's limits and not beside a reservation.
+ */
 int vcpu_qos_check(const struct vcpu_qos *q, unsigned int vcpu, char *err, size_t errlen);
 
 #endif

@@ -153,6 +153,20 @@ static int check_levels_run(const struct vm_sched *vs, char *err, size_t errlen)
 	return 0;
 }
 
+/* A cap needs capvisor's scheduler: the host kernel has no quota per thread. */
+static int check_host_mode(const struct vcpu_qos *qos, unsigned int nr_vcpus, char *err,
+			   size_t errlen)
+{
+	for (unsigned int i = 0; i < nr_vcpus; i++)
+		if (qos[i].has_cap) {
+			snprintf(err, errlen, "vCPU %u: cap= needs --sched capvisor: with --sched "
+				 "host the host kernel schedules the vCPU threads and has no quota "
+				 "per thread (use a cgroup's cpu.max)", i);
+			return -EINVAL;
+		}
+	return 0;
+}
+
 int vm_sched_prepare(struct vm_sched *vs, const struct vm_sched_config *cfg,
 		     const struct vcpu_qos *qos, unsigned int nr_vcpus, char *err, size_t errlen)
 {
@@ -174,6 +188,8 @@ int vm_sched_prepare(struct vm_sched *vs, const struct vm_sched_config *cfg,
 	rc = host_spec_place(&vs->cfg.host, vs->nr_host_cpus, vs->host_cpu, err, errlen);
 	if (!rc && cfg->mode == VM_SCHED_CAPVISOR)
 		rc = check_levels_run(vs, err, errlen);
+	if (!rc && cfg->mode == VM_SCHED_HOST)
+		rc = check_host_mode(qos, nr_vcpus, err, errlen);
 	for (unsigned int i = 0; !rc && i < nr_vcpus; i++)
 		rc = fill_caps(vs, i, err, errlen);
 	if (!rc && cfg->mode == VM_SCHED_CAPVISOR)

@@ -202,6 +202,7 @@ static json_object *vcpu_json(struct vm_sched *vs, unsigned int i, uint64_t wall
 	json_object_object_add(o, "periods", json_object_new_int64((int64_t)r.stats.nr_periods));
 	json_object_object_add(o, "throttled_ns",
 			       json_object_new_int64((int64_t)r.stats.throttled_ns));
+	json_object_object_add(o, "throttles", json_object_new_int64((int64_t)r.stats.nr_throttles));
 	json_object_object_add(o, "migrations",
 			       json_object_new_int64((int64_t)r.stats.nr_migrations));
 	if (vs->cppc) {

@@ -44,7 +44,7 @@ static const struct vmdef_key top_keys[] = {
 
 static const struct vmdef_key vcpu_keys[] = {
 	{ "vcpus", VT_SET }, { "weight", VT_UINT }, { "uclamp", VT_STRING },
-	{ "reservation", VT_STRING }, { "cluster", VT_STRING },
+	{ "reservation", VT_STRING }, { "cap", VT_STRING }, { "cluster", VT_STRING },
 };
 
 #define NR(a) (sizeof(a) / sizeof((a)[0]))
@@ -181,7 +181,7 @@ static int vcpu_pair(const char *key, json_object *v, size_t idx, char *arg, siz
 	snprintf(where, sizeof(where), "vcpu[%zu].%s", idx, shown_key(key, name, sizeof(name)));
 	if (!k) {
 		snprintf(err, errlen, "%s: unknown key (expected vcpus, weight, uclamp, "
-			 "reservation or cluster)", where);
+			 "reservation, cap or cluster)", where);
 		return -EINVAL;
 	}
 	if (value_text(v, k->type, where, val, sizeof(val), err, errlen))
@@ -219,7 +219,7 @@ static int vcpu_entry(json_object *e, size_t idx, struct vmdef_args *a, char *er
 	}
 	if (arg[n - 1] == ':') {
 		snprintf(err, errlen, "vcpu[%zu]: no QoS key given (expected weight, uclamp, "
-			 "reservation or cluster)", idx);
+			 "reservation, cap or cluster)", idx);
 		return -EINVAL;
 	}
 	snprintf(where, sizeof(where), "vcpu[%zu]", idx);

@@ -217,6 +217,21 @@ static int fake_clear_reservation(void *opaque, unsigned int vcpu, struct qmp_er
 	return 0;
 }
 
+static int fake_set_cap(void *opaque, unsigned int vcpu, const struct qmp_cap *cap,
+			struct qmp_error *err)
+{
+	struct qmp_vcpu_info *v = &((struct fake_vm *)opaque)->vcpu[vcpu];
+
+	if (cap && v->has_reservation)
+		return qmp_error_set(err, QMP_ERR_GENERIC,
+				     "vCPU %u has a reservation; remove it before setting a cap", vcpu);
+	v->has_cap = cap != NULL;
+	memset(&v->cap, 0, sizeof(v->cap));
+	if (cap)
+		v->cap = *cap;
+	return 0;
+}
+
 static int fake_set_cluster(void *opaque, unsigned int vcpu, const char *cluster,
 			    struct qmp_error *err)
 {
@@ -292,6 +307,7 @@ static const struct qmp_backend_ops fake_vm_ops = {
 	.set_clamp = fake_set_clamp,
 	.set_reservation = fake_set_reservation,
 	.clear_reservation = fake_clear_reservation,
+	.set_cap = fake_set_cap,
 	.set_cluster = fake_set_cluster,
 	.stop = fake_stop,
 	.cont = fake_cont,

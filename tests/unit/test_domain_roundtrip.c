@@ -6,6 +6,7 @@
  * writing the result again must give the same text. The seed is printed;
  * CAPVISOR_TEST_SEED=N repeats a run.
  */
+#include "sched/sched.h"
 #include "tests/lib/xorshift.h"
 #include "tests/unit/harness.h"
 #include "vmm/cpuid.h"
@@ -77,6 +78,34 @@ static void random_host(struct random_vm *v, unsigned int *nr_clusters)
 	v->cfg.host_spec = v->host;
 }
 
+/* A cap within the engine's limits; in whole us or not (libvirt's <quota> is in us). */
+static void random_cap(struct vcpu_qos *q)
+{
+	q->has_cap = true;
+	q->cap_period_ns = between(SCHED_CAP_PERIOD_MIN_NS, SCHED_CAP_PERIOD_MAX_NS);
+	q->cap_quota_ns = between(SCHED_CAP_QUOTA_MIN_NS, q->cap_period_ns);
+	if (xorshift64(&rng) % 2) {
+		q->cap_period_ns -= q->cap_period_ns % 1000;
+		q->cap_quota_ns -= q->cap_quota_ns % 1000;
+	}
+}
+
+/* The same cap on every vCPU (<cputune>'s <period>/<quota>) unless one has a reservation. */
+static void random_uniform_cap(struct vcpu_qos *q, unsigned int n)
+{
+	struct vcpu_qos c;
+
+	for (unsigned int i = 0; i < n; i++)
+		if (q[i].has_reservation)
+			return;
+	random_cap(&c);
+	for (unsigned int i = 0; i < n; i++) {
+		q[i].has_cap = true;
+		q[i].cap_quota_ns = c.cap_quota_ns;
+		q[i].cap_period_ns = c.cap_period_ns;
+	}
+}
+
 static void random_qos(struct vcpu_qos *q, unsigned int nr_clusters)
 {
 	vcpu_qos_default(q);
@@ -100,6 +129,8 @@ static void random_qos(struct vcpu_qos *q, unsigned int nr_clusters)
 		if (q->runtime_ns < QOS_RUNTIME_MIN_NS)
 			q->runtime_ns = q->deadline_ns = q->period_ns = QOS_RUNTIME_MIN_NS;
 	}
+	if (!q->has_reservation && xorshift64(&rng) % 3 == 0)
+		random_cap(q);
 	if (xorshift64(&rng) % 2)
 		snprintf(q->cluster, sizeof(q->cluster), nr_clusters ? "c%u" : "cpu%u",
 			 (unsigned int)(nr_clusters ? between(0, nr_clusters - 1) : between(0, 7)));
@@ -147,6 +178,8 @@ static void random_vm(struct random_vm *v)
 		random_host(v, &nr_clusters);
 	for (unsigned int i = 0; i < v->cfg.nr_vcpus; i++)
 		random_qos(&v->qos[i], nr_clusters);
+	if (xorshift64(&rng) % 4 == 0)
+		random_uniform_cap(v->qos, v->cfg.nr_vcpus);
 	v->cfg.sched = xorshift64(&rng) % 4 ? SCHED_KIND_CAPVISOR : SCHED_KIND_HOST;
 	v->cfg.tick_ns = xorshift64(&rng) % 2 ? between(100, 100000) * 1000 : 0;
 	v->cfg.window_ns = xorshift64(&rng) % 2 ? between(500, 100000) * 1000 : 0;
@@ -184,7 +217,8 @@ static bool same_qos(const struct vcpu_qos *a, const struct vcpu_qos *b)
 	       a->uclamp_min == b->uclamp_min && a->uclamp_max == b->uclamp_max &&
 	       a->has_reservation == b->has_reservation && a->runtime_ns == b->runtime_ns &&
 	       a->deadline_ns == b->deadline_ns && a->period_ns == b->period_ns &&
-	       !strcmp(a->cluster, b->cluster);
+	       a->has_cap == b->has_cap && a->cap_quota_ns == b->cap_quota_ns &&
+	       a->cap_period_ns == b->cap_period_ns && !strcmp(a->cluster, b->cluster);
 }
 
 static bool same_host(const char *a, const char *b)

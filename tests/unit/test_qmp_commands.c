@@ -169,6 +169,41 @@ static void test_reservation_rules_and_admission(void)
 	capture_close(&cap);
 }
 
+/* set-vcpu-cap: typed and checked before the backend; a refusal changes nothing. */
+static void test_set_cap(void)
+{
+	struct capture cap;
+	struct fake_vm before;
+
+	capture_negotiated(&cap, 3);
+	CU_ASSERT(accepts(&cap, "set-vcpu-cap",
+			  "{\"vcpu\":1,\"quota_us\":2000,\"period_us\":10000}"));
+	CU_ASSERT(cap.vm.vcpu[1].has_cap);
+	CU_ASSERT_EQUAL(cap.vm.vcpu[1].cap.quota_us, 2000);
+	CU_ASSERT_EQUAL(cap.vm.vcpu[1].cap.period_us, 10000);
+	before = cap.vm;
+	CU_ASSERT(rejects(&cap, "set-vcpu-cap",
+			  "{\"vcpu\":1,\"quota_us\":20000,\"period_us\":10000}",
+			  "'quota_us' (20000) must not exceed 'period_us' (10000)"));
+	CU_ASSERT(rejects(&cap, "set-vcpu-cap", "{\"vcpu\":1,\"quota_us\":500,\"period_us\":10000}",
+			  "'quota_us' (500) must be 0 (no cap) or at least 1000"));
+	CU_ASSERT(rejects(&cap, "set-vcpu-cap", "{\"vcpu\":1,\"quota_us\":2000}",
+			  "'period_us' is missing"));
+	CU_ASSERT(rejects(&cap, "set-vcpu-cap", "{\"vcpu\":1,\"quota_us\":2000,\"period_us\":500}",
+			  "period_us"));
+	CU_ASSERT(rejects(&cap, "set-vcpu-cap", "{\"vcpu\":1,\"quota_us\":\"2ms\",\"period_us\":10000}",
+			  "quota_us"));
+	CU_ASSERT(rejects(&cap, "set-vcpu-cap", "{\"vcpu\":7,\"quota_us\":2000,\"period_us\":10000}",
+			  "out of range"));
+	CU_ASSERT(memcmp(&before, &cap.vm, sizeof(before)) == 0);
+	CU_ASSERT(accepts(&cap, "set-vcpu-cap", "{\"vcpu\":1,\"quota_us\":0}"));
+	CU_ASSERT(!cap.vm.vcpu[1].has_cap);
+	CU_ASSERT(accepts(&cap, "set-vcpu-cap", "{\"vcpu\":1,\"quota_us\":3000,\"period_us\":10000}"));
+	CU_ASSERT(accepts(&cap, "set-vcpu-cap", "{\"vcpu\":1}"));
+	CU_ASSERT(!cap.vm.vcpu[1].has_cap);
+	capture_close(&cap);
+}
+
 static void test_queries(void)
 {
 	struct capture cap;
@@ -178,7 +213,7 @@ static void test_queries(void)
 	capture_feed(&cap, "{\"execute\":\"query-commands\"}");
 	o = capture_line(&cap, 2);
 	CU_ASSERT_FATAL(json_object_object_get_ex(o, "return", &ret));
-	CU_ASSERT_EQUAL(json_object_array_length(ret), 15);
+	CU_ASSERT_EQUAL(json_object_array_length(ret), 16);
 	names = json_object_array_get_idx(ret, 5);
 	CU_ASSERT_STRING_EQUAL(json_object_get_string(json_object_object_get(names, "name")),
 			       "query-vcpus");
@@ -236,5 +271,6 @@ UNIT_SUITE(qmp_commands, NULL, NULL,
 	   UNIT_TEST(test_clamp_rules),
 	   UNIT_TEST(test_weight_change_emits_event),
 	   UNIT_TEST(test_reservation_rules_and_admission),
+	   UNIT_TEST(test_set_cap),
 	   UNIT_TEST(test_queries),
 	   UNIT_TEST(test_lifecycle))

@@ -60,6 +60,11 @@ static void test_apply_sets_selected_vcpus(void)
 	CU_ASSERT(q[0].has_reservation);
 	CU_ASSERT_EQUAL(q[0].runtime_ns, 3000000);
 	CU_ASSERT_EQUAL(q[0].period_ns, 10000000);
+	CU_ASSERT_EQUAL_FATAL(vcpu_spec_apply("2-3:cap=2ms/10ms", 4, q, err, sizeof(err)), 0);
+	CU_ASSERT(!q[1].has_cap);
+	CU_ASSERT(q[2].has_cap && q[3].has_cap);
+	CU_ASSERT_EQUAL(q[3].cap_quota_ns, 2000000);
+	CU_ASSERT_EQUAL(q[3].cap_period_ns, 10000000);
 }
 
 static void test_rejected_spec_changes_nothing(void)
@@ -108,6 +113,14 @@ static void test_empty_and_repeated_refused(void)
 		{ "0:reservation=1000/10000/10000", "each like 500us" },
 		{ "0:reservation=1ms/10ms/10", "each like 500us" },
 		{ "0:weight=", "expected an integer" },
+		{ "0:cap=2ms/10ms,cap=3ms/10ms", "cap= given twice" },
+		{ "0:cap=2/10", "cap=2/10: expected QUOTA/PERIOD, each like 500us" },
+		{ "0:cap=2ms", "expected QUOTA/PERIOD" },
+		{ "0:cap=2ms/10ms/10ms", "expected QUOTA/PERIOD" },
+		{ "0:cap=20ms/10ms", "quota (20000000 ns) <= period (10000000 ns)" },
+		{ "0:cap=500us/10ms", "1ms <= quota" },
+		{ "0:cap=1ms/2s", "period 1ms..1s" },
+		{ "0:cap=2ms/10ms,reservation=1ms/10ms/10ms", "cap= and reservation= together" },
 	};
 
 	for (int i = 0; i < 3; i++)

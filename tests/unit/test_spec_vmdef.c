@@ -18,10 +18,11 @@ static void test_definition_becomes_options(void)
 	struct vmdef_args a;
 	const char *json = "{\"kernel\": \"g.elf\", \"vcpus\": 4, \"verbose\": true,"
 			   " \"vcpu\": [{\"vcpus\": \"1-3\", \"weight\": 2048, \"uclamp\": \"0-512\"},"
-			   "            {\"vcpus\": 0, \"reservation\": \"3ms/10ms/10ms\"}]}";
+			   "            {\"vcpus\": 0, \"reservation\": \"3ms/10ms/10ms\"},"
+			   "            {\"vcpus\": \"2\", \"cap\": \"2ms/10ms\"}]}";
 
 	CU_ASSERT_EQUAL_FATAL(vmdef_parse(json, &a, err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL_FATAL(a.argc, 9);
+	CU_ASSERT_EQUAL_FATAL(a.argc, 11);
 	CU_ASSERT_STRING_EQUAL(a.argv[0], "--kernel");
 	CU_ASSERT_STRING_EQUAL(a.argv[1], "g.elf");
 	CU_ASSERT_STRING_EQUAL(a.argv[3], "4");
@@ -29,7 +30,8 @@ static void test_definition_becomes_options(void)
 	CU_ASSERT_STRING_EQUAL(a.argv[5], "--vcpu");
 	CU_ASSERT_STRING_EQUAL(a.argv[6], "1-3:weight=2048,uclamp=0-512");
 	CU_ASSERT_STRING_EQUAL(a.argv[8], "0:reservation=3ms/10ms/10ms");
-	CU_ASSERT_PTR_NULL(a.argv[9]);
+	CU_ASSERT_STRING_EQUAL(a.argv[10], "2:cap=2ms/10ms");
+	CU_ASSERT_PTR_NULL(a.argv[11]);
 	vmdef_free(&a);
 	CU_ASSERT_EQUAL(vmdef_parse("{}", &a, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(a.argc, 0);

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Caps: a quota of run time per period on a fair entity (cgroup cpu.max,
+ * libvirt's <period>/<quota>; docs/sched.md "Caps").
+ *
+ * The quota is time, not work: cgroup and libvirt count the time a task is
+ * on a CPU, whatever that CPU's speed. Periods are counted from time 0, so
+ * the schedule is deterministic and needs no per-entity timer. Run time is
+ * charged to the period it falls in by every accounting update (an overrun
+ * past the quota is paid in the next period); when the quota is used up the
+ * pCPU reschedules, schedule_rq() throttles the entity (off its runqueue,
+ * on rq->cap_throttled) and the first tick or event at or after the
+ * period's end puts it back on that runqueue. sched_next_event() reports
+ * both times, so a caller that wakes for them enforces the cap exactly.
+ */
+#include "sched/internal.h"
+
+/*
+ * Run time charged to the period number `index`: what it ran there, plus
+ * what it ran beyond the quota in the period before (a caller that only
+ * sees the engine at its ticks throttles a tick late; the overrun is paid
+ * in the next period, as CBS does, so the cap holds on average).
+ */
+static uint64_t cap_used_in(const struct sched_entity *se, uint64_t index)
+{
+	if (index == se->cap_index)
+		return se->cap_used;
+	if (index == se->cap_index + 1 && se->cap_used > se->cap_quota)
+		return se->cap_used - se->cap_quota;
+	return 0;
+}
+
+/* Charge delta ns of run time ending at now to se's current period. */
+void cap_charge(struct sched_rq *rq, struct sched_entity *se, uint64_t delta, uint64_t now)
+{
+	uint64_t index = now / se->cap_period;
+
+	if (index != se->cap_index) {
+		uint64_t into = now - index * se->cap_period;
+
+		se->cap_used = cap_used_in(se, index) + (delta < into ? delta : into);
+		se->cap_index = index;
+	} else {
+		se->cap_used += delta;
+	}
+	if (se->cap_used >= se->cap_quota)
+		resched_rq(rq);
+}
+
+/* Has se used up the quota of the period that contains now? */
+bool cap_exhausted(const struct sched_entity *se, uint64_t now)
+{
+	return se->cap_period && se->cap_index == now / se->cap_period &&
+	       se->cap_used >= se->cap_quota;
+}
+
+/* Woken with the quota used up: throttled where it last ran, not queued. */
+void cap_hold(struct sched *s, struct sched_entity *se, uint64_t now)
+{
+	se->state = SCHED_THROTTLED;
+	se->cap_throttled = true;
+	se->cap_until = (se->cap_index + 1) * se->cap_period;
+	se->throttle_start = now;
+	se->st.nr_throttles++;
+	slist_add_tail(&se->cap_link, &s->rq[se->cpu].cap_throttled);
+	sched_emit_entity(s, SCHED_EV_THROTTLE, se, now);
+}
+
+/* Out of quota: off the runqueue until the period ends (schedule_rq()). */
+void cap_throttle(struct sched *s, struct sched_rq *rq, struct sched_entity *se, uint64_t now)
+{
+	dequeue_entity(s, rq, se, DEQ_THROTTLE, now);
+	cap_hold(s, se, now);
+}
+
+/*
+ * End se's throttling now (period over, cap changed or removed). One that
+ * still wants to run goes back on the runqueue it was throttled on, as a
+ * replenished reservation does: where it runs is the balance's question,
+ * and moving it at every period would cost a cache each time. The caller
+ * reschedules rq when need_resched is set.
+ */
+void cap_unthrottle(struct sched *s, struct sched_entity *se, uint64_t now)
+{
+	struct sched_rq *rq = &s->rq[se->cpu];
+
+	slist_del(&se->cap_link);
+	se->cap_throttled = false;
+	se->st.throttled_ns += now - se->throttle_start;
+	if (se->state != SCHED_THROTTLED)
+		return;		/* blocked meanwhile: its wakeup enqueues it */
+	/*
+	 * A debt it left with (it ran ahead of its share while it had
+	 * quota) is paid: it got nothing while throttled. Kept, the debt
+	 * makes it wait at the start of the period for the others' slices
+	 * and it may not get its quota before the period ends.
+	 */
+	if (se->vlag < 0)
+		se->vlag = 0;
+	update_rq_clock(s, rq, now);
+	enqueue_entity(s, rq, se, ENQ_REPLENISH, now);
+	wakeup_preempt(s, rq, se);
+}
+
+/* Unthrottle the entities on rq whose period has ended. */
+void cap_unthrottle_due(struct sched *s, struct sched_rq *rq, uint64_t now)
+{
+	struct slist *pos, *n;
+
+	for (pos = rq->cap_throttled.next; pos != &rq->cap_throttled; pos = n) {
+		struct sched_entity *se = slist_entry(pos, struct sched_entity, cap_link);
+
+		n = pos->next;
+		if ((int64_t)(se->cap_until - now) <= 0)
+			cap_unthrottle(s, se, now);
+	}
+}
+
+/* The running entity's quota end and the throttled ones' period ends on rq. */
+uint64_t cap_next_event(const struct sched_rq *rq)
+{
+	const struct sched_entity *curr = rq->curr;
+	uint64_t next = UINT64_MAX;
+	const struct slist *pos;
+
+	if (curr && curr->on_rq && curr->cap_period) {
+		uint64_t used = cap_used_in(curr, rq->clock / curr->cap_period);
+
+		next = rq->clock + (used < curr->cap_quota ? curr->cap_quota - used : 0);
+	}
+	for (pos = rq->cap_throttled.next; pos != &rq->cap_throttled; pos = pos->next) {
+		const struct sched_entity *se = slist_entry(pos, struct sched_entity, cap_link);
+
+		if (se->cap_until < next)
+			next = se->cap_until;
+	}
+	return next;
+}
+
+static int check_cap(const struct sched_entity *se, uint64_t quota, uint64_t period, char *err,
+		     size_t errlen)
+{
+	if (dl_entity(se))
+		return sched_errf(err, errlen, SCHED_E_CLASS,
+				  "cap: entity %d has a reservation, which its runtime bounds already; "
+				  "remove the reservation first", se->id);
+	if (!quota)
+		return 0;
+	if (period < SCHED_CAP_PERIOD_MIN_NS || period > SCHED_CAP_PERIOD_MAX_NS)
+		return sched_errf(err, errlen, SCHED_E_INVAL,
+				  "cap period: %llu ns out of range %llu..%llu ns",
+				  (unsigned long long)period,
+				  (unsigned long long)SCHED_CAP_PERIOD_MIN_NS,
+				  (unsigned long long)SCHED_CAP_PERIOD_MAX_NS);
+	if (quota < SCHED_CAP_QUOTA_MIN_NS || quota > period)
+		return sched_errf(err, errlen, SCHED_E_INVAL,
+				  "cap quota: %llu ns out of range %llu ns..the period (%llu ns)",
+				  (unsigned long long)quota,
+				  (unsigned long long)SCHED_CAP_QUOTA_MIN_NS,
+				  (unsigned long long)period);
+	return 0;
+}
+
+int sched_set_cap(struct sched *s, int id, uint64_t quota_ns, uint64_t period_ns, uint64_t now,
+		  char *err, size_t errlen)
+{
+	struct sched_entity *se = sched_ent(s, id);
+	int ret;
+
+	if (!se)
+		return sched_errf(err, errlen, SCHED_E_NOENT, "cap: no entity %d", id);
+	ret = check_cap(se, quota_ns, period_ns, err, errlen);
+	if (ret)
+		return ret;
+	now = engine_now(s, now);
+	/* Charge the run time so far under the old cap (or none). */
+	if (se->on_rq && s->rq[se->cpu].curr == se)
+		update_rq_clock(s, &s->rq[se->cpu], now);
+	se->cap_quota = quota_ns;
+	se->cap_period = quota_ns ? period_ns : 0;
+	se->cap_used = 0;	/* the new quota counts from now */
+	se->cap_index = se->cap_period ? now / se->cap_period : 0;
+	if (se->cap_throttled) {
+		cap_unthrottle(s, se, now);
+		if (s->rq[se->cpu].need_resched)
+			schedule_rq(s, &s->rq[se->cpu], now);
+	}
+	return 0;
+}
