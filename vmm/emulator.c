@@ -6,8 +6,8 @@
  * ends up where (see there).
  */
 #include "vmm/emulator.h"
+#include "vmm/qosspec.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -15,69 +15,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cpu_number(const char **s, unsigned long *out)
-{
-	char *end;
-
-	if (!isdigit((unsigned char)**s))
-		return -EINVAL;
-	errno = 0;
-	*out = strtoul(*s, &end, 10);
-	if (errno || *out >= CPU_SETSIZE)
-		return -ERANGE;
-	*s = end;
-	return 0;
-}
-
-/* One "N", "N-M" or "^N" term; advances *s past it. */
-static int parse_term(const char **s, cpu_set_t *set)
-{
-	bool exclude = **s == '^';
-	unsigned long lo, hi;
-	int rc;
-
-	*s += exclude;
-	rc = cpu_number(s, &lo);
-	if (rc)
-		return rc;
-	hi = lo;
-	if (**s == '-') {
-		(*s)++;
-		rc = cpu_number(s, &hi);
-		if (rc || hi < lo)
-			return rc ?: -EINVAL;
-	}
-	for (unsigned long c = lo; c <= hi; c++) {
-		if (exclude)
-			CPU_CLR(c, set);
-		else
-			CPU_SET(c, set);
-	}
-	return 0;
-}
-
 int emulator_cpus_parse(const char *list, cpu_set_t *out, char *err, size_t errlen)
 {
 	cpu_set_t set, allowed, both;
-	const char *s = list;
+	bool mask[CPU_SETSIZE];
+	const char *where;
+	int rc = cpu_list_parse(list, CPU_SETSIZE, mask, &where);
 
-	CPU_ZERO(&set);
-	for (;;) {
-		int rc = parse_term(&s, &set);
-
-		if (rc) {
-			snprintf(err, errlen, "'%s': %s", list, rc == -ERANGE ?
-				 "host CPU number too large" :
-				 "expected host CPUs as N, N-M or ^N separated by ','");
-			return -EINVAL;
-		}
-		if (!*s)
-			break;
-		if (*s++ != ',') {
-			snprintf(err, errlen, "'%s': expected ',' at '%s'", list, s - 1);
-			return -EINVAL;
-		}
+	if (rc == -EILSEQ) {
+		snprintf(err, errlen, "'%s': expected ',' at '%s'", list, where);
+		return -EINVAL;
 	}
+	if (rc) {
+		snprintf(err, errlen, "'%s': %s", list, rc == -ERANGE ?
+			 "host CPU number too large" :
+			 "expected host CPUs as N, N-M or ^N separated by ','");
+		return -EINVAL;
+	}
+	CPU_ZERO(&set);
+	for (unsigned int c = 0; c < CPU_SETSIZE; c++)
+		if (mask[c])
+			CPU_SET(c, &set);
 	if (sched_getaffinity(0, sizeof(allowed), &allowed))
 		CPU_ZERO(&allowed);
 	CPU_AND(&both, &set, &allowed);

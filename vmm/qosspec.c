@@ -34,14 +34,16 @@ static int parse_ulong(const char **s, unsigned long max, unsigned long *out)
 static int set_range(const char **s, unsigned int nr, bool *mask, bool val)
 {
 	unsigned long lo, hi;
+	int rc = parse_ulong(s, 1u << 20, &lo);
 
-	if (parse_ulong(s, 1u << 20, &lo))
-		return -EINVAL;
+	if (rc)
+		return rc;
 	hi = lo;
 	if (**s == '-') {
 		(*s)++;
-		if (parse_ulong(s, 1u << 20, &hi) || hi < lo)
-			return -EINVAL;
+		rc = parse_ulong(s, 1u << 20, &hi);
+		if (rc || hi < lo)
+			return rc ?: -EINVAL;
 	}
 	if (hi >= nr)
 		return -ERANGE;
@@ -50,30 +52,44 @@ static int set_range(const char **s, unsigned int nr, bool *mask, bool val)
 	return 0;
 }
 
-int vcpu_set_parse(const char *set, unsigned int nr_vcpus, bool *mask, char *err, size_t errlen)
+int cpu_list_parse(const char *list, unsigned int nr, bool *mask, const char **where)
 {
-	const char *s = set;
-	int rc;
+	const char *s = list;
 
-	memset(mask, 0, nr_vcpus * sizeof(*mask));
+	memset(mask, 0, nr * sizeof(*mask));
 	for (;;) {
 		bool exclude = *s == '^';
+		int rc;
 
 		s += exclude;
-		rc = set_range(&s, nr_vcpus, mask, !exclude);
-		if (rc) {
-			snprintf(err, errlen, rc == -ERANGE ?
-				 "vCPU set '%s': vCPU out of range (the VM has vCPUs 0-%u)" :
-				 "vCPU set '%s': expected N, N-M or ^N separated by ','",
-				 set, nr_vcpus - 1);
-			return -EINVAL;
-		}
+		rc = set_range(&s, nr, mask, !exclude);
+		if (rc)
+			return rc;
 		if (!*s)
-			break;
-		if (*s++ != ',') {
-			snprintf(err, errlen, "vCPU set '%s': expected ',' at '%s'", set, s - 1);
-			return -EINVAL;
+			return 0;
+		if (*s != ',') {
+			*where = s;
+			return -EILSEQ;
 		}
+		s++;
+	}
+}
+
+int vcpu_set_parse(const char *set, unsigned int nr_vcpus, bool *mask, char *err, size_t errlen)
+{
+	const char *where;
+	int rc = cpu_list_parse(set, nr_vcpus, mask, &where);
+
+	if (rc == -EILSEQ) {
+		snprintf(err, errlen, "vCPU set '%s': expected ',' at '%s'", set, where);
+		return -EINVAL;
+	}
+	if (rc) {
+		snprintf(err, errlen, rc == -ERANGE ?
+			 "vCPU set '%s': vCPU out of range (the VM has vCPUs 0-%u)" :
+			 "vCPU set '%s': expected N, N-M or ^N separated by ','",
+			 set, nr_vcpus - 1);
+		return -EINVAL;
 	}
 	for (unsigned int i = 0; i < nr_vcpus; i++)
 		if (mask[i])

@@ -36,6 +36,14 @@ struct vcpu_qos {
 
 void vcpu_qos_default(struct vcpu_qos *q);
 /*
+ * The list syntax of libvirt cpusets ("0-3,^2"), for vCPUs and host CPUs
+ * alike: mask[0..nr) is cleared, then each N or N-M sets and each ^N or
+ * ^N-M clears, left to right. 0; -ERANGE for a number >= nr; -EINVAL for a
+ * malformed term; -EILSEQ when a term is not followed by ',' (*where then
+ * points at that character). Callers word their own errors.
+ */
+int cpu_list_parse(const char *list, unsigned int nr, bool *mask, const char **where);
+/*
  * Parse a libvirt-style cpuset ("0-3,^2") of vCPUs below nr_vcpus into
  * mask (one bool per vCPU). A set that selects no vCPU ("^0" alone) is an
  * error. Returns 0 or -EINVAL with err filled.
