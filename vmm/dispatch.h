@@ -75,7 +75,13 @@ void dispatch_destroy(struct dispatch *d);
 enum dispatch_verdict { DISPATCH_RUN, DISPATCH_STOP };
 
 /* vCPU thread side. */
-enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu);
+/*
+ * DISPATCH_RUN with *steal_ns the time the engine held the vCPU out while
+ * runnable since its last run: what the guest should see as steal (the
+ * vCPU thread adds it to the guest's steal-time record before KVM_RUN).
+ */
+enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu,
+					 uint64_t *steal_ns);
 void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu);
 
 /* stop / cont: hold every vCPU outside KVM_RUN, or let them go again. */
@@ -124,12 +130,6 @@ int dispatch_vcpu_report(struct dispatch *d, unsigned int vcpu, struct dispatch_
 /* Just run_ns and active_ns of dispatch_vcpu_report(), brought up to now. */
 void dispatch_vcpu_times(struct dispatch *d, unsigned int vcpu, uint64_t *active_ns,
 			 uint64_t *run_ns);
-/*
- * Time the engine held the vCPU out while runnable since the last call: what
- * the guest should see as steal (the vCPU thread adds it to the guest's
- * steal-time record before it enters KVM_RUN).
- */
-uint64_t dispatch_vcpu_take_steal(struct dispatch *d, unsigned int vcpu);
 /* What the dispatcher thread itself did: engine ticks and times it woke. */
 struct dispatch_counters {
 	uint64_t ticks, wakeups;

@@ -163,7 +163,8 @@ static void settle_debt(struct dispatch *d, unsigned int p, uint64_t ran)
 		pc->debt_ns = lim;
 }
 
-enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu)
+enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu,
+					 uint64_t *steal_ns)
 {
 	struct dvcpu *v = &d->v[vcpu];
 	uint64_t now, wake;
@@ -212,6 +213,8 @@ enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu)
 	}
 	now = dispatch_now_ns();
 	dispatch_account(d, vcpu, now);
+	*steal_ns = v->stolen_ns - v->stolen_told;
+	v->stolen_told = v->stolen_ns;
 	v->cpu_acct = dispatch_thread_cpu(v->cpu_clock);
 	v->cpu_enter = v->cpu_acct;
 	v->in_run = true;

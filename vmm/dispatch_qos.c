@@ -169,19 +169,6 @@ void dispatch_vcpu_times(struct dispatch *d, unsigned int vcpu, uint64_t *active
 	pthread_mutex_unlock(&d->lock);
 }
 
-uint64_t dispatch_vcpu_take_steal(struct dispatch *d, unsigned int vcpu)
-{
-	struct dvcpu *v = &d->v[vcpu];
-	uint64_t ns;
-
-	pthread_mutex_lock(&d->lock);
-	dispatch_account(d, vcpu, dispatch_now_ns());
-	ns = v->stolen_ns - v->stolen_told;
-	v->stolen_told = v->stolen_ns;
-	pthread_mutex_unlock(&d->lock);
-	return ns;
-}
-
 struct sched *dispatch_engine(struct dispatch *d)
 {
 	return d->sched;

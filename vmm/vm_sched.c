@@ -309,10 +309,12 @@ static bool gate_enter(void *opaque, unsigned int vcpu)
 	char err[256];
 
 	if (vs->d) {
-		if (dispatch_vcpu_enter(vs->d, vcpu) != DISPATCH_RUN)
+		uint64_t steal_ns;
+
+		if (dispatch_vcpu_enter(vs->d, vcpu, &steal_ns) != DISPATCH_RUN)
 			return false;
 		/* The engine's hold-outs are steal to the guest, as KVM's own are. */
-		vcpu_add_steal(vs->vm->vcpus[vcpu], dispatch_vcpu_take_steal(vs->d, vcpu));
+		vcpu_add_steal(vs->vm->vcpus[vcpu], steal_ns);
 		return true;
 	}
 	if (!vs->host_applied[vcpu]) {
