@@ -53,16 +53,6 @@ bool entity_fits_cpu(const struct sched *s, const struct sched_entity *se, unsig
 	return util_fits_cpu(se->pelt.util_avg, lo, hi, s->rq[cpu].capacity);
 }
 
-/* Capacity left to the fair class once reserved bandwidth is served. */
-static uint64_t fair_capacity(const struct sched_rq *rq)
-{
-	/* dl_bw (a line further) is the sum over dl_assigned (line 0). */
-	uint64_t dl = slist_empty(&rq->dl_assigned) ? 0 :
-		      (rq->dl_bw * SCHED_CAPACITY_SCALE) >> BW_SHIFT;
-
-	return dl + 1 < rq->capacity ? rq->capacity - dl : 1;
-}
-
 /* Fair weight per capacity, with `extra` weight added. */
 static uint64_t rq_load(const struct sched_rq *rq, uint64_t extra)
 {

@@ -58,8 +58,6 @@ int dl_check_params(const struct sched_dl_params *dl, char *err, size_t errlen)
  */
 void dl_assign_rq(struct sched *s, struct sched_entity *se, int cpu)
 {
-	uint64_t density = dl_admit_density(&se->dl);
-
 	if (se->dl_cpu == cpu)
 		return;
 	if (se->dl_cpu >= 0) {
@@ -68,7 +66,6 @@ void dl_assign_rq(struct sched *s, struct sched_entity *se, int cpu)
 		slist_del(&se->dl_link);
 		slist_init(&se->dl_link);
 		rq->dl_bw -= se->dl_bw;
-		rq->dl_density -= density;
 		rq->dl_level = dl_needed_level(s, rq);
 		rq->dl_supply_load = dl_rq_supply_load(s, rq, NULL, rq->capacity);
 		s->perf_dirty |= 1u << rq->cluster;
@@ -78,7 +75,6 @@ void dl_assign_rq(struct sched *s, struct sched_entity *se, int cpu)
 		return;
 	slist_add_tail(&se->dl_link, &s->rq[cpu].dl_assigned);
 	s->rq[cpu].dl_bw += se->dl_bw;
-	s->rq[cpu].dl_density += density;
 	s->rq[cpu].dl_level = dl_needed_level(s, &s->rq[cpu]);
 	s->rq[cpu].dl_supply_load = dl_rq_supply_load(s, &s->rq[cpu], NULL, s->rq[cpu].capacity);
 	s->perf_dirty |= 1u << s->rq[cpu].cluster;

@@ -55,21 +55,6 @@ struct dl_pack {
 	unsigned long work;			/* towards DL_REPACK_MAX_WORK */
 };
 
-/* runtime/deadline << BW_SHIFT, rounded up so that admission never rounds in its favour. */
-uint64_t dl_admit_density(const struct sched_dl_params *dl)
-{
-	unsigned __int128 num = (unsigned __int128)dl->runtime_ns << BW_SHIFT;
-
-	return (uint64_t)((num + dl->deadline_ns - 1) / dl->deadline_ns);
-}
-
-/* limit x capacity/1024 in density units, rounded down. */
-uint64_t dl_cpu_room(const struct sched *s, unsigned int cpu)
-{
-	return (uint64_t)(((unsigned __int128)s->rq[cpu].capacity * BW_UNIT *
-			   s->cfg.dl_limit_permille) / (SCHED_CAPACITY_SCALE * 1000ull));
-}
-
 /* What a reservation needs of each cluster's pCPUs at their top level (dl_supply.c). */
 static void item_fill(const struct sched *s, const struct dl_pack *p, struct dl_item *it,
 		      const struct sched_dl_params *dl)
@@ -524,7 +509,7 @@ static void pack_init(const struct sched *s, struct dl_pack *p, const struct sch
 	for (unsigned int ci = 0; ci < s->nr_clusters; ci++)
 		p->blackout[ci] = dl_blackout_ns(s, s->cluster[ci].desc.capacity);
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
-		p->room[cpu] = dl_cpu_room(s, cpu);
+		p->room[cpu] = dl_level_room(s, s->rq[cpu].capacity);
 		p->cl[cpu] = s->rq[cpu].cluster;
 	}
 	current_loads(s, se, p->load);

@@ -53,15 +53,6 @@ static uint64_t entity_work(const struct sched_entity *se)
 	return se->st.work_ns + se->run_work_ns;
 }
 
-/* Capacity left to the fair class once reserved bandwidth is served. */
-static uint64_t rq_fair_capacity(const struct sched_rq *rq)
-{
-	uint64_t dl = slist_empty(&rq->dl_assigned) ? 0 :
-		      (rq->dl_bw * SCHED_CAPACITY_SCALE) >> BW_SHIFT;
-
-	return dl + 1 < rq->capacity ? rq->capacity - dl : 1;
-}
-
 static int cmp_weight_desc(const void *a, const void *b)
 {
 	const struct lag_ent *x = a, *y = b;
@@ -329,7 +320,7 @@ static void solve(struct sched *s, unsigned int n, uint64_t dt, const uint64_t *
 
 			if (!sched_cpumask_test(&comp[c], cpu))
 				continue;
-			cap = rq_fair_capacity(&s->rq[cpu]);
+			cap = fair_capacity(&s->rq[cpu]);
 			busy = dt ? used[cpu] * SCHED_CAPACITY_SCALE / dt : 0;
 			caps[m++] = left_capacity(&s->rq[cpu], (busy < cap ? cap - busy : 0)
 							   << (RATE_SHIFT - 10));

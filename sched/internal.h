@@ -287,7 +287,6 @@ struct sched_rq {
 	uint64_t gen;
 	uint64_t idle_ns;
 	uint64_t dl_bw;			/* bandwidth of entities assigned here */
-	uint64_t dl_density;		/* their admission density (dl_admit.c) */
 	unsigned int dl_level;		/* lowest level that keeps them (dl_supply.c) */
 	uint64_t dl_supply_load;	/* what they need of it at its top level */
 	unsigned int bucket_tasks;	/* entities counted in the buckets */
@@ -333,6 +332,18 @@ struct sched_cluster {
 	bool overutilized;
 	uint64_t level_ns_sum, time_ns, last_level_update, nr_perf_changes;
 };
+
+/*
+ * Capacity left to the fair class once reserved bandwidth is served (dl_bw
+ * is the sum over dl_assigned).
+ */
+static inline uint64_t fair_capacity(const struct sched_rq *rq)
+{
+	uint64_t dl = slist_empty(&rq->dl_assigned) ? 0 :
+		      (rq->dl_bw * SCHED_CAPACITY_SCALE) >> BW_SHIFT;
+
+	return dl + 1 < rq->capacity ? rq->capacity - dl : 1;
+}
 
 struct sched {
 	struct sched_config cfg;
@@ -534,8 +545,6 @@ int dl_admit(const struct sched *s, const struct sched_entity *se,
 	     struct dl_plan *plan, char *err, size_t errlen);
 void dl_plan_commit(struct sched *s, struct dl_plan *plan, uint64_t now);
 void dl_plan_free(struct dl_plan *plan);
-uint64_t dl_admit_density(const struct sched_dl_params *dl);
-uint64_t dl_cpu_room(const struct sched *s, unsigned int cpu);
 #define DL_NO_FIT	UINT64_MAX	/* a supply density: the deadline is within the blackout */
 uint64_t dl_blackout_ns(const struct sched *s, unsigned int level);
 uint64_t dl_supply_density(const struct sched_dl_params *dl, uint64_t blackout_ns);
