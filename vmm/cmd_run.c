@@ -108,19 +108,20 @@ static int dump_acpi(const struct vm_config *cfg, const struct vm_sched *vs)
 }
 
 /* --dump-domain: the VM as it would run, with the QoS the options gave it. */
-static int dump_domain(const struct vm_config *cfg, const struct vm_sched *vs)
+/* f: stdout, or the file opened (not yet emptied) when the options were checked. */
+static int dump_domain(const struct vm_config *cfg, const struct vm_sched *vs, FILE *f)
 {
-	bool to_stdout = !strcmp(cfg->dump_domain, "-");
-	FILE *f = to_stdout ? stdout : fopen(cfg->dump_domain, "w");
+	bool to_stdout = f == stdout;
 	char err[512];
-	int rc;
+	int rc = 0;
 
-	if (!f) {
-		pr_err("--dump-domain: cannot write '%s': %s", cfg->dump_domain, strerror(errno));
-		return EXIT_USAGE;
+	if (!to_stdout && ftruncate(fileno(f), 0) < 0) {
+		snprintf(err, sizeof(err), "cannot truncate '%s': %s", cfg->dump_domain,
+			 strerror(errno));
+		rc = -EIO;
 	}
 	/* No VM weight or caps on this branch yet: see struct domain_tune. */
-	rc = domain_write(f, cfg, vs->qos, cfg->domain, NULL, err, sizeof(err));
+	rc = rc ?: domain_write(f, cfg, vs->qos, cfg->domain, NULL, err, sizeof(err));
 	if (!to_stdout && fclose(f) && !rc) {
 		snprintf(err, sizeof(err), "cannot write '%s': %s", cfg->dump_domain,
 			 strerror(errno));
@@ -186,6 +187,7 @@ struct run_ctx {
 	int sigfd;
 	sigset_t old_mask;
 	int stats_fd;			/* --stats-json, opened at start */
+	FILE *dump_domain_f;		/* --dump-domain, opened at start; dump_domain() closes it */
 	bool dump_dir_created;		/* --dump-acpi made it: remove it if we give up */
 };
 
@@ -436,14 +438,21 @@ static int check_output_paths(struct run_ctx *c)
 {
 	char err[512];
 
-	if (c->cfg.dump_acpi_dir) {
-		/* Nothing runs: the tables are written and we exit. */
-		int rc = path_check_output_dir("--dump-acpi", c->cfg.dump_acpi_dir, err,
-					       sizeof(err));
+	if (c->cfg.dump_acpi_dir || c->cfg.dump_domain) {
+		/* Nothing runs: the tables or the domain are written and we exit. */
+		int rc = c->cfg.dump_acpi_dir ?
+			 path_check_output_dir("--dump-acpi", c->cfg.dump_acpi_dir, err,
+					       sizeof(err)) : 0;
 
 		if (rc < 0)
 			goto fail;
 		c->dump_dir_created = rc;
+		if (c->cfg.dump_domain)
+			c->dump_domain_f = !strcmp(c->cfg.dump_domain, "-") ? stdout :
+				path_fopen_output_keep("--dump-domain", c->cfg.dump_domain, err,
+						       sizeof(err));
+		if (c->cfg.dump_domain && !c->dump_domain_f)
+			goto fail;
 		return 0;
 	}
 	if (c->cfg.api_socket &&
@@ -482,6 +491,8 @@ static void cleanup(struct run_ctx *c)
 	}
 	if (c->stats_fd >= 0)
 		close(c->stats_fd);
+	if (c->dump_domain_f && c->dump_domain_f != stdout)
+		fclose(c->dump_domain_f);
 	if (c->cfg.kernel)
 		free(c->kernel.data);
 	free(c->initrd.data);
@@ -514,8 +525,10 @@ int cmd_run(int argc, char **argv)
 	}
 	if (c.cfg.dump_acpi_dir || c.cfg.dump_domain) {
 		status = c.cfg.dump_acpi_dir ? dump_acpi(&c.cfg, &c.sched) : 0;
-		if (!status && c.cfg.dump_domain)
-			status = dump_domain(&c.cfg, &c.sched);
+		if (!status && c.cfg.dump_domain) {
+			status = dump_domain(&c.cfg, &c.sched, c.dump_domain_f);
+			c.dump_domain_f = NULL;
+		}
 		goto out;
 	}
 	if (console_open(&c.con, &c.cfg)) {

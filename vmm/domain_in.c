@@ -12,6 +12,7 @@
 #include "vmm/emulator.h"
 #include "vmm/hostspec.h"
 #include "vmm/options.h"
+#include "vmm/paths.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -649,20 +650,22 @@ int domain_parse(const char *xml, size_t len, const char *name, struct domain_ar
 
 int domain_load(const char *path, struct domain_args *out, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "r");
+	int fd = path_open_input("--domain", path, err, errlen);
 	char *buf;
 	size_t n;
 	int rc;
 
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if (fd < 0)
 		return -ENOENT;
-	}
 	buf = malloc(DOMAIN_MAX_BYTES + 1);
-	n = buf ? fread(buf, 1, DOMAIN_MAX_BYTES + 1, f) : 0;
-	fclose(f);
-	if (!buf)
-		return -ENOMEM;
+	rc = buf ? path_read_all(fd, buf, DOMAIN_MAX_BYTES + 1, &n) : -ENOMEM;
+	close(fd);
+	if (rc) {
+		if (rc != -ENOMEM)
+			snprintf(err, errlen, "%s: cannot read: %s", path, strerror(-rc));
+		free(buf);
+		return rc;
+	}
 	rc = domain_parse(buf, n, path, out, err, errlen);
 	free(buf);
 	return rc;

@@ -402,11 +402,17 @@ static int set_domain(struct vm_config *cfg, const char *arg)
 {
 	struct loaded_def *def = calloc(1, sizeof(*def));
 	char err[1024];
+	int rc;
 
 	if (!def)
 		return -ENOMEM;
-	if (domain_load(arg, &def->dom, err, sizeof(err))) {
-		pr_err("--domain: %s", err);
+	rc = domain_load(arg, &def->dom, err, sizeof(err));
+	if (rc) {
+		/* A path refused at open names the option already (vmm/paths.h). */
+		if (rc == -ENOENT)
+			pr_err("%s", err);
+		else
+			pr_err("--domain: %s", err);
 		free(def);
 		return -EINVAL;
 	}

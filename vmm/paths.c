@@ -104,6 +104,21 @@ int path_open_output_keep(const char *opt, const char *path, char *err, size_t e
 			    "a regular file to write, or a new file's path", err, errlen);
 }
 
+int path_read_all(int fd, char *buf, size_t cap, size_t *len)
+{
+	ssize_t n;
+
+	*len = 0;
+	while (*len < cap && (n = read(fd, buf + *len, cap - *len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		*len += (size_t)n;
+	}
+	return 0;
+}
+
 int path_open_output(const char *opt, const char *path, char *err, size_t errlen)
 {
 	int fd = path_open_output_keep(opt, path, err, errlen);

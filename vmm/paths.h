@@ -18,6 +18,8 @@
 
 /* A regular file to read: its fd (O_CLOEXEC), or -1 with err filled. */
 int path_open_input(const char *opt, const char *path, char *err, size_t errlen);
+/* Up to cap bytes of fd into buf (fewer at end of file): 0, or -errno. */
+int path_read_all(int fd, char *buf, size_t cap, size_t *len);
 /* A regular file to write, created (0644) or truncated: fd, or -1 with err. */
 int path_open_output(const char *opt, const char *path, char *err, size_t errlen);
 /*

@@ -323,19 +323,6 @@ int vmdef_parse(const char *json, struct vmdef_args *out, char *err, size_t errl
 	return vmdef_parse_buf(json, strlen(json), out, err, errlen);
 }
 
-static int read_all(int fd, char *buf, size_t cap, size_t *len)
-{
-	ssize_t n;
-
-	*len = 0;
-	while (*len < cap && (n = read(fd, buf + *len, cap - *len)) != 0) {
-		if (n < 0)
-			return -errno;
-		*len += (size_t)n;
-	}
-	return 0;
-}
-
 int vmdef_load(const char *path, struct vmdef_args *out, char *err, size_t errlen)
 {
 	int fd = path_open_input("--config", path, err, errlen);
@@ -346,7 +333,7 @@ int vmdef_load(const char *path, struct vmdef_args *out, char *err, size_t errle
 	if (fd < 0)
 		return -ENOENT;
 	buf = malloc(VMDEF_MAX_BYTES + 2);
-	rc = buf ? read_all(fd, buf, VMDEF_MAX_BYTES + 1, &n) : -ENOMEM;
+	rc = buf ? path_read_all(fd, buf, VMDEF_MAX_BYTES + 1, &n) : -ENOMEM;
 	close(fd);
 	if (rc) {
 		snprintf(msg, sizeof(msg), "cannot read: %s", strerror(-rc));
