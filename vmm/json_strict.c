@@ -301,8 +301,11 @@ struct keyset {
 	size_t nr, cap;
 };
 
+/* 0 added, 1 a duplicate, 2 one member too many, -1 out of memory. */
 static int keyset_add(struct keyset *ks, const char *key)
 {
+	if (ks->nr == JSON_STRICT_MAX_MEMBERS)
+		return 2;
 	for (size_t i = 0; i < ks->nr; i++)
 		if (!strcmp(ks->keys[i], key))
 			return 1;
@@ -338,6 +341,9 @@ static int member(struct jscan *j, struct keyset *ks)
 		int raw = (int)(j->pos - start);
 
 		j->pos = start;
+		if (rc == 2)
+			return fail(j, "more than %d members in one object",
+				    JSON_STRICT_MAX_MEMBERS);
 		return rc < 0 ? fail(j, "out of memory") :
 				fail(j, "duplicate key %.*s", raw > 80 ? 80 : raw,
 				     (const char *)j->s + start);

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define DOC_MAX 4096
@@ -150,4 +151,37 @@ static void test_random_documents(void)
 	CU_ASSERT(accepted_mutants > 0);	/* the oracle was consulted */
 }
 
-UNIT_SUITE(json_strict, NULL, NULL, UNIT_TEST(test_random_documents))
+/* Object of n distinct keys "k0".."k(n-1)", each 0. */
+static char *flat_object(unsigned int n, size_t *len)
+{
+	char *s = malloc((size_t)n * 16 + 4);
+	size_t off = 0;
+
+	s[off++] = '{';
+	for (unsigned int i = 0; i < n; i++)
+		off += (size_t)sprintf(s + off, "%s\"k%u\": 0", i ? ", " : "", i);
+	s[off++] = '}';
+	s[off] = 0;
+	*len = off;
+	return s;
+}
+
+/* The member limit bounds the duplicate search: 100k keys are refused, not searched. */
+static void test_member_limit(void)
+{
+	char err[256], *s;
+	size_t n;
+
+	s = flat_object(JSON_STRICT_MAX_MEMBERS, &n);
+	CU_ASSERT_EQUAL(json_strict_check(s, n, err, sizeof(err)), 0);
+	free(s);
+	s = flat_object(JSON_STRICT_MAX_MEMBERS + 1, &n);
+	CU_ASSERT_EQUAL(json_strict_check(s, n, err, sizeof(err)), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "more than 256 members in one object"));
+	free(s);
+	s = flat_object(100000, &n);
+	CU_ASSERT_EQUAL(json_strict_check(s, n, err, sizeof(err)), -1);
+	free(s);
+}
+
+UNIT_SUITE(json_strict, NULL, NULL, UNIT_TEST(test_random_documents), UNIT_TEST(test_member_limit))
