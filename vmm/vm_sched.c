@@ -32,7 +32,6 @@ static const struct dispatch_vcpu_ops vs_vcpu_ops = {
 	.halted = vs_halted,
 };
 
-void vm_sched_feed_cppc(void *opaque);	/* vm_sched_guest.c: the dispatcher's tick hook */
 
 /* The dispatcher thread's run phase starts under its seccomp filter. */
 static int dispatcher_thread_init(void *opaque)

@@ -89,8 +89,6 @@ int vm_sched_register_msrs(struct vm_sched *vs, char *err, size_t errlen)
 	return 0;
 }
 
-void vm_sched_feed_cppc(void *opaque);
-
 /* The dispatcher's tick hook: advance every vCPU's CPPC feedback counters. */
 void vm_sched_feed_cppc(void *opaque)
 {

@@ -39,7 +39,6 @@
 #define PIO_DATA_OFFSET	4096
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-void vm_sched_feed_cppc(void *opaque);	/* vm_sched_guest.c */
 
 struct input {
 	const uint8_t *p;
