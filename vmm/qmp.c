@@ -22,13 +22,20 @@
 /*
  * json-c reads an integer literal beyond 64 bits as INT64_MIN or UINT64_MAX
  * and "-0" as 0, so such an id would not come back as it was sent. This scan
- * runs over the request's bytes beside the tokener and notes whether any
- * integer literal is one of those.
+ * runs over the request's bytes beside the tokener and notes whether an
+ * integer literal inside the top-level "id" member is one of those (one
+ * elsewhere in the request must not make a valid id 0 look lossy).
  */
 struct int_scan {
 	bool in_string, escaped, in_number, is_int, negative, overflow;
 	uint64_t magnitude;
-	bool lossy;			/* an integer json-c cannot keep exactly */
+	unsigned int depth;		/* of objects and arrays, outside strings */
+	unsigned int key_len;		/* bytes of the depth-1 string being read */
+	bool key_matches;		/* it reads "id" so far */
+	bool key_escaped;		/* it holds an escape */
+	bool last_was_id;		/* the last depth-1 string may be "id" */
+	bool in_id;			/* inside the value of the top-level "id" */
+	bool lossy;			/* such an integer in the id's value */
 };
 
 struct qmp_session {
@@ -278,20 +285,56 @@ static void int_scan_end_number(struct int_scan *sc)
 	sc->in_number = false;
 	if (!sc->is_int)
 		return;
+	if (!sc->in_id)
+		return;
 	if (sc->overflow || (sc->negative && sc->magnitude > (uint64_t)INT64_MAX + 1) ||
 	    (sc->negative && !sc->magnitude))
 		sc->lossy = true;
 }
 
+/*
+ * A string at depth 1 may be a member name: note whether it is "id". One
+ * with an escape might be ("\u0069d" is "id" to json-c): count it as one.
+ */
+static void int_scan_string_byte(struct int_scan *sc, char ch)
+{
+	bool key = sc->depth == 1;
+
+	if (sc->escaped) {
+		sc->escaped = false;
+	} else if (ch == '\\') {
+		sc->escaped = true;
+		sc->key_escaped |= key;
+	} else if (ch == '"') {
+		sc->in_string = false;
+		if (key)
+			sc->last_was_id = sc->key_escaped || (sc->key_matches && sc->key_len == 2);
+	} else if (key) {
+		if (sc->key_len >= 2 || ch != "id"[sc->key_len])
+			sc->key_matches = false;
+		sc->key_len++;
+	}
+}
+
+/* Structure outside strings and numbers: nesting and which member we are in. */
+static void int_scan_structure(struct int_scan *sc, char ch)
+{
+	if (ch == '{' || ch == '[') {
+		sc->depth++;
+	} else if ((ch == '}' || ch == ']') && sc->depth) {
+		if (--sc->depth == 0)
+			sc->in_id = false;
+	} else if (sc->depth == 1 && ch == ':') {
+		sc->in_id = sc->last_was_id;
+	} else if (sc->depth == 1 && ch == ',') {
+		sc->in_id = false;
+	}
+}
+
 static void int_scan_byte(struct int_scan *sc, char ch)
 {
 	if (sc->in_string) {
-		if (sc->escaped)
-			sc->escaped = false;
-		else if (ch == '\\')
-			sc->escaped = true;
-		else if (ch == '"')
-			sc->in_string = false;
+		int_scan_string_byte(sc, ch);
 		return;
 	}
 	if (sc->in_number) {
@@ -312,11 +355,16 @@ static void int_scan_byte(struct int_scan *sc, char ch)
 	}
 	if (ch == '"') {
 		sc->in_string = true;
+		sc->key_len = 0;
+		sc->key_matches = true;
+		sc->key_escaped = false;
 	} else if (ch == '-' || (ch >= '0' && ch <= '9')) {
 		sc->in_number = sc->is_int = true;
 		sc->negative = ch == '-';
 		sc->overflow = false;
 		sc->magnitude = sc->negative ? 0 : (uint64_t)(ch - '0');
+	} else {
+		int_scan_structure(sc, ch);
 	}
 }
 
@@ -388,7 +436,7 @@ static const char *check_envelope(struct qmp_session *s, json_object *req, json_
 	return json_object_get_string(exec);
 }
 
-/* lossy_ints: the request held an integer literal json-c could not keep exactly. */
+/* lossy_ints: the request's id held an integer literal json-c could not keep exactly. */
 static void handle_request(struct qmp_session *s, json_object *req, bool lossy_ints)
 {
 	struct qmp_error err = { .cls = QMP_ERR_GENERIC };
