@@ -528,6 +528,243 @@ void group_update_weights(struct sched *s, uint64_t now)
 	}
 }
 
+/* ------------------------------------------------------ hierarchical ideal */
+
+/*
+ * One member of a group (or of the root) in the water-filling: an entity
+ * (ref = its index in the balance's lag_ents) or a group (ref = -1 - gid).
+ */
+struct grp_member {
+	uint64_t w, bound, alloc;
+	int ref;
+};
+
+static bool ensure_scratch(struct sched *s)
+{
+	unsigned int need = s->nr_ent_slots + SCHED_MAX_GROUPS;
+	struct grp_member *m;
+
+	if (s->nr_grp_scratch >= need)
+		return true;
+	m = realloc(s->grp_scratch, need * sizeof(*m));
+	if (!m)
+		return false;
+	s->grp_scratch = m;
+	s->nr_grp_scratch = need;
+	return true;
+}
+
+static int cmp_bound_per_weight(const void *a, const void *b)
+{
+	const struct grp_member *x = a, *y = b;
+	unsigned __int128 l = (unsigned __int128)x->bound * y->w, r = (unsigned __int128)y->bound * x->w;
+
+	if (l != r)
+		return l < r ? -1 : 1;
+	return x->ref - y->ref;
+}
+
+/*
+ * Max-min water-filling of `amount` among m[0..n) by weight, none above
+ * its bound: the members that are bound first (smallest bound per weight)
+ * get their bound, and what they leave is shared by the rest.
+ */
+static void water_fill_members(struct grp_member *m, unsigned int n, uint64_t amount)
+{
+	uint64_t w_rest = 0;
+
+	for (unsigned int k = 0; k < n; k++)
+		w_rest += m[k].w;
+	qsort(m, n, sizeof(*m), cmp_bound_per_weight);
+	for (unsigned int k = 0; k < n; k++) {
+		uint64_t share = w_rest ? (uint64_t)((unsigned __int128)amount * m[k].w / w_rest) : 0;
+
+		m[k].alloc = share < m[k].bound ? share : m[k].bound;
+		amount -= m[k].alloc;
+		w_rest -= m[k].w;
+	}
+}
+
+/*
+ * The members of group gid (SCHED_NONE: the root) into m[], share
+ * `amount` among them, then each group's share among its own members,
+ * using the scratch beyond them.
+ */
+static void share_group(struct sched *s, struct lag_ent *e, int gid, uint64_t amount,
+			struct grp_member *m, int root_ents, int root_grps)
+{
+	int head_e = gid == SCHED_NONE ? root_ents : s->grp[gid].head_ent;
+	int head_g = gid == SCHED_NONE ? root_grps : s->grp[gid].head_grp;
+	unsigned int n = 0;
+
+	for (int k = head_e; k >= 0; k = e[k].next)
+		m[n++] = (struct grp_member){ e[k].se->own_weight, e[k].pred, 0, k };
+	for (int g = head_g; g >= 0; g = s->grp[g].next_grp)
+		m[n++] = (struct grp_member){ s->grp[g].weight, s->grp[g].bound, 0, -1 - g };
+	water_fill_members(m, n, amount);
+	for (unsigned int k = 0; k < n; k++) {
+		if (m[k].ref >= 0)
+			e[m[k].ref].rate = m[k].alloc;
+		else
+			share_group(s, e, -1 - m[k].ref, m[k].alloc, m + n, -1, -1);
+	}
+}
+
+static bool mask_equal(const struct sched_cpumask *a, const struct sched_cpumask *b)
+{
+	for (unsigned int w = 0; w < SCHED_MAX_CPUS / 64; w++)
+		if (a->bits[w] != b->bits[w])
+			return false;
+	return true;
+}
+
+/*
+ * The most an entity can use: its fastest allowed pCPU's left capacity
+ * (max_all: of all pCPUs), its cap.
+ */
+static uint64_t entity_bound(const struct sched *s, const struct sched_entity *se,
+			     const uint64_t *left, uint64_t max_all)
+{
+	uint64_t b = 0;
+
+	if (mask_equal(&se->allowed, &s->all_cpus))
+		b = max_all;
+	else
+		for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+			if (sched_cpumask_test(&se->allowed, cpu) && left[cpu] > b)
+				b = left[cpu];
+	if (se->cap_period && fair_cap_rate(s, se) < b)
+		b = fair_cap_rate(s, se);
+	return b;
+}
+
+/* Link the tracked entities to their groups; returns the root's list. */
+static int link_entities(struct sched *s, struct lag_ent *e, unsigned int n, const uint64_t *left)
+{
+	uint64_t max_all = 0;
+	int root = -1;
+
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		if (left[cpu] > max_all)
+			max_all = left[cpu];
+	for (int g = 0; g < SCHED_MAX_GROUPS; g++) {
+		struct sched_group *sg = &s->grp[g];
+
+		sg->head_ent = sg->head_grp = sg->next_grp = -1;
+		sg->bound_sum = sg->cap_sum = 0;
+		sg->nr_on = 0;
+		sg->active = sg->limited = false;
+	}
+	for (int k = (int)n - 1; k >= 0; k--) {
+		struct sched_entity *se = e[k].se;
+		struct sched_group *g;
+
+		if (e[k].comp < 0)
+			continue;
+		e[k].pred = entity_bound(s, se, left, max_all);	/* scratch until fair_lag_balance() */
+		if (se->group == SCHED_NONE) {
+			e[k].next = root;
+			root = k;
+			continue;
+		}
+		g = &s->grp[se->group];
+		e[k].next = g->head_ent;
+		g->head_ent = k;
+		g->bound_sum += e[k].pred;
+		g->cap_sum += s->rq[se->cpu].capacity;
+		g->nr_on++;
+		g->active = true;
+	}
+	return root;
+}
+
+/*
+ * A group's bound: what its members can use, within its cap (time, so
+ * work at the mean capacity of the pCPUs its members are on). Deepest
+ * groups first, each adding its bound to its parent; returns the root's
+ * list of active groups.
+ */
+static int bound_groups(struct sched *s)
+{
+	int root = -1;
+
+	for (int depth = SCHED_GROUP_DEPTH_MAX; depth >= 1; depth--) {
+		for (int gid = SCHED_MAX_GROUPS - 1; gid >= 0; gid--) {
+			struct sched_group *g = &s->grp[gid];
+			int *head;
+
+			if (!g->used || (int)g->depth != depth || !g->active)
+				continue;
+			g->bound = g->bound_sum;
+			if (g->cap_period && g->nr_on) {
+				uint64_t frac = (uint64_t)(((unsigned __int128)g->cap_quota << RATE_SHIFT) /
+							   g->cap_period);
+				uint64_t cap = frac * (g->cap_sum / g->nr_on) >> 10;
+
+				g->limited = cap < g->bound;
+				if (g->limited)
+					g->bound = cap;
+			}
+			if (g->parent == SCHED_NONE) {
+				head = &root;
+			} else {
+				struct sched_group *p = &s->grp[g->parent];
+
+				p->bound_sum += g->bound;
+				p->cap_sum += g->cap_sum;
+				p->nr_on += g->nr_on;
+				p->active = true;
+				head = &p->head_grp;
+			}
+			g->next_grp = *head;
+			*head = gid;
+		}
+	}
+	return root;
+}
+
+static bool limited_above(const struct sched *s, const struct sched_entity *se)
+{
+	for (int g = se->group; g != SCHED_NONE; g = s->grp[g].parent)
+		if (s->grp[g].limited)
+			return true;
+	return false;
+}
+
+/*
+ * The hierarchical ideal of the tracked entities e[0..n) (those with
+ * comp >= 0) on pCPUs with `left` capacity each (RATE_SHIFT): max-min
+ * water-filling of the total from the root down, every member bounded by
+ * what it can use (docs/sched.md "Groups and group caps"). The shares
+ * become the weights the per-component water-filling uses (e[].w), which
+ * then only corrects for pCPU speeds and affinities, and a binding group
+ * cap a limit (e[].limit). On uniform pCPUs without affinities its result
+ * is the hierarchical ideal itself. Returns false (the flat solve stands)
+ * without scratch memory.
+ */
+bool group_solve(struct sched *s, struct lag_ent *e, unsigned int n, const uint64_t *left)
+{
+	uint64_t total = 0;
+	int root_ents, root_grps;
+
+	if (!s->grp || !ensure_scratch(s))
+		return false;
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		total += left[cpu];
+	root_ents = link_entities(s, e, n, left);
+	root_grps = bound_groups(s);
+	share_group(s, e, SCHED_NONE, total, s->grp_scratch, root_ents, root_grps);
+	for (unsigned int k = 0; k < n; k++) {
+		if (e[k].comp < 0)
+			continue;
+		e[k].w = e[k].rate ? e[k].rate : 1;
+		if (limited_above(s, e[k].se) && e[k].rate < e[k].limit)
+			e[k].limit = e[k].rate;
+		e[k].rate = 0;
+	}
+	return true;
+}
+
 /* -------------------------------------------------------------- statistics */
 
 int sched_group_stats(const struct sched *s, int gid, struct sched_group_stats *st)
