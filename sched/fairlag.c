@@ -310,7 +310,10 @@ static bool solve_groups(struct sched *s, unsigned int n, uint64_t dt, const uin
 			in = sched_cpumask_test(&comp[c], cpu);
 		left[cpu] = in ? cpu_left(s, cpu, dt, used) : 0;
 	}
-	return group_solve(s, s->lag_ents, n, left);
+	if (group_solve(s, s->lag_ents, n, left))
+		return true;
+	group_update_weights(s, s->now);	/* no scratch: flattened weights at least */
+	return false;
 }
 
 /* Solve the ideal rate of every collected entity, component by component. */
@@ -626,7 +629,6 @@ void fair_lag_balance(struct sched *s, uint64_t now)
 		return;
 
 	s->lag_round++;
-	group_update_weights(s, now);	/* the groups' members that want to run now */
 
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
 		update_rq_clock(s, &s->rq[cpu], now);

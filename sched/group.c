@@ -124,7 +124,7 @@ static void update_capped(const struct sched *s, struct sched_entity *se)
 {
 	se->grp_capped = false;
 	for (int g = se->group; g != SCHED_NONE; g = s->grp[g].parent)
-		se->grp_capped |= s->grp[g].cap_period != 0;
+		se->grp_capped |= s->grp[g].cap.period != 0;
 }
 
 /*
@@ -209,11 +209,11 @@ int group_check_dl(const struct sched *s, int gid, const struct sched_entity *sk
 		const struct sched_group *sg = &s->grp[g];
 		uint64_t need;
 
-		if (!sg->cap_period)
+		if (!sg->cap.period)
 			continue;
 		need = dl_need_below(s, g, skip) + dl_time_bw(dl, s->rq[cpu].capacity);
-		if (need > (uint64_t)(((unsigned __int128)sg->cap_quota << BW_SHIFT) / sg->cap_period))
-			return dl_room_error(sg, sg->cap_quota, sg->cap_period, need, err, errlen);
+		if (need > (uint64_t)(((unsigned __int128)sg->cap.quota << BW_SHIFT) / sg->cap.period))
+			return dl_room_error(sg, sg->cap.quota, sg->cap.period, need, err, errlen);
 	}
 	return 0;
 }
@@ -268,10 +268,13 @@ int sched_group_set_cap(struct sched *s, int gid, uint64_t quota_ns, uint64_t pe
 		g->throttled_ns += (now < g->thr_until ? now : g->thr_until) - g->thr_start;
 		g->thr_active = false;
 	}
-	g->cap_quota = quota_ns;
-	g->cap_period = quota_ns ? period_ns : 0;
-	g->cap_used = 0;	/* the new quota counts from now */
-	g->cap_index = g->cap_period ? now / g->cap_period : 0;
+	g->cap.quota = quota_ns;
+	g->cap.period = quota_ns ? period_ns : 0;
+	g->cap.used = 0;	/* the new quota counts from now */
+	g->cap.index = g->cap.period ? now / g->cap.period : 0;
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++)	/* the next balance shares it */
+		if (s->ent[id] && in_subtree(s, s->ent[id], gid))
+			s->ent[id]->grp_share.period = 0;
 	for (unsigned int id = 0; id < s->nr_ent_slots; id++)
 		if (s->ent[id] && s->ent[id]->group != SCHED_NONE)
 			update_capped(s, s->ent[id]);
@@ -300,6 +303,7 @@ void group_entity_leave(struct sched *s, struct sched_entity *se)
 		s->grp[g].nr_entities--;
 	se->group = SCHED_NONE;
 	se->grp_capped = false;
+	se->grp_share.period = 0;
 }
 
 int sched_set_group(struct sched *s, int id, int gid, uint64_t now, char *err, size_t errlen)
@@ -330,40 +334,56 @@ int sched_set_group(struct sched *s, int id, int gid, uint64_t now, char *err, s
 
 /* -------------------------------------------------------------- accounting */
 
-/* Run time charged to period `index` of g (cap.c's rule: an overrun is paid next). */
-static uint64_t group_used_in(const struct sched_group *g, uint64_t index)
+/* Run time charged to period `index` (cap.c's rule: an overrun is paid in the next). */
+static uint64_t acct_used_in(const struct cap_acct *a, uint64_t index)
 {
-	if (index == g->cap_index)
-		return g->cap_used;
-	if (index == g->cap_index + 1 && g->cap_used > g->cap_quota)
-		return g->cap_used - g->cap_quota;
+	if (index == a->index)
+		return a->used;
+	if (index == a->index + 1 && a->used > a->quota)
+		return a->used - a->quota;
 	return 0;
 }
 
-static bool group_exhausted(const struct sched_group *g, uint64_t now)
+static bool acct_exhausted(const struct cap_acct *a, uint64_t now)
 {
-	return g->cap_period && g->cap_index == now / g->cap_period && g->cap_used >= g->cap_quota;
+	return a->period && a->index == now / a->period && a->used >= a->quota;
 }
 
-static void group_cap_charge(struct sched_group *g, uint64_t delta, uint64_t now)
+static uint64_t acct_end(const struct cap_acct *a)
 {
-	uint64_t index = now / g->cap_period;
+	return (a->index + 1) * a->period;
+}
 
-	if (index != g->cap_index) {
-		uint64_t into = now - index * g->cap_period;
+/* delta ns of run time ending at now; true when the quota is used up. */
+static bool acct_charge(struct cap_acct *a, uint64_t delta, uint64_t now)
+{
+	uint64_t index = now / a->period;
 
-		g->cap_used = group_used_in(g, index) + (delta < into ? delta : into);
-		g->cap_index = index;
+	if (index != a->index) {
+		uint64_t into = now - index * a->period;
+
+		a->used = acct_used_in(a, index) + (delta < into ? delta : into);
+		a->index = index;
 	} else {
-		g->cap_used += delta;
+		a->used += delta;
 	}
+	return a->used >= a->quota;
+}
+
+/* Quota left at `now`, shared by `par` entities running at once. */
+static uint64_t acct_left(const struct cap_acct *a, uint64_t now, unsigned int par)
+{
+	uint64_t used = acct_used_in(a, now / a->period);
+	uint64_t left = used < a->quota ? a->quota - used : 0;
+
+	return (left + par - 1) / (par ? par : 1);
 }
 
 /*
  * delta ns at `level` ending at rq->clock + delta ran on rq for se: to the
- * statistics of every group above it, and to their quotas while it is
- * queued. A fair entity that used up a quota reschedules its pCPU (other
- * members see it at their next accounting).
+ * statistics of every group above it, and to their quotas (and se's share
+ * of one) while it is queued. A fair entity that used up a quota
+ * reschedules its pCPU (other members see it at their next accounting).
  */
 void group_charge(struct sched *s, struct sched_rq *rq, struct sched_entity *se, uint64_t delta,
 		  unsigned int level)
@@ -376,16 +396,16 @@ void group_charge(struct sched *s, struct sched_rq *rq, struct sched_entity *se,
 
 		g->run_ns += delta;
 		g->work_ns += (delta * level) >> 10;
-		if (!g->cap_period || !se->on_rq)
-			continue;
-		group_cap_charge(g, delta, now);
-		out |= g->cap_used >= g->cap_quota;
+		if (g->cap.period && se->on_rq)
+			out |= acct_charge(&g->cap, delta, now);
 	}
+	if (se->grp_share.period && se->on_rq)
+		out |= acct_charge(&se->grp_share, delta, now);
 	if (out && !dl_entity(se))
 		resched_rq(rq);
 }
 
-/* End of the latest period among the exhausted caps above se, or 0. */
+/* End of the latest period among the exhausted quotas above se (and its share), or 0. */
 uint64_t group_exhausted_until(const struct sched *s, const struct sched_entity *se, uint64_t now)
 {
 	uint64_t until = 0;
@@ -395,58 +415,99 @@ uint64_t group_exhausted_until(const struct sched *s, const struct sched_entity 
 	for (int gid = se->group; gid != SCHED_NONE; gid = s->grp[gid].parent) {
 		const struct sched_group *g = &s->grp[gid];
 
-		if (group_exhausted(g, now) && (g->cap_index + 1) * g->cap_period > until)
-			until = (g->cap_index + 1) * g->cap_period;
+		if (acct_exhausted(&g->cap, now) && acct_end(&g->cap) > until)
+			until = acct_end(&g->cap);
 	}
+	if (acct_exhausted(&se->grp_share, now) && acct_end(&se->grp_share) > until)
+		until = acct_end(&se->grp_share);
 	return until;
 }
 
-/* se is being throttled at now: count the throttling of each exhausted group once. */
+/*
+ * Is se throttled at now by a quota that is its ideal: its share of a
+ * binding group cap, or a group cap that bound at the last balance?
+ */
+bool group_throttle_binds(const struct sched *s, const struct sched_entity *se, uint64_t now)
+{
+	if (acct_exhausted(&se->grp_share, now))
+		return true;
+	for (int gid = se->group; gid != SCHED_NONE; gid = s->grp[gid].parent)
+		if (acct_exhausted(&s->grp[gid].cap, now) && s->grp[gid].binding)
+			return true;
+	return false;
+}
+
+/* g's cap throttles (some of) its members from now to end: counted once a period. */
+static void note_group_throttle(struct sched_group *g, uint64_t now, uint64_t end)
+{
+	if (g->thr_active && g->thr_until == end)
+		return;
+	if (g->thr_active)
+		g->throttled_ns += g->thr_until - g->thr_start;
+	g->thr_active = true;
+	g->thr_start = now;
+	g->thr_until = end;
+	g->nr_throttles++;
+}
+
+/*
+ * se is being throttled at now: count the throttling of each exhausted
+ * group, and of the group whose cap se's exhausted share is of.
+ */
 void group_note_throttle(struct sched *s, const struct sched_entity *se, uint64_t now)
 {
-	for (int gid = se->group; gid != SCHED_NONE; gid = s->grp[gid].parent) {
-		struct sched_group *g = &s->grp[gid];
-		uint64_t end;
+	for (int gid = se->group; gid != SCHED_NONE; gid = s->grp[gid].parent)
+		if (acct_exhausted(&s->grp[gid].cap, now))
+			note_group_throttle(&s->grp[gid], now, acct_end(&s->grp[gid].cap));
+	if (acct_exhausted(&se->grp_share, now) && in_subtree(s, se, se->share_gid))
+		note_group_throttle(&s->grp[se->share_gid], now, acct_end(&se->grp_share));
+}
 
-		if (!group_exhausted(g, now))
-			continue;
-		end = (g->cap_index + 1) * g->cap_period;
-		if (g->thr_active && g->thr_until == end)
-			continue;	/* already counted in this period */
-		if (g->thr_active)
-			g->throttled_ns += g->thr_until - g->thr_start;
-		g->thr_active = true;
-		g->thr_start = now;
-		g->thr_until = end;
-		g->nr_throttles++;
+/*
+ * Run time of group gid's running members not yet charged at `now` (their
+ * pCPUs account at their next event): the quota left is less by that.
+ */
+static uint64_t unaccounted(const struct sched *s, int gid, uint64_t now)
+{
+	uint64_t sum = 0;
+
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		const struct sched_rq *rq = &s->rq[cpu];
+
+		if (rq->curr && rq->curr->on_rq && now > rq->clock && in_subtree(s, rq->curr, gid))
+			sum += now - rq->clock;
 	}
+	return sum;
 }
 
 /*
  * When rq's running fair entity may use up a group quota: the quota left
  * shared by as many of the group's entities as could run at once, so the
- * event is never late (at worst early, and then nothing happens).
+ * event is never late (at worst early, and then nothing happens); and the
+ * end of its own share.
  */
 uint64_t group_cap_next(const struct sched *s, const struct sched_rq *rq)
 {
 	const struct sched_entity *curr = rq->curr;
-	uint64_t next = UINT64_MAX;
+	uint64_t next = UINT64_MAX, now = s->now > rq->clock ? s->now : rq->clock;
 
 	if (!curr || !curr->on_rq || !curr->grp_capped || dl_entity(curr))
 		return next;
 	for (int gid = curr->group; gid != SCHED_NONE; gid = s->grp[gid].parent) {
 		const struct sched_group *g = &s->grp[gid];
 		unsigned int par = g->nr_entities < s->nr_cpus ? g->nr_entities : s->nr_cpus;
-		uint64_t used, left;
+		uint64_t left;
 
-		if (!g->cap_period)
+		if (!g->cap.period)
 			continue;
-		used = group_used_in(g, rq->clock / g->cap_period);
-		left = used < g->cap_quota ? g->cap_quota - used : 0;
-		left = (left + par - 1) / (par ? par : 1);
-		if (rq->clock + left < next)
-			next = rq->clock + left;
+		left = acct_left(&g->cap, now, 1);
+		left -= left < unaccounted(s, gid, now) ? left : unaccounted(s, gid, now);
+		left = (left + par - 1) / par;
+		if (now + left < next)
+			next = now + left;
 	}
+	if (curr->grp_share.period && rq->clock + acct_left(&curr->grp_share, rq->clock, 1) < next)
+		next = rq->clock + acct_left(&curr->grp_share, rq->clock, 1);
 	return next;
 }
 
@@ -482,6 +543,35 @@ static void count_active(struct sched *s)
  * every level, counting se (and the groups above it) as wanting to run
  * when they do not, so that it wakes with the weight it will have.
  */
+/*
+ * Run weights, the flattened and the ideal ones, are scaled by
+ * s->grp_scale (16.16 fixed point), root entities' own weights too: a
+ * share of a share of a light group is far below weight 1, and only the
+ * ratios matter. group_solve() keeps the largest weight near SCALE_TARGET.
+ */
+#define SCALE_ONE	(1ull << 16)
+#define SCALE_TARGET	(1ull << 18)
+#define SCALE_MIN	(SCALE_ONE >> 4)
+#define SCALE_MAX	(SCALE_ONE << 12)
+
+static uint64_t grp_scale(const struct sched *s)
+{
+	return s->grp_scale ? s->grp_scale : SCALE_ONE;
+}
+
+/* x / 2^shift, rounded, as a run weight. */
+static uint32_t clamp_weight(unsigned __int128 x, unsigned int shift)
+{
+	x = (x + ((unsigned __int128)1 << (shift - 1))) >> shift;
+	return x < SCHED_WEIGHT_MIN ? SCHED_WEIGHT_MIN : x > SCHED_WEIGHT_MAX ? SCHED_WEIGHT_MAX :
+	       (uint32_t)x;
+}
+
+static uint32_t root_weight(const struct sched *s, const struct sched_entity *se)
+{
+	return clamp_weight((unsigned __int128)se->own_weight * grp_scale(s), 16);
+}
+
 static uint32_t flat_weight(const struct sched *s, const struct sched_entity *se)
 {
 	uint64_t x = (uint64_t)se->own_weight << 16, member = se->own_weight;
@@ -495,9 +585,7 @@ static uint32_t flat_weight(const struct sched *s, const struct sched_entity *se
 		counted = g->active;
 		member = g->weight;
 	}
-	x = (x + (1u << 15)) >> 16;
-	return x < SCHED_WEIGHT_MIN ? SCHED_WEIGHT_MIN : x > SCHED_WEIGHT_MAX ? SCHED_WEIGHT_MAX :
-	       (uint32_t)x;
+	return clamp_weight((unsigned __int128)x * grp_scale(s), 32);
 }
 
 static void set_run_weight(struct sched *s, struct sched_entity *se, uint32_t w, uint64_t now)
@@ -522,7 +610,7 @@ void group_update_weights(struct sched *s, uint64_t now)
 
 		if (!se || dl_entity(se))
 			continue;
-		w = se->group == SCHED_NONE ? se->own_weight : flat_weight(s, se);
+		w = se->group == SCHED_NONE ? root_weight(s, se) : flat_weight(s, se);
 		if (w != se->weight)
 			set_run_weight(s, se, w, now);
 	}
@@ -602,11 +690,22 @@ static void share_group(struct sched *s, struct lag_ent *e, int gid, uint64_t am
 	for (int g = head_g; g >= 0; g = s->grp[g].next_grp)
 		m[n++] = (struct grp_member){ s->grp[g].weight, s->grp[g].bound, 0, -1 - g };
 	water_fill_members(m, n, amount);
+	for (unsigned int k = 0; gid == SCHED_NONE && k < n; k++) {
+		if (m[k].alloc < m[k].bound) {	/* the root's water level: alloc per weight */
+			s->grp_level_alloc = m[k].alloc;
+			s->grp_level_weight = m[k].w;
+			break;
+		}
+	}
 	for (unsigned int k = 0; k < n; k++) {
-		if (m[k].ref >= 0)
+		struct sched_group *g = m[k].ref < 0 ? &s->grp[-1 - m[k].ref] : NULL;
+
+		if (!g) {
 			e[m[k].ref].rate = m[k].alloc;
-		else
-			share_group(s, e, -1 - m[k].ref, m[k].alloc, m + n, -1, -1);
+			continue;
+		}
+		g->binding = g->limited && m[k].alloc >= g->bound;	/* its cap is what it gets */
+		share_group(s, e, -1 - m[k].ref, m[k].alloc, m + n, -1, -1);
 	}
 }
 
@@ -653,7 +752,7 @@ static int link_entities(struct sched *s, struct lag_ent *e, unsigned int n, con
 		sg->head_ent = sg->head_grp = sg->next_grp = -1;
 		sg->bound_sum = sg->cap_sum = 0;
 		sg->nr_on = 0;
-		sg->active = sg->limited = false;
+		sg->active = sg->limited = sg->binding = false;
 	}
 	for (int k = (int)n - 1; k >= 0; k--) {
 		struct sched_entity *se = e[k].se;
@@ -696,9 +795,9 @@ static int bound_groups(struct sched *s)
 			if (!g->used || (int)g->depth != depth || !g->active)
 				continue;
 			g->bound = g->bound_sum;
-			if (g->cap_period && g->nr_on) {
-				uint64_t frac = (uint64_t)(((unsigned __int128)g->cap_quota << RATE_SHIFT) /
-							   g->cap_period);
+			if (g->cap.period && g->nr_on) {
+				uint64_t frac = (uint64_t)(((unsigned __int128)g->cap.quota << RATE_SHIFT) /
+							   g->cap.period);
 				uint64_t cap = frac * (g->cap_sum / g->nr_on) >> 10;
 
 				g->limited = cap < g->bound;
@@ -723,12 +822,138 @@ static int bound_groups(struct sched *s)
 	return root;
 }
 
-static bool limited_above(const struct sched *s, const struct sched_entity *se)
+/* The innermost group above se whose cap binds in the ideal, or SCHED_NONE. */
+static int limited_group(const struct sched *s, const struct sched_entity *se)
 {
 	for (int g = se->group; g != SCHED_NONE; g = s->grp[g].parent)
-		if (s->grp[g].limited)
-			return true;
-	return false;
+		if (s->grp[g].binding)
+			return g;
+	return SCHED_NONE;
+}
+
+/*
+ * se's share of group gid's binding cap: its ideal rate as run time per
+ * period of the group, at the capacity of its pCPU. Members on different
+ * pCPUs would otherwise split the quota by how fast they use it, not by
+ * weight (each running alone at full speed until the group's quota is
+ * gone). Kept across balances within the same period length, so a period
+ * is charged once.
+ */
+static void set_share(struct sched *s, struct sched_entity *se, int gid, uint64_t rate)
+{
+	const struct cap_acct *g = &s->grp[gid].cap;
+	uint64_t full = (uint64_t)s->rq[se->cpu].capacity << (RATE_SHIFT - 10);
+	uint64_t q = (uint64_t)((unsigned __int128)rate * g->period / full);
+
+	if (se->grp_share.period != g->period) {
+		se->grp_share.period = g->period;
+		se->grp_share.used = 0;
+		se->grp_share.index = s->now / g->period;
+	}
+	se->grp_share.quota = q < NSEC_PER_USEC ? NSEC_PER_USEC : q > g->period ? g->period : q;
+	se->share_round = s->lag_round;
+	se->share_gid = gid;
+}
+
+/* Shares of binding group caps for the tracked entities, none for the others. */
+static void update_shares(struct sched *s, struct lag_ent *e, unsigned int n)
+{
+	for (unsigned int k = 0; k < n; k++) {
+		int gid;
+
+		if (e[k].comp < 0 || (gid = limited_group(s, e[k].se)) == SCHED_NONE)
+			continue;
+		set_share(s, e[k].se, gid, e[k].rate);
+		if (e[k].rate < e[k].limit)
+			e[k].limit = e[k].rate;
+	}
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		struct sched_entity *se = s->ent[id];
+
+		if (se && se->grp_share.period && se->share_round != s->lag_round)
+			se->grp_share.period = 0;
+	}
+}
+
+/*
+ * A member's weight from its ideal rate: the weight a root entity at the
+ * root's water level would need for that rate. Flattened weights alone
+ * miss what a bounded member leaves to its siblings (their rates then
+ * grow beyond their flattened weights); with these, EEVDF shares every
+ * pCPU in the ratio of the ideal rates, so a placement whose rates add
+ * up gives every entity its ideal. Without a level (every root member at
+ * its bound), one pCPU is weight 1024.
+ */
+static uint64_t ideal_weight16(const struct sched *s, uint64_t rate)
+{
+	if (!s->grp_level_alloc)
+		return rate << (16 - (RATE_SHIFT - 10));
+	return (uint64_t)(((unsigned __int128)rate * s->grp_level_weight << 16) / s->grp_level_alloc);
+}
+
+static void set_ideal_weight(struct sched *s, struct sched_entity *se, uint64_t rate)
+{
+	uint32_t w = clamp_weight((unsigned __int128)ideal_weight16(s, rate) * grp_scale(s), 32);
+
+	se->ideal_round = s->lag_round;
+	if (w != se->weight)
+		set_run_weight(s, se, w, s->now);
+}
+
+/*
+ * The scale that brings the largest weight of an entity below its bound
+ * near SCALE_TARGET, and no weight beyond SCHED_WEIGHT_MAX; changed only
+ * by a factor of 2 or more, as every change reweights all.
+ */
+static void update_scale(struct sched *s, const struct lag_ent *e, unsigned int n)
+{
+	uint64_t top = 0, top_all = 0, scale;
+
+	for (unsigned int k = 0; k < n; k++) {
+		uint64_t w16;
+
+		if (e[k].comp < 0)
+			continue;
+		w16 = e[k].se->group == SCHED_NONE ? (uint64_t)e[k].se->own_weight << 16 :
+		      ideal_weight16(s, e[k].rate);
+		if (w16 > top_all)
+			top_all = w16;
+		if (e[k].rate < e[k].pred && w16 > top)
+			top = w16;
+	}
+	if (!top)
+		return;
+	scale = (uint64_t)(((unsigned __int128)SCALE_TARGET << 32) / top);
+	/* ... and none beyond the largest weight: a clamped weight is a wrong ratio */
+	if ((unsigned __int128)top_all * scale > (unsigned __int128)SCHED_WEIGHT_MAX << 32)
+		scale = (uint64_t)(((unsigned __int128)SCHED_WEIGHT_MAX << 32) / top_all);
+	scale = scale < SCALE_MIN ? SCALE_MIN : scale > SCALE_MAX ? SCALE_MAX : scale;
+	if (scale < 2 * grp_scale(s) && 2 * scale > grp_scale(s))
+		return;
+	s->grp_scale = scale;
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		struct sched_entity *se = s->ent[id];
+
+		if (se && !dl_entity(se) && se->group == SCHED_NONE && se->weight != root_weight(s, se))
+			set_run_weight(s, se, root_weight(s, se), s->now);
+	}
+}
+
+/* The others in groups (not runnable since the last balance): flattened weights. */
+static void flat_weights_untracked(struct sched *s)
+{
+	count_active(s);
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		struct sched_entity *se = s->ent[id];
+		uint32_t w;
+
+		if (!se || se->group == SCHED_NONE || dl_entity(se) ||
+		    se->ideal_round == s->lag_round)
+			continue;
+		w = flat_weight(s, se);
+		if (w != se->weight)
+			set_run_weight(s, se, w, s->now);
+	}
 }
 
 /*
@@ -753,15 +978,19 @@ bool group_solve(struct sched *s, struct lag_ent *e, unsigned int n, const uint6
 		total += left[cpu];
 	root_ents = link_entities(s, e, n, left);
 	root_grps = bound_groups(s);
+	s->grp_level_alloc = s->grp_level_weight = 0;
 	share_group(s, e, SCHED_NONE, total, s->grp_scratch, root_ents, root_grps);
+	update_shares(s, e, n);
+	update_scale(s, e, n);
 	for (unsigned int k = 0; k < n; k++) {
 		if (e[k].comp < 0)
 			continue;
+		if (e[k].se->group != SCHED_NONE)
+			set_ideal_weight(s, e[k].se, e[k].rate);
 		e[k].w = e[k].rate ? e[k].rate : 1;
-		if (limited_above(s, e[k].se) && e[k].rate < e[k].limit)
-			e[k].limit = e[k].rate;
 		e[k].rate = 0;
 	}
+	flat_weights_untracked(s);
 	return true;
 }
 
@@ -777,8 +1006,8 @@ int sched_group_stats(const struct sched *s, int gid, struct sched_group_stats *
 	memcpy(st->name, g->name, sizeof(st->name));
 	st->parent = g->parent;
 	st->weight = g->weight;
-	st->cap_quota_ns = g->cap_quota;
-	st->cap_period_ns = g->cap_period;
+	st->cap_quota_ns = g->cap.quota;
+	st->cap_period_ns = g->cap.period;
 	st->nr_members = g->nr_members;
 	st->nr_groups = g->nr_groups;
 	st->run_ns = g->run_ns;
