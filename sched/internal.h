@@ -160,6 +160,17 @@ struct cap_acct {
 	uint64_t used, index;		/* run time in period number index */
 };
 
+/*
+ * An entity's share of a binding group cap (group.c): quota tokens per
+ * period, kept up to `depth`, so that an entity that waited (a light one
+ * runs a slice now and then) can spend them when it runs. period 0 = none.
+ */
+struct share_bucket {
+	uint64_t quota, period, depth;
+	int64_t tokens;			/* at the start of period number index */
+	uint64_t index;
+};
+
 enum uclamp_id { UCLAMP_MIN, UCLAMP_MAX, UCLAMP_CNT };
 
 struct sched_class;
@@ -233,7 +244,7 @@ struct sched_entity {
 	bool cap_throttled;
 	struct slist cap_link;		/* rq->cap_throttled while cap_throttled */
 	bool grp_capped;		/* a group on its path has a cap */
-	struct cap_acct grp_share;	/* its share of a binding group cap (group.c) */
+	struct share_bucket grp_share;	/* its share of a binding group cap (group.c) */
 	uint64_t share_round;		/* fluid balance round that gave it */
 	int share_gid;			/* the group whose cap it is a share of */
 	uint64_t ideal_round;		/* round that set its weight from its ideal rate */
@@ -661,6 +672,15 @@ static inline bool wants_cpu(const struct sched_entity *se)
 }
 
 /* ---------------------------------------------------------------- group.c */
+
+/* Is group gid on the path of se (its own group or above)? */
+static inline bool group_contains(const struct sched *s, const struct sched_entity *se, int gid)
+{
+	for (int g = se->group; g != SCHED_NONE; g = s->grp[g].parent)
+		if (g == gid)
+			return true;
+	return false;
+}
 
 void group_charge(struct sched *s, struct sched_rq *rq, struct sched_entity *se, uint64_t delta,
 		  unsigned int level);
