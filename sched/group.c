@@ -349,7 +349,9 @@ static bool acct_charge(struct cap_acct *a, uint64_t delta, uint64_t now)
 	if (index != a->index) {
 		uint64_t into = now - index * a->period;
 
-		a->used = acct_used_in(a, index) + (delta < into ? delta : into);
+		into = delta < into ? delta : into;
+		a->used += delta - into;	/* the part before the boundary, to its period */
+		a->used = acct_used_in(a, index) + into;
 		a->index = index;
 	} else {
 		a->used += delta;
