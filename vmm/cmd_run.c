@@ -220,9 +220,12 @@ static int prepare_sched(struct run_ctx *c)
 		origin = &c->cfg.vcpu_origin[i];
 	}
 	if (!rc) {
-		rc = vm_sched_prepare(&c->sched, &sc, qos, c->cfg.nr_vcpus, err, sizeof(err));
 		origin = NULL;	/* the whole picture: no single value to point at */
+		rc = vm_qos_check(&c->cfg.vm_qos, qos, c->cfg.nr_vcpus, err, sizeof(err));
 	}
+	if (!rc)
+		rc = vm_sched_prepare(&c->sched, &sc, qos, &c->cfg.vm_qos, c->cfg.nr_vcpus, err,
+				      sizeof(err));
 	c->sched_ready = true;	/* vm_sched_free() is safe on a partial prepare */
 	if (rc) {
 		pr_err("%s", err);
