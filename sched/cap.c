@@ -47,19 +47,37 @@ void cap_charge(struct sched_rq *rq, struct sched_entity *se, uint64_t delta, ui
 		resched_rq(rq);
 }
 
-/* Has se used up the quota of the period that contains now? */
-bool cap_exhausted(const struct sched_entity *se, uint64_t now)
+static bool own_exhausted(const struct sched_entity *se, uint64_t now)
 {
 	return se->cap_period && se->cap_index == now / se->cap_period &&
 	       se->cap_used >= se->cap_quota;
 }
 
+/*
+ * Has se used up the quota of the period that contains now, its own or a
+ * group's above it (group.c)? Only one that has run somewhere can be: a
+ * group's quota goes to those that ran.
+ */
+bool cap_exhausted(const struct sched *s, const struct sched_entity *se, uint64_t now)
+{
+	return own_exhausted(se, now) ||
+	       (se->grp_capped && se->cpu >= 0 && group_exhausted_until(s, se, now));
+}
+
 /* Woken with the quota used up: throttled where it last ran, not queued. */
 void cap_hold(struct sched *s, struct sched_entity *se, uint64_t now)
 {
+	uint64_t until = own_exhausted(se, now) ? (se->cap_index + 1) * se->cap_period : 0;
+	uint64_t group_until = group_exhausted_until(s, se, now);
+
+	if (group_until) {
+		group_note_throttle(s, se, now);
+		if (group_until > until)
+			until = group_until;
+	}
 	se->state = SCHED_THROTTLED;
 	se->cap_throttled = true;
-	se->cap_until = (se->cap_index + 1) * se->cap_period;
+	se->cap_until = until;
 	se->throttle_start = now;
 	se->st.nr_throttles++;
 	slist_add_tail(&se->cap_link, &s->rq[se->cpu].cap_throttled);
@@ -116,17 +134,19 @@ void cap_unthrottle_due(struct sched *s, struct sched_rq *rq, uint64_t now)
 	}
 }
 
-/* The running entity's quota end and the throttled ones' period ends on rq. */
-uint64_t cap_next_event(const struct sched_rq *rq)
+/* The running entity's quota ends (its own, its groups') and the throttled ones' period ends on rq. */
+uint64_t cap_next_event(const struct sched *s, const struct sched_rq *rq)
 {
 	const struct sched_entity *curr = rq->curr;
-	uint64_t next = UINT64_MAX;
+	uint64_t next = s->grp ? group_cap_next(s, rq) : UINT64_MAX;
 	const struct slist *pos;
 
 	if (curr && curr->on_rq && curr->cap_period) {
 		uint64_t used = cap_used_in(curr, rq->clock / curr->cap_period);
 
-		next = rq->clock + (used < curr->cap_quota ? curr->cap_quota - used : 0);
+		used = rq->clock + (used < curr->cap_quota ? curr->cap_quota - used : 0);
+		if (used < next)
+			next = used;
 	}
 	for (pos = rq->cap_throttled.next; pos != &rq->cap_throttled; pos = pos->next) {
 		const struct sched_entity *se = slist_entry(pos, struct sched_entity, cap_link);

@@ -36,6 +36,8 @@ const char *sched_strerror(int err)
 	case SCHED_E_CAPACITY_FIT: return "reservation fits no pCPU of its affinity";
 	case SCHED_E_BANDWIDTH: return "reservation exceeds the admissible bandwidth";
 	case SCHED_E_CLASS: return "not valid for the entity's class";
+	case SCHED_E_BUSY: return "group still has members";
+	case SCHED_E_EXIST: return "a group of that name exists";
 	default: return "unknown error";
 	}
 }
@@ -139,6 +141,7 @@ void sched_destroy(struct sched *s)
 	free(s->ent);
 	free(s->lag_ents);
 	free(s->lag_order);
+	group_destroy(s);
 	free(s->rq);
 	free(s);
 }
@@ -205,6 +208,8 @@ static inline void rq_account(struct sched *s, struct sched_rq *rq, uint64_t now
 	if (curr) {
 		curr->run_ns += delta;	/* into st at switch-out, on this rq's cluster */
 		curr->run_work_ns += (delta * level) >> 10;
+		if (curr->group != SCHED_NONE)
+			group_charge(s, rq, curr, delta, level);
 		if (curr->on_rq) {
 			if (curr->cap_period)
 				cap_charge(rq, curr, delta, now);
@@ -301,9 +306,14 @@ void schedule_rq(struct sched *s, struct sched_rq *rq, uint64_t now)
 	rq->need_resched = false;
 	if (prev && dl_entity(prev) && prev->on_rq && prev->dl_runtime <= 0)
 		dl_throttle(s, rq, prev, now);
-	else if (prev && prev->on_rq && cap_exhausted(prev, now))
+	else if (prev && prev->on_rq && cap_exhausted(s, prev, now))
 		cap_throttle(s, rq, prev, now);
 	next = pick_next(s, rq);
+	/* Queued members of a group whose quota ran out go off before they run. */
+	while (next && next != prev && next->grp_capped && cap_exhausted(s, next, now)) {
+		cap_throttle(s, rq, next, now);
+		next = pick_next(s, rq);
+	}
 	if (!next && !s->cfg.no_newidle && !s->lag_in_move && sched_balance_newidle(s, rq, now))
 		next = pick_next(s, rq);
 	if (next == prev)
@@ -435,7 +445,7 @@ int sched_activate(struct sched *s, struct sched_entity *se, int flags, uint64_t
 		se->state = SCHED_THROTTLED;
 		return 0;
 	}
-	if (cap_exhausted(se, now)) {	/* woken with its quota used up */
+	if (cap_exhausted(s, se, now)) {	/* woken with its quota used up */
 		cap_hold(s, se, now);
 		return 0;
 	}
@@ -560,7 +570,7 @@ static inline bool tick_defer(struct sched *s, struct sched_rq *rq, uint64_t now
 	    !slist_empty(&rq->dl_assigned) || (int64_t)delta <= 0)
 		return false;
 	/* A quota running out or a period ending is a change the tick must see. */
-	if (curr->cap_period || !slist_empty(&rq->cap_throttled))
+	if (curr->cap_period || curr->grp_capped || !slist_empty(&rq->cap_throttled))
 		return false;
 	/* fair_update_curr() would end the slice (and maybe resched): a real tick. */
 	if (!time_before64(curr->vruntime + calc_delta_fair(delta, curr->weight), curr->deadline))
@@ -655,7 +665,7 @@ uint64_t sched_next_event(const struct sched *s, unsigned int cpu)
 	b = fair_sched_class.next_event(s, rq);
 	if (b < a)
 		a = b;
-	b = cap_next_event(rq);
+	b = cap_next_event(s, rq);
 	return a < b ? a : b;
 }
 

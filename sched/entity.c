@@ -29,6 +29,7 @@ void sched_entity_params_init(struct sched_entity_params *p, const char *name)
 	if (name)
 		snprintf(p->name, sizeof(p->name), "%s", name);
 	p->uclamp_max = SCHED_CAPACITY_SCALE;
+	p->group = SCHED_NONE;
 }
 
 static int check_weight(uint32_t w, char *err, size_t errlen)
@@ -63,6 +64,22 @@ static int make_allowed(const struct sched *s, const struct sched_cpumask *mask,
 	if (sched_cpumask_empty(allowed))
 		return sched_errf(err, errlen, SCHED_E_AFFINITY,
 				  "affinity: selects none of the %u pCPUs", s->nr_cpus);
+	return 0;
+}
+
+/* The group of a new entity exists and has room for its reservation. */
+static int check_group(const struct sched *s, const struct sched_entity_params *p,
+		       const struct dl_plan *plan, char *err, size_t errlen)
+{
+	struct sched_group_stats st;
+
+	if (p->group == SCHED_NONE)
+		return 0;
+	if (sched_group_stats(s, p->group, &st))
+		return sched_errf(err, errlen, SCHED_E_NOENT, "group: no group %d", p->group);
+	if (p->dl.runtime_ns)
+		return group_check_dl(s, p->group, NULL, &p->dl, (unsigned int)plan->cpu, err,
+				      errlen);
 	return 0;
 }
 
@@ -137,8 +154,12 @@ int sched_entity_add(struct sched *s, const struct sched_entity_params *p, uint6
 		return sched_errf(err, errlen, SCHED_E_INVAL, "params: missing");
 	now = engine_now(s, now);
 	ret = check_params(s, p, &weight, &allowed, &plan, err, errlen);
-	if (ret)
+	if (!ret)
+		ret = check_group(s, p, &plan, err, errlen);
+	if (ret) {
+		dl_plan_free(&plan);
 		return ret;
+	}
 	id = alloc_slot(s);
 	se = id < 0 ? NULL : sched_zalloc_aligned(sizeof(*se));
 	if (!se) {
@@ -152,6 +173,8 @@ int sched_entity_add(struct sched *s, const struct sched_entity_params *p, uint6
 	se->cpu = -1;
 	se->dl_cpu = -1;
 	se->weight = weight;
+	se->own_weight = weight;
+	se->group = SCHED_NONE;
 	se->affinity = p->affinity;
 	se->allowed = allowed;
 	se->new_entity = true;
@@ -173,11 +196,15 @@ int sched_entity_add(struct sched *s, const struct sched_entity_params *p, uint6
 		dl_plan_commit(s, &plan, now);
 		dl_set_params(s, se, &p->dl, (unsigned int)plan.cpu);
 	}
+	if (p->group != SCHED_NONE)
+		group_entity_join(s, se, p->group);
 	if (p->runnable) {
 		se->wake_time = now;
 		se->wake_pending = true;
 		sched_activate(s, se, ENQ_INITIAL, now);
 	}
+	if (p->group != SCHED_NONE)
+		group_update_weights(s, now);	/* its share, and its siblings' */
 	perf_kick(s, now);
 	return id;
 }
@@ -222,6 +249,10 @@ int sched_entity_remove(struct sched *s, int id, uint64_t now)
 	take_off(s, se, now);
 	dl_clear_params(s, se);
 	s->ent[id] = NULL;
+	if (se->group != SCHED_NONE) {
+		group_entity_leave(s, se);
+		group_update_weights(s, now);	/* its siblings' shares grow */
+	}
 	s->lag_order_dirty = true;
 	free(se);
 	return 0;
@@ -238,6 +269,11 @@ int sched_set_weight(struct sched *s, int id, uint32_t weight, uint64_t now)
 		return -SCHED_E_INVAL;
 	now = engine_now(s, now);
 	s->lag_order_dirty = true;
+	se->own_weight = weight;
+	if (se->group != SCHED_NONE) {	/* its share of its group changes, and its siblings' */
+		group_update_weights(s, now);
+		return 0;
+	}
 	if (!se->on_rq || dl_entity(se)) {
 		if (!dl_entity(se))
 			reweight_fair(s, NULL, se, weight);
@@ -331,8 +367,13 @@ int sched_set_reservation(struct sched *s, int id, const struct sched_dl_params 
 		ret = dl_check_params(dl, err, errlen);
 		if (!ret)
 			ret = dl_admit(s, se, dl, &se->allowed, &plan, err, errlen);
-		if (ret)
+		if (!ret && se->group != SCHED_NONE)
+			ret = group_check_dl(s, se->group, se, dl, (unsigned int)plan.cpu, err,
+					     errlen);
+		if (ret) {
+			dl_plan_free(&plan);
 			return ret;
+		}
 	} else if (!dl_entity(se)) {
 		return 0;
 	}
@@ -347,6 +388,7 @@ int sched_set_reservation(struct sched *s, int id, const struct sched_dl_params 
 	}
 	if (wanted)
 		sched_activate(s, se, ENQ_INITIAL, now);
+	group_update_weights(s, now);	/* it joined or left its groups' fair shares */
 	perf_kick(s, now);
 	return 0;
 }
@@ -405,7 +447,9 @@ int sched_entity_info(const struct sched *s, int id, struct sched_entity_info *o
 	out->cpu = se->cpu;
 	out->deadline = dl_entity(se);
 	out->dl_cpu = se->dl_cpu;
-	out->weight = se->weight;
+	out->weight = se->own_weight;
+	out->eff_weight = se->weight;
+	out->group = se->group;
 	out->uclamp_min = se->uc_req[UCLAMP_MIN];
 	out->uclamp_max = se->uc_req[UCLAMP_MAX];
 	out->perf_request = se->perf_request;

@@ -26,7 +26,6 @@
  */
 #include "sched/internal.h"
 
-#define RATE_SHIFT	20			/* rate 1 << 20 = one 1024-capacity pCPU */
 #define LAG_MOVE_NS	(20 * NSEC_PER_MSEC)	/* lag (work) worth a move */
 #define LAG_GAIN_MIN_NS	(1 * NSEC_PER_MSEC)	/* smallest improvement worth a move */
 #define LAG_HORIZON_NS	(200 * NSEC_PER_MSEC)	/* how far ahead lags are predicted */
@@ -34,14 +33,6 @@
 #define SWAP_TRIES	8			/* exchange partners tried per pCPU */
 #define MAX_COMPONENTS	16			/* distinct affinities solved apart */
 #define CAP_ROUNDS	4			/* cap_fill() passes: bounds its cost */
-
-struct lag_ent {
-	struct sched_entity *se;
-	uint64_t rate;				/* ideal, RATE_SHIFT fixed point */
-	uint64_t pred;				/* |lag| */
-	int comp;
-	bool capped;				/* rate held at its cap (cap_fill) */
-};
 
 size_t fair_lag_scratch_size(void)
 {
@@ -245,12 +236,6 @@ static void update_order(struct sched *s)
 		qsort_r(s->lag_order, n, sizeof(*s->lag_order), cmp_id_weight_desc, s->ent);
 	s->nr_lag_order = n;
 	s->lag_order_dirty = false;
-}
-
-/* Runnable, or out of its cap's quota only: busy as far as its share goes. */
-static bool wants_cpu(const struct sched_entity *se)
-{
-	return se->on_rq || (se->cap_throttled && se->state == SCHED_THROTTLED);
 }
 
 static unsigned int collect(struct sched *s, uint64_t dt, uint64_t *used)
@@ -611,6 +596,7 @@ void fair_lag_balance(struct sched *s, uint64_t now)
 		return;
 
 	s->lag_round++;
+	group_update_weights(s, now);	/* the groups' members that want to run now */
 
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
 		update_rq_clock(s, &s->rq[cpu], now);

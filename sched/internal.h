@@ -171,7 +171,8 @@ struct sched_entity {
 	bool protect;			/* fair: RUN_TO_PARITY armed */
 	bool new_entity;		/* first enqueue gets half a slice */
 	bool wake_pending;
-	uint32_t weight;
+	uint32_t weight;		/* what EEVDF runs it with: own_weight flattened (group.c) */
+	int group;			/* SCHED_NONE: the root */
 
 	/* fair (EEVDF); the tick touches this first line and the PELT line only */
 	uint64_t vruntime, deadline;
@@ -222,6 +223,8 @@ struct sched_entity {
 	uint64_t cap_until;		/* end of the throttling while cap_throttled */
 	bool cap_throttled;
 	struct slist cap_link;		/* rq->cap_throttled while cap_throttled */
+	bool grp_capped;		/* a group on its path has a cap */
+	uint32_t own_weight;		/* as set (sched_set_weight) */
 
 	/* fluid-ideal balance (fairlag.c), at the last periodic balance */
 	int64_t lag;			/* ideal work - work done, while runnable */
@@ -345,6 +348,35 @@ static inline uint64_t fair_capacity(const struct sched_rq *rq)
 	return dl + 1 < rq->capacity ? rq->capacity - dl : 1;
 }
 
+/*
+ * A group (group.c). The cap is accounted like an entity's (cap.c), over
+ * all its members; the scratch part is rebuilt by every user of it.
+ */
+struct sched_group {
+	bool used;
+	char name[SCHED_NAME_MAX];
+	int parent;			/* SCHED_NONE: the root */
+	unsigned int depth;		/* 1: in the root */
+	uint32_t weight;
+	unsigned int nr_members, nr_groups;	/* direct */
+	unsigned int nr_entities;	/* in its subtree */
+	/* cap: quota per period; period 0 = none */
+	uint64_t cap_quota, cap_period;
+	uint64_t cap_used, cap_index;	/* run time in period number cap_index */
+	bool thr_active;		/* a throttling began at thr_start, ends at thr_until */
+	uint64_t thr_start, thr_until;
+	/* stats */
+	uint64_t run_ns, work_ns, throttled_ns, nr_throttles;
+	/* scratch: weights and the hierarchical ideal */
+	uint64_t act_weight;		/* weights of its members that want to run */
+	bool active;			/* some entity below it wants to run */
+	uint64_t bound_sum, bound;	/* rate its members can use; with its cap */
+	uint64_t cap_sum;		/* capacities its members are on */
+	unsigned int nr_on;
+	int head_ent, head_grp, next_grp;	/* tracked members, active child groups */
+	bool limited;			/* its cap binds in the ideal */
+};
+
 struct sched {
 	struct sched_config cfg;
 	unsigned int nr_cpus, nr_clusters;
@@ -373,6 +405,10 @@ struct sched {
 	uint16_t lag_targets[SCHED_MAX_CPUS];	/* wake targets, least loaded first */
 	unsigned int nr_lag_targets, lag_target_next;
 	uint64_t newidle_decay_due;	/* no newidle cost decays before this */
+	struct sched_group *grp;	/* SCHED_MAX_GROUPS, allocated with the first group */
+	unsigned int nr_groups;
+	struct grp_member *grp_scratch;	/* group.c: nr_ent_slots + SCHED_MAX_GROUPS */
+	unsigned int nr_grp_scratch;
 	uint64_t now;			/* latest time seen */
 };
 
@@ -516,12 +552,12 @@ static inline void fair_update_curr(struct sched *s, struct sched_rq *rq, uint64
 /* ---------------------------------------------------------------- cap.c */
 
 void cap_charge(struct sched_rq *rq, struct sched_entity *se, uint64_t delta, uint64_t now);
-bool cap_exhausted(const struct sched_entity *se, uint64_t now);
+bool cap_exhausted(const struct sched *s, const struct sched_entity *se, uint64_t now);
 void cap_throttle(struct sched *s, struct sched_rq *rq, struct sched_entity *se, uint64_t now);
 void cap_hold(struct sched *s, struct sched_entity *se, uint64_t now);
 void cap_unthrottle_due(struct sched *s, struct sched_rq *rq, uint64_t now);
 void cap_unthrottle(struct sched *s, struct sched_entity *se, uint64_t now);
-uint64_t cap_next_event(const struct sched_rq *rq);
+uint64_t cap_next_event(const struct sched *s, const struct sched_rq *rq);
 
 /* ---------------------------------------------------------------- deadline.c */
 
@@ -587,6 +623,43 @@ static inline bool uclamp_is_used(const struct sched *s)
 #endif
 }
 
+/* ---------------------------------------------------------------- fairlag.c */
+
+/* The fluid balance's view of one entity (fairlag.c, group.c). */
+struct lag_ent {
+	struct sched_entity *se;
+	uint64_t rate;				/* ideal, RATE_SHIFT fixed point */
+	uint64_t pred;				/* |lag| */
+	uint64_t w;				/* weight the water-filling shares by */
+	uint64_t limit;				/* rate it cannot exceed (its caps), or UINT64_MAX */
+	int comp;
+	int next;				/* group.c: next tracked member of its group */
+	bool capped;				/* rate held at its limit (cap_fill) */
+};
+
+#define RATE_SHIFT	20			/* rate 1 << 20 = one 1024-capacity pCPU */
+
+/* Runnable, or out of its cap's quota only: busy as far as its share goes. */
+static inline bool wants_cpu(const struct sched_entity *se)
+{
+	return se->on_rq || (se->cap_throttled && se->state == SCHED_THROTTLED);
+}
+
+/* ---------------------------------------------------------------- group.c */
+
+void group_charge(struct sched *s, struct sched_rq *rq, struct sched_entity *se, uint64_t delta,
+		  unsigned int level);
+uint64_t group_exhausted_until(const struct sched *s, const struct sched_entity *se, uint64_t now);
+void group_note_throttle(struct sched *s, const struct sched_entity *se, uint64_t now);
+uint64_t group_cap_next(const struct sched *s, const struct sched_rq *rq);
+void group_update_weights(struct sched *s, uint64_t now);
+void group_entity_join(struct sched *s, struct sched_entity *se, int gid);
+void group_entity_leave(struct sched *s, struct sched_entity *se);
+int group_check_dl(const struct sched *s, int gid, const struct sched_entity *skip,
+		   const struct sched_dl_params *dl, unsigned int cpu, char *err, size_t errlen);
+bool group_solve(struct sched *s, struct lag_ent *e, unsigned int n, const uint64_t *left);
+void group_destroy(struct sched *s);
+
 /* ---------------------------------------------------------------- balance.c */
 
 bool util_fits_cpu(unsigned long util, unsigned int uclamp_min, unsigned int uclamp_max,
@@ -595,6 +668,7 @@ bool entity_fits_cpu(const struct sched *s, const struct sched_entity *se, unsig
 unsigned int select_cpu_fair(struct sched *s, struct sched_entity *se);
 void sched_balance(struct sched *s, uint64_t now);
 void fair_lag_balance(struct sched *s, uint64_t now);
+uint64_t fair_cap_rate(const struct sched *s, const struct sched_entity *se);
 size_t fair_lag_scratch_size(void);
 int fair_lag_wake_target(struct sched *s, const struct sched_entity *se);
 bool sched_balance_newidle(struct sched *s, struct sched_rq *rq, uint64_t now);

@@ -48,7 +48,10 @@
 #define SCHED_CAP_PERIOD_MIN_NS	1000000ull	/* 1 ms */
 #define SCHED_CAP_PERIOD_MAX_NS	1000000000ull	/* 1 s */
 #define SCHED_CAP_QUOTA_MIN_NS	1000000ull	/* 1 ms */
-#define SCHED_NONE		(-1)	/* "no entity" in sched_cpu_state and events */
+#define SCHED_NONE		(-1)	/* "no entity" in sched_cpu_state and events; the root group */
+/* Groups (sched_group_add): how many, and how deep below the root. */
+#define SCHED_MAX_GROUPS	256
+#define SCHED_GROUP_DEPTH_MAX	3	/* root -> VM -> in-VM group -> in-group group */
 
 /* Error codes; functions return their negative. */
 enum sched_error {
@@ -59,6 +62,8 @@ enum sched_error {
 	SCHED_E_CAPACITY_FIT,	/* reservation fits no pCPU of its affinity */
 	SCHED_E_BANDWIDTH,	/* reservation exceeds the admissible bandwidth */
 	SCHED_E_CLASS,		/* operation not valid for the entity's class */
+	SCHED_E_BUSY,		/* group still has members */
+	SCHED_E_EXIST,		/* a group of that name exists */
 };
 
 /* Human-readable name of an error code (positive or negative). */
@@ -229,9 +234,10 @@ struct sched_entity_params {
 	unsigned int uclamp_min, uclamp_max;
 	struct sched_dl_params dl;	/* runtime 0: fair class */
 	bool runnable;		/* start runnable (woken at `now`) instead of blocked */
+	int group;		/* group id, SCHED_NONE = the root (sched_entity_params_init) */
 };
 
-/* Fill p with defaults: nice 0, all pCPUs, no clamp, no reservation, blocked. */
+/* Fill p with defaults: nice 0, all pCPUs, no clamp, no reservation, blocked, root group. */
 void sched_entity_params_init(struct sched_entity_params *p, const char *name);
 
 /*
@@ -314,6 +320,92 @@ int sched_set_perf_request(struct sched *s, int id, unsigned int level, uint64_t
  */
 int sched_set_supply_offset(struct sched *s, unsigned int cpu, uint64_t offset_ns, uint64_t now);
 
+/* ----------------------------------------------------------------- groups */
+
+/*
+ * Groups (cgroup v2 cpu.weight and cpu.max, Xen domain weights; one VM is
+ * one group; docs/sched.md "Groups and group caps"). Entities and groups
+ * are the members of a group; the root holds the entities and groups that
+ * have no parent, and they compete there by weight. A group's share is
+ * divided among its runnable members by weight, whatever their number:
+ * two busy groups of equal weight get equal work with 1 or 16 busy
+ * members. What a member cannot use (an entity never runs on two pCPUs at
+ * once, a capped member stops at its cap) goes to its siblings first.
+ *
+ * Fair entities run with a flattened weight, their weight x the product
+ * along their path of group weight / the runnable members' weights of that
+ * group, brought up to date at every fluid balance and at every change of
+ * groups; the balance solves the hierarchical ideal and moves entities to
+ * it (fairlag.c, group.c).
+ *
+ * Deadline entities may be members: they keep their reservation, are
+ * never throttled by a group cap, and their run time counts against it
+ * (a VM cap bounds the whole VM): so a cap must leave room for the
+ * reservations below it. They take no part in the weight shares (the fair
+ * class shares what the reservations leave).
+ *
+ * Group ids are small integers, reused lowest-first after removal; names
+ * are unique (1..SCHED_NAME_MAX-1 characters). On error nothing changes.
+ */
+
+/*
+ * A new group below `parent` (SCHED_NONE = the root), weight 1..2^20, no
+ * cap. Returns its id (>= 0), or -SCHED_E_INVAL (name, weight, depth beyond
+ * SCHED_GROUP_DEPTH_MAX), -SCHED_E_NOENT (parent), -SCHED_E_EXIST (name),
+ * -SCHED_E_NOMEM (more than SCHED_MAX_GROUPS).
+ */
+int sched_group_add(struct sched *s, const char *name, int parent, uint32_t weight, uint64_t now,
+		    char *err, size_t errlen);
+/*
+ * Remove an empty group: -SCHED_E_BUSY while entities or groups are in it
+ * (move or remove them first: the caller decides where they go),
+ * -SCHED_E_NOENT for a bad id. Its statistics go with it.
+ */
+int sched_group_remove(struct sched *s, int gid, uint64_t now);
+/* Group id by name, or -SCHED_E_NOENT. */
+int sched_group_find(const struct sched *s, const char *name);
+int sched_group_set_weight(struct sched *s, int gid, uint32_t weight, uint64_t now, char *err,
+			   size_t errlen);
+/*
+ * Cap a group (cgroup cpu.max, libvirt <global_period>/<global_quota>): its
+ * members together run at most quota_ns (wall time on pCPUs, summed over
+ * its members and its groups' members) in every period of period_ns,
+ * periods counted from time 0; once it is used up every fair member is
+ * throttled until the period ends. quota_ns may exceed the period (several
+ * pCPUs at once), up to the engine's number of pCPUs x the period; period
+ * SCHED_CAP_PERIOD_MIN_NS..SCHED_CAP_PERIOD_MAX_NS, quota at least
+ * SCHED_CAP_QUOTA_MIN_NS; quota_ns 0 removes the cap. -SCHED_E_BANDWIDTH
+ * when the reservations of deadline entities below it need more time per
+ * period than quota/period (each runtime/period x 1024/capacity of the
+ * pCPU it is admitted on); the message carries both numbers.
+ */
+int sched_group_set_cap(struct sched *s, int gid, uint64_t quota_ns, uint64_t period_ns,
+			uint64_t now, char *err, size_t errlen);
+/*
+ * Move entity id into group gid (SCHED_NONE = the root). Its lag is kept
+ * as a weight change keeps it. A deadline entity is refused
+ * (-SCHED_E_BANDWIDTH) where a capped group on the new path would have no
+ * room for its reservation.
+ */
+int sched_set_group(struct sched *s, int id, int gid, uint64_t now, char *err, size_t errlen);
+
+struct sched_group_stats {
+	char name[SCHED_NAME_MAX];
+	int parent;			/* SCHED_NONE: the root */
+	uint32_t weight;
+	uint64_t cap_quota_ns, cap_period_ns;	/* 0, 0: no cap */
+	unsigned int nr_members;	/* entities directly in it */
+	unsigned int nr_groups;		/* groups directly in it */
+	/* Of its members and its groups' members, while they were members: */
+	uint64_t run_ns;		/* wall time on pCPUs */
+	uint64_t work_ns;		/* full-capacity time (scaled by level) */
+	uint64_t throttled_ns;		/* time out of its own quota */
+	uint64_t nr_throttles;		/* periods its quota ran out in */
+};
+
+/* -SCHED_E_NOENT for a bad id. */
+int sched_group_stats(const struct sched *s, int gid, struct sched_group_stats *st);
+
 /* ----------------------------------------------------------------- events */
 
 /*
@@ -380,6 +472,8 @@ struct sched_entity_info {
 	struct sched_dl_params dl;
 	uint64_t cap_quota_ns, cap_period_ns;	/* 0, 0: no cap */
 	struct sched_cpumask affinity;	/* as given (empty = all) */
+	int group;			/* SCHED_NONE: the root */
+	uint32_t eff_weight;		/* the weight it runs with: its share of its groups' */
 };
 
 int sched_entity_info(const struct sched *s, int id, struct sched_entity_info *out);

@@ -1,0 +1,569 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Groups: weights and caps above the entities (cgroup v2 cpu.weight and
+ * cpu.max, Xen domain weights; docs/sched.md "Groups and group caps").
+ *
+ * A group's share is divided among its runnable members by weight. The
+ * per-pCPU EEVDF runs every fair entity with a flattened weight, its own
+ * weight x the product along its path of group weight / the weights of
+ * that group's members that want to run (Linux's per-CPU group shares,
+ * taken over the whole host): recomputed at every fluid balance and at
+ * every change of groups, never on the per-decision paths. Where the
+ * flattened weights are not the ideal (a member that cannot use its
+ * share), the fluid balance moves entities to the hierarchical ideal that
+ * group_solve() gives it.
+ *
+ * A group cap is accounted like an entity's (cap.c) over the run time of
+ * everything below it; when the quota is used up its fair entities are
+ * throttled on their runqueues' cap lists until the period ends.
+ * Deadline entities are charged but never throttled (their reservation is
+ * kept), so a cap must leave room for them (group_check_dl()).
+ */
+#include "sched/internal.h"
+
+static struct sched_group *grp(const struct sched *s, int gid)
+{
+	if (gid < 0 || gid >= SCHED_MAX_GROUPS || !s->grp || !s->grp[gid].used)
+		return NULL;
+	return &s->grp[gid];
+}
+
+int sched_group_find(const struct sched *s, const char *name)
+{
+	for (int g = 0; name && s->grp && g < SCHED_MAX_GROUPS; g++)
+		if (s->grp[g].used && !strcmp(s->grp[g].name, name))
+			return g;
+	return -SCHED_E_NOENT;
+}
+
+static int check_group_weight(uint32_t weight, char *err, size_t errlen)
+{
+	if (weight < SCHED_WEIGHT_MIN || weight > SCHED_WEIGHT_MAX)
+		return sched_errf(err, errlen, SCHED_E_INVAL, "group weight: %u out of range %u..%u",
+				  weight, SCHED_WEIGHT_MIN, SCHED_WEIGHT_MAX);
+	return 0;
+}
+
+static int check_new_group(const struct sched *s, const char *name, int parent, uint32_t weight,
+			   char *err, size_t errlen)
+{
+	const struct sched_group *p = grp(s, parent);
+
+	if (!name || !name[0] || strlen(name) >= SCHED_NAME_MAX)
+		return sched_errf(err, errlen, SCHED_E_INVAL,
+				  "group name: expected 1..%d characters", SCHED_NAME_MAX - 1);
+	if (sched_group_find(s, name) >= 0)
+		return sched_errf(err, errlen, SCHED_E_EXIST, "group name: '%s' exists", name);
+	if (parent != SCHED_NONE && !p)
+		return sched_errf(err, errlen, SCHED_E_NOENT, "group parent: no group %d", parent);
+	if (p && p->depth >= SCHED_GROUP_DEPTH_MAX)
+		return sched_errf(err, errlen, SCHED_E_INVAL,
+				  "group parent: '%s' is %u deep already, at most %d levels of groups",
+				  p->name, p->depth, SCHED_GROUP_DEPTH_MAX);
+	if (s->grp && s->nr_groups >= SCHED_MAX_GROUPS)
+		return sched_errf(err, errlen, SCHED_E_NOMEM, "group: all %d groups in use",
+				  SCHED_MAX_GROUPS);
+	return check_group_weight(weight, err, errlen);
+}
+
+int sched_group_add(struct sched *s, const char *name, int parent, uint32_t weight, uint64_t now,
+		    char *err, size_t errlen)
+{
+	struct sched_group *g;
+	int gid = 0, ret = check_new_group(s, name, parent, weight, err, errlen);
+
+	if (ret)
+		return ret;
+	if (!s->grp) {
+		s->grp = calloc(SCHED_MAX_GROUPS, sizeof(*s->grp));
+		if (!s->grp)
+			return sched_errf(err, errlen, SCHED_E_NOMEM, "group: out of memory");
+	}
+	(void)engine_now(s, now);
+	while (s->grp[gid].used)
+		gid++;
+	g = &s->grp[gid];
+	memset(g, 0, sizeof(*g));
+	g->used = true;
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	g->parent = parent;
+	g->depth = parent == SCHED_NONE ? 1 : s->grp[parent].depth + 1;
+	g->weight = weight;
+	if (parent != SCHED_NONE)
+		s->grp[parent].nr_groups++;
+	s->nr_groups++;
+	return gid;
+}
+
+int sched_group_remove(struct sched *s, int gid, uint64_t now)
+{
+	struct sched_group *g = grp(s, gid);
+
+	if (!g)
+		return -SCHED_E_NOENT;
+	if (g->nr_members || g->nr_groups)
+		return -SCHED_E_BUSY;
+	(void)engine_now(s, now);
+	if (g->parent != SCHED_NONE)
+		s->grp[g->parent].nr_groups--;
+	g->used = false;
+	s->nr_groups--;
+	return 0;
+}
+
+/* Is group `gid` on the path of se (its own group or above)? */
+static bool in_subtree(const struct sched *s, const struct sched_entity *se, int gid)
+{
+	for (int g = se->group; g != SCHED_NONE; g = s->grp[g].parent)
+		if (g == gid)
+			return true;
+	return false;
+}
+
+static void update_capped(const struct sched *s, struct sched_entity *se)
+{
+	se->grp_capped = false;
+	for (int g = se->group; g != SCHED_NONE; g = s->grp[g].parent)
+		se->grp_capped |= s->grp[g].cap_period != 0;
+}
+
+/*
+ * Entities throttled only by a group cap that no longer binds (changed,
+ * removed, or they moved out) run again now.
+ */
+static void release_throttled(struct sched *s, uint64_t now)
+{
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		struct sched_entity *se = s->ent[id];
+		struct sched_rq *rq;
+
+		if (!se || !se->cap_throttled || cap_exhausted(s, se, now))
+			continue;
+		rq = &s->rq[se->cpu];
+		cap_unthrottle(s, se, now);
+		if (rq->need_resched)
+			schedule_rq(s, rq, now);
+	}
+}
+
+int sched_group_set_weight(struct sched *s, int gid, uint32_t weight, uint64_t now, char *err,
+			   size_t errlen)
+{
+	struct sched_group *g = grp(s, gid);
+	int ret;
+
+	if (!g)
+		return sched_errf(err, errlen, SCHED_E_NOENT, "group: no group %d", gid);
+	ret = check_group_weight(weight, err, errlen);
+	if (ret)
+		return ret;
+	now = engine_now(s, now);
+	g->weight = weight;
+	group_update_weights(s, now);
+	return 0;
+}
+
+/*
+ * Time per period (BW_SHIFT fixed point, 1 = one pCPU) the reservations
+ * below group gid need, with `skip` left out: runtime/period at the
+ * capacity of the pCPU each is admitted on.
+ */
+static uint64_t dl_time_bw(const struct sched_dl_params *dl, unsigned int capacity)
+{
+	uint64_t bw = (uint64_t)(((unsigned __int128)dl->runtime_ns << BW_SHIFT) / dl->period_ns);
+
+	return bw * SCHED_CAPACITY_SCALE / (capacity ? capacity : 1);
+}
+
+static uint64_t dl_need_below(const struct sched *s, int gid, const struct sched_entity *skip)
+{
+	uint64_t need = 0;
+
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		const struct sched_entity *se = s->ent[id];
+
+		if (se && se != skip && dl_entity(se) && se->dl_cpu >= 0 && in_subtree(s, se, gid))
+			need += dl_time_bw(&se->dl, s->rq[se->dl_cpu].capacity);
+	}
+	return need;
+}
+
+static int dl_room_error(const struct sched_group *g, uint64_t quota, uint64_t period,
+			 uint64_t need, char *err, size_t errlen)
+{
+	return sched_errf(err, errlen, SCHED_E_BANDWIDTH,
+			  "group '%s' cap %llu/%llu ns: the reservations below it need %.3f pCPUs "
+			  "of time per period, the quota gives %.3f",
+			  g->name, (unsigned long long)quota, (unsigned long long)period,
+			  (double)need / BW_UNIT, (double)quota / (double)period);
+}
+
+/*
+ * Would a reservation dl admitted on pCPU cpu for an entity (skip: its
+ * current reservation, if any) fit every capped group from gid up?
+ */
+int group_check_dl(const struct sched *s, int gid, const struct sched_entity *skip,
+		   const struct sched_dl_params *dl, unsigned int cpu, char *err, size_t errlen)
+{
+	for (int g = gid; g != SCHED_NONE; g = s->grp[g].parent) {
+		const struct sched_group *sg = &s->grp[g];
+		uint64_t need;
+
+		if (!sg->cap_period)
+			continue;
+		need = dl_need_below(s, g, skip) + dl_time_bw(dl, s->rq[cpu].capacity);
+		if (need > (uint64_t)(((unsigned __int128)sg->cap_quota << BW_SHIFT) / sg->cap_period))
+			return dl_room_error(sg, sg->cap_quota, sg->cap_period, need, err, errlen);
+	}
+	return 0;
+}
+
+static int check_group_cap(const struct sched *s, const struct sched_group *g, int gid,
+			   uint64_t quota, uint64_t period, char *err, size_t errlen)
+{
+	uint64_t need;
+
+	if (!quota)
+		return 0;
+	if (period < SCHED_CAP_PERIOD_MIN_NS || period > SCHED_CAP_PERIOD_MAX_NS)
+		return sched_errf(err, errlen, SCHED_E_INVAL,
+				  "group cap period: %llu ns out of range %llu..%llu ns",
+				  (unsigned long long)period,
+				  (unsigned long long)SCHED_CAP_PERIOD_MIN_NS,
+				  (unsigned long long)SCHED_CAP_PERIOD_MAX_NS);
+	if (quota < SCHED_CAP_QUOTA_MIN_NS || quota > period * s->nr_cpus)
+		return sched_errf(err, errlen, SCHED_E_INVAL,
+				  "group cap quota: %llu ns out of range %llu ns..%u x the period "
+				  "(%llu ns, one per pCPU)", (unsigned long long)quota,
+				  (unsigned long long)SCHED_CAP_QUOTA_MIN_NS, s->nr_cpus,
+				  (unsigned long long)period);
+	need = dl_need_below(s, gid, NULL);
+	if (need > (uint64_t)(((unsigned __int128)quota << BW_SHIFT) / period))
+		return dl_room_error(g, quota, period, need, err, errlen);
+	return 0;
+}
+
+/* Bring the run time of every running member up to now, under the old cap. */
+static void account_running(struct sched *s, uint64_t now)
+{
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		if (s->rq[cpu].curr && s->rq[cpu].curr->group != SCHED_NONE)
+			update_rq_clock(s, &s->rq[cpu], now);
+}
+
+int sched_group_set_cap(struct sched *s, int gid, uint64_t quota_ns, uint64_t period_ns,
+			uint64_t now, char *err, size_t errlen)
+{
+	struct sched_group *g = grp(s, gid);
+	int ret;
+
+	if (!g)
+		return sched_errf(err, errlen, SCHED_E_NOENT, "group cap: no group %d", gid);
+	ret = check_group_cap(s, g, gid, quota_ns, period_ns, err, errlen);
+	if (ret)
+		return ret;
+	now = engine_now(s, now);
+	account_running(s, now);
+	if (g->thr_active) {	/* the throttling ends here */
+		g->throttled_ns += (now < g->thr_until ? now : g->thr_until) - g->thr_start;
+		g->thr_active = false;
+	}
+	g->cap_quota = quota_ns;
+	g->cap_period = quota_ns ? period_ns : 0;
+	g->cap_used = 0;	/* the new quota counts from now */
+	g->cap_index = g->cap_period ? now / g->cap_period : 0;
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++)
+		if (s->ent[id] && s->ent[id]->group != SCHED_NONE)
+			update_capped(s, s->ent[id]);
+	release_throttled(s, now);
+	return 0;
+}
+
+/* se joins group gid (SCHED_NONE: the root): counts and cap flag only. */
+void group_entity_join(struct sched *s, struct sched_entity *se, int gid)
+{
+	se->group = gid;
+	if (gid == SCHED_NONE)
+		return;
+	s->grp[gid].nr_members++;
+	for (int g = gid; g != SCHED_NONE; g = s->grp[g].parent)
+		s->grp[g].nr_entities++;
+	update_capped(s, se);
+}
+
+void group_entity_leave(struct sched *s, struct sched_entity *se)
+{
+	if (se->group == SCHED_NONE)
+		return;
+	s->grp[se->group].nr_members--;
+	for (int g = se->group; g != SCHED_NONE; g = s->grp[g].parent)
+		s->grp[g].nr_entities--;
+	se->group = SCHED_NONE;
+	se->grp_capped = false;
+}
+
+int sched_set_group(struct sched *s, int id, int gid, uint64_t now, char *err, size_t errlen)
+{
+	struct sched_entity *se = sched_ent(s, id);
+	int ret;
+
+	if (!se)
+		return sched_errf(err, errlen, SCHED_E_NOENT, "group: no entity %d", id);
+	if (gid != SCHED_NONE && !grp(s, gid))
+		return sched_errf(err, errlen, SCHED_E_NOENT, "group: no group %d", gid);
+	if (dl_entity(se) && se->dl_cpu >= 0) {
+		ret = group_check_dl(s, gid, se, &se->dl, (unsigned int)se->dl_cpu, err, errlen);
+		if (ret)
+			return ret;
+	}
+	if (gid == se->group)
+		return 0;
+	now = engine_now(s, now);
+	if (se->on_rq && s->rq[se->cpu].curr == se)
+		update_rq_clock(s, &s->rq[se->cpu], now);	/* charged to the old group */
+	group_entity_leave(s, se);
+	group_entity_join(s, se, gid);
+	group_update_weights(s, now);
+	release_throttled(s, now);
+	return 0;
+}
+
+/* -------------------------------------------------------------- accounting */
+
+/* Run time charged to period `index` of g (cap.c's rule: an overrun is paid next). */
+static uint64_t group_used_in(const struct sched_group *g, uint64_t index)
+{
+	if (index == g->cap_index)
+		return g->cap_used;
+	if (index == g->cap_index + 1 && g->cap_used > g->cap_quota)
+		return g->cap_used - g->cap_quota;
+	return 0;
+}
+
+static bool group_exhausted(const struct sched_group *g, uint64_t now)
+{
+	return g->cap_period && g->cap_index == now / g->cap_period && g->cap_used >= g->cap_quota;
+}
+
+static void group_cap_charge(struct sched_group *g, uint64_t delta, uint64_t now)
+{
+	uint64_t index = now / g->cap_period;
+
+	if (index != g->cap_index) {
+		uint64_t into = now - index * g->cap_period;
+
+		g->cap_used = group_used_in(g, index) + (delta < into ? delta : into);
+		g->cap_index = index;
+	} else {
+		g->cap_used += delta;
+	}
+}
+
+/*
+ * delta ns at `level` ending at rq->clock + delta ran on rq for se: to the
+ * statistics of every group above it, and to their quotas while it is
+ * queued. A fair entity that used up a quota reschedules its pCPU (other
+ * members see it at their next accounting).
+ */
+void group_charge(struct sched *s, struct sched_rq *rq, struct sched_entity *se, uint64_t delta,
+		  unsigned int level)
+{
+	uint64_t now = rq->clock + delta;
+	bool out = false;
+
+	for (int gid = se->group; gid != SCHED_NONE; gid = s->grp[gid].parent) {
+		struct sched_group *g = &s->grp[gid];
+
+		g->run_ns += delta;
+		g->work_ns += (delta * level) >> 10;
+		if (!g->cap_period || !se->on_rq)
+			continue;
+		group_cap_charge(g, delta, now);
+		out |= g->cap_used >= g->cap_quota;
+	}
+	if (out && !dl_entity(se))
+		resched_rq(rq);
+}
+
+/* End of the latest period among the exhausted caps above se, or 0. */
+uint64_t group_exhausted_until(const struct sched *s, const struct sched_entity *se, uint64_t now)
+{
+	uint64_t until = 0;
+
+	if (!se->grp_capped || dl_entity(se))
+		return 0;
+	for (int gid = se->group; gid != SCHED_NONE; gid = s->grp[gid].parent) {
+		const struct sched_group *g = &s->grp[gid];
+
+		if (group_exhausted(g, now) && (g->cap_index + 1) * g->cap_period > until)
+			until = (g->cap_index + 1) * g->cap_period;
+	}
+	return until;
+}
+
+/* se is being throttled at now: count the throttling of each exhausted group once. */
+void group_note_throttle(struct sched *s, const struct sched_entity *se, uint64_t now)
+{
+	for (int gid = se->group; gid != SCHED_NONE; gid = s->grp[gid].parent) {
+		struct sched_group *g = &s->grp[gid];
+		uint64_t end;
+
+		if (!group_exhausted(g, now))
+			continue;
+		end = (g->cap_index + 1) * g->cap_period;
+		if (g->thr_active && g->thr_until == end)
+			continue;	/* already counted in this period */
+		if (g->thr_active)
+			g->throttled_ns += g->thr_until - g->thr_start;
+		g->thr_active = true;
+		g->thr_start = now;
+		g->thr_until = end;
+		g->nr_throttles++;
+	}
+}
+
+/*
+ * When rq's running fair entity may use up a group quota: the quota left
+ * shared by as many of the group's entities as could run at once, so the
+ * event is never late (at worst early, and then nothing happens).
+ */
+uint64_t group_cap_next(const struct sched *s, const struct sched_rq *rq)
+{
+	const struct sched_entity *curr = rq->curr;
+	uint64_t next = UINT64_MAX;
+
+	if (!curr || !curr->on_rq || !curr->grp_capped || dl_entity(curr))
+		return next;
+	for (int gid = curr->group; gid != SCHED_NONE; gid = s->grp[gid].parent) {
+		const struct sched_group *g = &s->grp[gid];
+		unsigned int par = g->nr_entities < s->nr_cpus ? g->nr_entities : s->nr_cpus;
+		uint64_t used, left;
+
+		if (!g->cap_period)
+			continue;
+		used = group_used_in(g, rq->clock / g->cap_period);
+		left = used < g->cap_quota ? g->cap_quota - used : 0;
+		left = (left + par - 1) / (par ? par : 1);
+		if (rq->clock + left < next)
+			next = rq->clock + left;
+	}
+	return next;
+}
+
+/* ------------------------------------------------------------------ weights */
+
+/* Which groups have entities that want to run, and their members' weights. */
+static void count_active(struct sched *s)
+{
+	for (int g = 0; g < SCHED_MAX_GROUPS; g++) {
+		s->grp[g].act_weight = 0;
+		s->grp[g].active = false;
+	}
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		struct sched_entity *se = s->ent[id];
+		int gid;
+
+		if (!se || se->group == SCHED_NONE || dl_entity(se) || !wants_cpu(se))
+			continue;
+		gid = se->group;
+		s->grp[gid].act_weight += se->own_weight;
+		while (!s->grp[gid].active) {
+			s->grp[gid].active = true;
+			if (s->grp[gid].parent == SCHED_NONE)
+				break;
+			s->grp[s->grp[gid].parent].act_weight += s->grp[gid].weight;
+			gid = s->grp[gid].parent;
+		}
+	}
+}
+
+/*
+ * se's flattened weight: own weight x group weight / members' weights at
+ * every level, counting se (and the groups above it) as wanting to run
+ * when they do not, so that it wakes with the weight it will have.
+ */
+static uint32_t flat_weight(const struct sched *s, const struct sched_entity *se)
+{
+	uint64_t x = (uint64_t)se->own_weight << 16, member = se->own_weight;
+	bool counted = wants_cpu(se);
+
+	for (int gid = se->group; gid != SCHED_NONE; gid = s->grp[gid].parent) {
+		const struct sched_group *g = &s->grp[gid];
+		uint64_t w = g->act_weight + (counted ? 0 : member);
+
+		x = x * g->weight / w;
+		counted = g->active;
+		member = g->weight;
+	}
+	x = (x + (1u << 15)) >> 16;
+	return x < SCHED_WEIGHT_MIN ? SCHED_WEIGHT_MIN : x > SCHED_WEIGHT_MAX ? SCHED_WEIGHT_MAX :
+	       (uint32_t)x;
+}
+
+static void set_run_weight(struct sched *s, struct sched_entity *se, uint32_t w, uint64_t now)
+{
+	struct sched_rq *rq = se->on_rq ? &s->rq[se->cpu] : NULL;
+
+	if (rq)
+		update_rq_clock(s, rq, now);
+	reweight_fair(s, rq, se, w);
+	s->lag_order_dirty = true;
+}
+
+/* Every fair entity's run weight from the groups' current members. */
+void group_update_weights(struct sched *s, uint64_t now)
+{
+	if (!s->grp)
+		return;
+	count_active(s);
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		struct sched_entity *se = s->ent[id];
+		uint32_t w;
+
+		if (!se || dl_entity(se))
+			continue;
+		w = se->group == SCHED_NONE ? se->own_weight : flat_weight(s, se);
+		if (w != se->weight)
+			set_run_weight(s, se, w, now);
+	}
+}
+
+/* -------------------------------------------------------------- statistics */
+
+int sched_group_stats(const struct sched *s, int gid, struct sched_group_stats *st)
+{
+	const struct sched_group *g = grp(s, gid);
+
+	if (!g || !st)
+		return -SCHED_E_NOENT;
+	memset(st, 0, sizeof(*st));
+	memcpy(st->name, g->name, sizeof(st->name));
+	st->parent = g->parent;
+	st->weight = g->weight;
+	st->cap_quota_ns = g->cap_quota;
+	st->cap_period_ns = g->cap_period;
+	st->nr_members = g->nr_members;
+	st->nr_groups = g->nr_groups;
+	st->run_ns = g->run_ns;
+	st->work_ns = g->work_ns;
+	/* what running members ran since their pCPU's last accounting */
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		const struct sched_rq *rq = &s->rq[cpu];
+
+		if (rq->curr && s->now > rq->clock && in_subtree(s, rq->curr, gid)) {
+			st->run_ns += s->now - rq->clock;
+			st->work_ns += ((s->now - rq->clock) * rq_level(s, rq)) >> 10;
+		}
+	}
+	st->throttled_ns = g->throttled_ns;
+	if (g->thr_active)
+		st->throttled_ns += (s->now < g->thr_until ? s->now : g->thr_until) - g->thr_start;
+	st->nr_throttles = g->nr_throttles;
+	return 0;
+}
+
+void group_destroy(struct sched *s)
+{
+	free(s->grp);
+	free(s->grp_scratch);
+}

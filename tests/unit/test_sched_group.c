@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: MIT
+/* Groups: weights and caps above the entities (sched/group.c). */
+#include "tests/unit/test_sched_util.h"
+
+/* Wake at every tick and at the engine's earliest next event, as the simulator does. */
+static void run_events_all(struct sched *s, uint64_t *now, uint64_t until)
+{
+	while (*now < until) {
+		uint64_t tick = (*now / MS + 1) * MS, next = tick;
+
+		for (unsigned int cpu = 0; cpu < sched_nr_cpus(s); cpu++) {
+			uint64_t ev = sched_next_event(s, cpu);
+
+			if (ev > *now && ev < next)
+				next = ev;
+		}
+		*now = next < until ? next : until;
+		if (*now == tick)
+			sched_tick(s, *now);
+		else
+			for (unsigned int cpu = 0; cpu < sched_nr_cpus(s); cpu++)
+				sched_tick_cpu(s, cpu, *now);
+	}
+}
+
+static int add_member(struct sched *s, const char *name, uint32_t weight, int gid, uint64_t now)
+{
+	struct sched_entity_params p;
+	int id;
+
+	sched_entity_params_init(&p, name);
+	p.weight = weight;
+	p.runnable = true;
+	p.group = gid;
+	id = sched_entity_add(s, &p, now, NULL, 0);
+	CU_ASSERT_FATAL(id >= 0);
+	return id;
+}
+
+static uint64_t group_work(struct sched *s, int gid)
+{
+	struct sched_group_stats st;
+
+	CU_ASSERT_FATAL(sched_group_stats(s, gid, &st) == 0);
+	return st.work_ns;
+}
+
+/* Bad names, parents, depths and weights are refused, naming the field; nothing changes. */
+static void test_group_add_errors(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	char err[256], longname[SCHED_NAME_MAX + 1];
+	int g = SCHED_NONE;
+
+	memset(longname, 'x', SCHED_NAME_MAX);
+	longname[SCHED_NAME_MAX] = 0;
+	CU_ASSERT_EQUAL(sched_group_add(s, "", SCHED_NONE, 1024, 0, err, sizeof(err)),
+			-SCHED_E_INVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "group name"));
+	CU_ASSERT_EQUAL(sched_group_add(s, longname, SCHED_NONE, 1024, 0, err, sizeof(err)),
+			-SCHED_E_INVAL);
+	CU_ASSERT_EQUAL(sched_group_add(s, "a", 7, 1024, 0, err, sizeof(err)), -SCHED_E_NOENT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "parent"));
+	CU_ASSERT_EQUAL(sched_group_add(s, "a", SCHED_NONE, 0, 0, err, sizeof(err)),
+			-SCHED_E_INVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "weight"));
+	CU_ASSERT_EQUAL(sched_group_add(s, "a", SCHED_NONE, SCHED_WEIGHT_MAX + 1, 0, err,
+					sizeof(err)), -SCHED_E_INVAL);
+	CU_ASSERT_EQUAL(sched_group_find(s, "a"), -SCHED_E_NOENT);
+	for (int d = 0; d < SCHED_GROUP_DEPTH_MAX; d++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "d%d", d);
+		g = sched_group_add(s, name, g, 1024, 0, err, sizeof(err));
+		CU_ASSERT_FATAL(g >= 0);
+	}
+	CU_ASSERT_EQUAL(sched_group_add(s, "deep", g, 1024, 0, err, sizeof(err)), -SCHED_E_INVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "deep"));
+	CU_ASSERT_EQUAL(sched_group_find(s, "deep"), -SCHED_E_NOENT);
+	CU_ASSERT_EQUAL(sched_group_add(s, "d0", SCHED_NONE, 1024, 0, err, sizeof(err)),
+			-SCHED_E_EXIST);
+	CU_ASSERT_EQUAL(sched_group_find(s, "d0"), 0);
+	sched_destroy(s);
+}
+
+/* SCHED_MAX_GROUPS groups, then a clear error; removal frees an id for reuse. */
+static void test_group_limit_and_reuse(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	char err[256], name[16];
+
+	for (int i = 0; i < SCHED_MAX_GROUPS; i++) {
+		snprintf(name, sizeof(name), "g%d", i);
+		CU_ASSERT_EQUAL_FATAL(sched_group_add(s, name, SCHED_NONE, 100, 0, err, sizeof(err)), i);
+	}
+	CU_ASSERT_EQUAL(sched_group_add(s, "more", SCHED_NONE, 100, 0, err, sizeof(err)),
+			-SCHED_E_NOMEM);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "256"));
+	CU_ASSERT_EQUAL(sched_group_remove(s, 17, 0), 0);
+	CU_ASSERT_EQUAL(sched_group_remove(s, 17, 0), -SCHED_E_NOENT);
+	CU_ASSERT_EQUAL(sched_group_find(s, "g17"), -SCHED_E_NOENT);
+	CU_ASSERT_EQUAL(sched_group_add(s, "more", SCHED_NONE, 100, 0, err, sizeof(err)), 17);
+	sched_destroy(s);
+}
+
+/* A group with members or child groups stays; empty, it goes. */
+static void test_group_remove_busy(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	struct sched_group_stats st;
+	int a, b, e;
+
+	a = sched_group_add(s, "a", SCHED_NONE, 1024, 0, NULL, 0);
+	b = sched_group_add(s, "b", a, 1024, 0, NULL, 0);
+	e = add_member(s, "e", 1024, b, 0);
+	CU_ASSERT_EQUAL(sched_group_remove(s, a, 0), -SCHED_E_BUSY);
+	CU_ASSERT_EQUAL(sched_group_remove(s, b, 0), -SCHED_E_BUSY);
+	CU_ASSERT_EQUAL(sched_group_stats(s, b, &st), 0);
+	CU_ASSERT_EQUAL(st.nr_members, 1);
+	CU_ASSERT_EQUAL(st.parent, a);
+	CU_ASSERT_EQUAL(sched_set_group(s, e, SCHED_NONE, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_group_remove(s, a, 0), -SCHED_E_BUSY);
+	CU_ASSERT_EQUAL(sched_group_remove(s, b, 0), 0);
+	CU_ASSERT_EQUAL(sched_group_remove(s, a, 0), 0);
+	sched_destroy(s);
+}
+
+/* Bad weights and caps are refused and leave the group as it was. */
+static void test_group_set_errors(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	struct sched_group_stats st;
+	char err[256];
+	int g = sched_group_add(s, "vm", SCHED_NONE, 300, 0, NULL, 0);
+
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 5 * MS, 10 * MS, 0, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(sched_group_set_weight(s, g, 0, 0, err, sizeof(err)), -SCHED_E_INVAL);
+	CU_ASSERT_EQUAL(sched_group_set_weight(s, 9, 10, 0, err, sizeof(err)), -SCHED_E_NOENT);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 5 * MS, 500 * US, 0, err, sizeof(err)),
+			-SCHED_E_INVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "period"));
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 21 * MS, 10 * MS, 0, err, sizeof(err)),
+			-SCHED_E_INVAL);	/* two pCPUs: 20 ms per 10 ms at most */
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "2 x the period"));
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 100 * US, 10 * MS, 0, err, sizeof(err)),
+			-SCHED_E_INVAL);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, 9, 5 * MS, 10 * MS, 0, err, sizeof(err)),
+			-SCHED_E_NOENT);
+	CU_ASSERT_EQUAL(sched_set_group(s, 0, g, 0, err, sizeof(err)), -SCHED_E_NOENT);
+	sched_group_stats(s, g, &st);
+	CU_ASSERT_EQUAL(st.weight, 300);
+	CU_ASSERT_EQUAL(st.cap_quota_ns, 5 * MS);
+	CU_ASSERT_EQUAL(st.cap_period_ns, 10 * MS);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 20 * MS, 10 * MS, 0, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 0, 0, 0, err, sizeof(err)), 0);
+	sched_group_stats(s, g, &st);
+	CU_ASSERT_EQUAL(st.cap_period_ns, 0);
+	sched_destroy(s);
+}
+
+/*
+ * A cap that leaves no room for the reservations below it is refused with
+ * the numbers, and so are reservations and moves that would break a cap.
+ */
+static void test_group_cap_keeps_reservations(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	struct sched_dl_params more = { 6 * MS, 10 * MS, 10 * MS };
+	struct sched_entity_params p;
+	struct sched_entity_info info;
+	struct sched_group_stats st;
+	char err[256];
+	int vm = sched_group_add(s, "vm", SCHED_NONE, 1024, 0, NULL, 0);
+	int d = add_dl(s, "d", 3 * MS, 10 * MS, 10 * MS, true, 0), d2;
+
+	CU_ASSERT_FATAL(d >= 0);
+	CU_ASSERT_EQUAL(sched_set_group(s, d, vm, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, vm, 2 * MS, 10 * MS, 0, err, sizeof(err)),
+			-SCHED_E_BANDWIDTH);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "0.300"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "0.200"));
+	sched_group_stats(s, vm, &st);
+	CU_ASSERT_EQUAL(st.cap_period_ns, 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, vm, 5 * MS, 10 * MS, 0, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(sched_set_reservation(s, d, &more, 0, err, sizeof(err)), -SCHED_E_BANDWIDTH);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "vm"));
+	sched_entity_info(s, d, &info);
+	CU_ASSERT_EQUAL(info.dl.runtime_ns, 3 * MS);
+	sched_entity_params_init(&p, "d2");
+	p.dl = (struct sched_dl_params){ 3 * MS, 10 * MS, 10 * MS };
+	p.group = vm;
+	CU_ASSERT_EQUAL(sched_entity_add(s, &p, 0, err, sizeof(err)), -SCHED_E_BANDWIDTH);
+	p.group = SCHED_NONE;
+	d2 = sched_entity_add(s, &p, 0, err, sizeof(err));
+	CU_ASSERT_FATAL(d2 >= 0);
+	CU_ASSERT_EQUAL(sched_set_group(s, d2, vm, 0, err, sizeof(err)), -SCHED_E_BANDWIDTH);
+	sched_entity_info(s, d2, &info);
+	CU_ASSERT_EQUAL(info.group, SCHED_NONE);
+	sched_group_stats(s, vm, &st);
+	CU_ASSERT_EQUAL(st.nr_members, 1);
+	sched_destroy(s);
+}
+
+/* Flattened weights: a member's share of its group's weight, along the path. */
+static void test_group_flat_weights(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	struct sched_entity_info info;
+	int a = sched_group_add(s, "a", SCHED_NONE, 2048, 0, NULL, 0);
+	int b = sched_group_add(s, "b", a, 1024, 0, NULL, 0);
+	int x = add_member(s, "x", 1024, a, 0);
+	int y = add_member(s, "y", 1024, b, 0);
+	int z = add_member(s, "z", 3072, b, 0);
+	int r = add_ent(s, "r", 500, true, 0);
+
+	/* a: x (1024) and b (1024) share 2048; b: y and z share b's 1024 as 1:3 */
+	sched_entity_info(s, x, &info);
+	CU_ASSERT_EQUAL(info.weight, 1024);
+	CU_ASSERT_EQUAL(info.eff_weight, 1024);
+	CU_ASSERT_EQUAL(info.group, a);
+	sched_entity_info(s, y, &info);
+	CU_ASSERT_EQUAL(info.eff_weight, 256);
+	sched_entity_info(s, z, &info);
+	CU_ASSERT_EQUAL(info.eff_weight, 768);
+	sched_entity_info(s, r, &info);
+	CU_ASSERT_EQUAL(info.eff_weight, 500);
+	/* z sleeps: y has b's share alone */
+	CU_ASSERT_EQUAL(sched_block(s, z, 1 * MS), 0);
+	group_update_weights(s, 1 * MS);
+	sched_entity_info(s, y, &info);
+	CU_ASSERT_EQUAL(info.eff_weight, 1024);
+	/* the group's weight scales them all */
+	CU_ASSERT_EQUAL(sched_group_set_weight(s, a, 1024, 2 * MS, NULL, 0), 0);
+	sched_entity_info(s, y, &info);
+	CU_ASSERT_EQUAL(info.eff_weight, 512);
+	sched_entity_info(s, x, &info);
+	CU_ASSERT_EQUAL(info.eff_weight, 512);
+	/* back to the root: its own weight */
+	CU_ASSERT_EQUAL(sched_set_group(s, y, SCHED_NONE, 3 * MS, NULL, 0), 0);
+	sched_entity_info(s, y, &info);
+	CU_ASSERT_EQUAL(info.eff_weight, 1024);
+	sched_destroy(s);
+}
+
+/* One pCPU, two groups of equal weight with 1 and 4 busy members: equal work. */
+static void test_group_equal_work(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t now = 0;
+	int a = sched_group_add(s, "a", SCHED_NONE, 1024, 0, NULL, 0);
+	int b = sched_group_add(s, "b", SCHED_NONE, 1024, 0, NULL, 0);
+	uint64_t wa, wb;
+
+	add_member(s, "a0", 1024, a, 0);
+	for (int i = 0; i < 4; i++)
+		add_member(s, "b", 1024, b, 0);
+	run_until(s, &now, 2000 * MS, MS);
+	wa = group_work(s, a);
+	wb = group_work(s, b);
+	CU_ASSERT(wa + wb >= 1990 * MS);
+	CU_ASSERT(wa > wb - wb / 50 && wa < wb + wb / 50);
+	sched_destroy(s);
+}
+
+/*
+ * A group cap bounds its members together (quota above the period: more
+ * than one pCPU), per period; the root entity beside it gets the rest.
+ */
+static void check_cap_binds(uint64_t quota, uint64_t period, unsigned int members)
+{
+	struct sched *s = mk_sched(4, 1024, 0, 0, NULL);
+	struct sched_group_stats st;
+	struct sched_entity_stats es;
+	uint64_t now = 0, total = 1000 * MS, periods = total / period;
+	int g = sched_group_add(s, "vm", SCHED_NONE, 4096, 0, NULL, 0), r;
+
+	for (unsigned int i = 0; i < members; i++)
+		add_member(s, "m", 1024, g, 0);
+	r = add_ent(s, "r", 1024, true, 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, quota, period, 0, NULL, 0), 0);
+	run_events_all(s, &now, total);
+	sched_group_stats(s, g, &st);
+	/* never more than quota per period; an overrun is paid in the next period */
+	CU_ASSERT(st.run_ns <= periods * quota + quota);
+	CU_ASSERT(st.run_ns >= periods * quota - quota);
+	CU_ASSERT(st.nr_throttles >= periods - 1 && st.nr_throttles <= periods + 1);
+	CU_ASSERT(st.throttled_ns > 0 && st.throttled_ns <= total);
+	sched_entity_stats(s, r, &es);
+	/*
+	 * r is alone on a pCPU but while the group's burst at the start of
+	 * each period runs beside it (cpu.max is bursty by definition).
+	 */
+	CU_ASSERT(es.cpu_time_ns >= total - total / 10);
+	sched_destroy(s);
+}
+
+static void test_group_cap_binds(void)
+{
+	check_cap_binds(5 * MS, 10 * MS, 2);
+	check_cap_binds(15 * MS, 10 * MS, 3);
+	check_cap_binds(30 * MS, 100 * MS, 8);
+}
+
+/* Removing a cap lets its throttled members run at once. */
+static void test_group_cap_removed_while_throttled(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t now = 0;
+	int g = sched_group_add(s, "vm", SCHED_NONE, 1024, 0, NULL, 0);
+	int m = add_member(s, "m", 1024, g, 0);
+
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 2 * MS, 100 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, 5 * MS);
+	CU_ASSERT_EQUAL(sched_ent(s, m)->state, SCHED_THROTTLED);
+	CU_ASSERT_EQUAL(curr_of(s, 0), SCHED_NONE);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 0, 0, now, NULL, 0), 0);
+	CU_ASSERT_EQUAL(curr_of(s, 0), m);
+	sched_destroy(s);
+}
+
+/* Statistics: what members ran while members, and the counts. */
+static void test_group_stats(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	struct sched_group_stats st;
+	struct sched_entity_stats e0, e1;
+	uint64_t now = 0;
+	int g = sched_group_add(s, "vm", SCHED_NONE, 1024, 0, NULL, 0);
+	int a = add_member(s, "a", 1024, g, 0);
+	int b = add_member(s, "b", 1024, g, 0);
+
+	CU_ASSERT_EQUAL(sched_group_stats(s, 5, &st), -SCHED_E_NOENT);
+	run_until(s, &now, 100 * MS, MS);
+	CU_ASSERT_EQUAL(sched_set_group(s, b, SCHED_NONE, now, NULL, 0), 0);
+	sched_entity_stats(s, a, &e0);
+	sched_entity_stats(s, b, &e1);
+	sched_group_stats(s, g, &st);
+	CU_ASSERT_EQUAL(st.run_ns, e0.cpu_time_ns + e1.cpu_time_ns);
+	CU_ASSERT_EQUAL(st.nr_members, 1);
+	run_until(s, &now, 200 * MS, MS);
+	sched_entity_stats(s, a, &e0);	/* a all along, b until it left */
+	sched_group_stats(s, g, &st);
+	CU_ASSERT_EQUAL(st.run_ns, e0.cpu_time_ns + e1.cpu_time_ns);
+	CU_ASSERT_EQUAL(st.work_ns, e0.work_ns + e1.work_ns);
+	CU_ASSERT_EQUAL(strcmp(st.name, "vm"), 0);
+	sched_destroy(s);
+}
+
+UNIT_SUITE(sched_group, NULL, NULL,
+	   UNIT_TEST(test_group_add_errors),
+	   UNIT_TEST(test_group_limit_and_reuse),
+	   UNIT_TEST(test_group_remove_busy),
+	   UNIT_TEST(test_group_set_errors),
+	   UNIT_TEST(test_group_cap_keeps_reservations),
+	   UNIT_TEST(test_group_flat_weights),
+	   UNIT_TEST(test_group_equal_work),
+	   UNIT_TEST(test_group_cap_binds),
+	   UNIT_TEST(test_group_cap_removed_while_throttled),
+	   UNIT_TEST(test_group_stats))
