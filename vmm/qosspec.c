@@ -577,20 +577,21 @@ int group_spec_apply(struct vm_qos *vq, const char *arg, char *err, size_t errle
 }
 
 int group_cap_check(const char *what, uint64_t quota_ns, uint64_t period_ns,
-		    unsigned int nr_vcpus, char *err, size_t errlen)
+		    unsigned int nr_cpus, char *err, size_t errlen)
 {
-	uint64_t max = (uint64_t)nr_vcpus * period_ns;
+	uint64_t max = (uint64_t)nr_cpus * period_ns;
 
 	if (period_ns < SCHED_CAP_PERIOD_MIN_NS || period_ns > SCHED_CAP_PERIOD_MAX_NS ||
 	    quota_ns < SCHED_CAP_QUOTA_MIN_NS || quota_ns > max || quota_ns % 1000 ||
 	    period_ns % 1000) {
 		snprintf(err, errlen,
-			 "%s cap: need period %llu..%llu us and %llu us <= quota <= %u vCPU%s x "
-			 "period = %llu us, whole microseconds; got quota %llu ns, period %llu ns",
+			 "%s cap: need period %llu..%llu us and %llu us <= quota <= %u CPU%s x "
+			 "period = %llu us (it runs on at most %u at once), whole microseconds; "
+			 "got quota %llu ns, period %llu ns",
 			 what, (unsigned long long)(SCHED_CAP_PERIOD_MIN_NS / 1000),
 			 (unsigned long long)(SCHED_CAP_PERIOD_MAX_NS / 1000),
-			 (unsigned long long)(SCHED_CAP_QUOTA_MIN_NS / 1000), nr_vcpus,
-			 nr_vcpus == 1 ? "" : "s", (unsigned long long)(max / 1000),
+			 (unsigned long long)(SCHED_CAP_QUOTA_MIN_NS / 1000), nr_cpus,
+			 nr_cpus == 1 ? "" : "s", (unsigned long long)(max / 1000), nr_cpus,
 			 (unsigned long long)quota_ns, (unsigned long long)period_ns);
 		return -EINVAL;
 	}
@@ -606,7 +607,8 @@ static unsigned int members(const struct vcpu_qos *qos, unsigned int nr_vcpus, c
 	return n;
 }
 
-static int check_group(const struct group_qos *g, unsigned int nr, char *err, size_t errlen)
+static int check_group(const struct group_qos *g, unsigned int nr, unsigned int nr_pcpus,
+		       char *err, size_t errlen)
 {
 	char what[QOS_GROUP_NAME_MAX + 16];
 
@@ -616,12 +618,12 @@ static int check_group(const struct group_qos *g, unsigned int nr, char *err, si
 		return -EINVAL;
 	}
 	snprintf(what, sizeof(what), "group '%s'", g->name);
-	return g->has_cap ? group_cap_check(what, g->cap_quota_ns, g->cap_period_ns, nr, err,
-					    errlen) : 0;
+	return g->has_cap ? group_cap_check(what, g->cap_quota_ns, g->cap_period_ns,
+					    nr < nr_pcpus ? nr : nr_pcpus, err, errlen) : 0;
 }
 
 int vm_qos_check(const struct vm_qos *vq, const struct vcpu_qos *qos, unsigned int nr_vcpus,
-		 char *err, size_t errlen)
+		 unsigned int nr_pcpus, char *err, size_t errlen)
 {
 	for (unsigned int i = 0; i < nr_vcpus; i++)
 		if (qos[i].group[0] && !vm_qos_find(vq, qos[i].group)) {
@@ -630,11 +632,12 @@ int vm_qos_check(const struct vm_qos *vq, const struct vcpu_qos *qos, unsigned i
 			return -EINVAL;
 		}
 	if (vq->vm.has_cap && group_cap_check("--vm-cap: the VM's", vq->vm.cap_quota_ns,
-					      vq->vm.cap_period_ns, nr_vcpus, err, errlen))
+					      vq->vm.cap_period_ns,
+					      nr_vcpus < nr_pcpus ? nr_vcpus : nr_pcpus, err, errlen))
 		return -EINVAL;
 	for (unsigned int g = 0; g < vq->nr_groups; g++)
-		if (check_group(&vq->groups[g], members(qos, nr_vcpus, vq->groups[g].name), err,
-				errlen))
+		if (check_group(&vq->groups[g], members(qos, nr_vcpus, vq->groups[g].name),
+				nr_pcpus, err, errlen))
 			return -EINVAL;
 	return 0;
 }

@@ -118,16 +118,18 @@ int group_spec_apply(struct vm_qos *vq, const char *arg, char *err, size_t errle
 /* The group of that name (QOS_VM_GROUP_NAME: the VM's), or NULL. */
 const struct group_qos *vm_qos_find(const struct vm_qos *vq, const char *name);
 /*
- * Checks that need the vCPUs: each vCPU's group= exists, each --group has a
- * vCPU, each cap within the limits for its vCPUs (group_cap_check()).
+ * Checks that need the vCPUs and the host: each vCPU's group= exists, each
+ * --group has a vCPU, each cap within the limits for its vCPUs on nr_pcpus
+ * pCPUs (group_cap_check()).
  */
 int vm_qos_check(const struct vm_qos *vq, const struct vcpu_qos *qos, unsigned int nr_vcpus,
-		 char *err, size_t errlen);
+		 unsigned int nr_pcpus, char *err, size_t errlen);
 /*
- * A cap on a group of nr_vcpus vCPUs, as cgroup cpu.max: the engine's period
- * range, quota at least its minimum and at most nr_vcpus periods (more
- * could never bind), both whole microseconds (cpu.max, libvirt and QMP
- * count in them). what names the group in the error.
+ * A cap on a group whose vCPUs can run on at most nr_cpus pCPUs at once
+ * (its vCPUs, or the host's pCPUs if fewer), as cgroup cpu.max: the
+ * engine's period range, quota at least its minimum and at most nr_cpus
+ * periods (more could never bind), both whole microseconds (cpu.max,
+ * libvirt and QMP count in them). what names the group in the error.
  */
 int group_cap_check(const char *what, uint64_t quota_ns, uint64_t period_ns,
 		    unsigned int nr_vcpus, char *err, size_t errlen);

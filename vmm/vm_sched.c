@@ -108,6 +108,7 @@ static int create_dispatcher(struct vm_sched *vs, char *err, size_t errlen)
 		.host_cpu = vs->host_cpu,
 		.nr_vcpus = vs->nr_vcpus,
 		.qos = vs->qos,
+		.vm_qos = &vs->vm_qos,
 		.tick_ns = vs->cfg.tick_ns,
 		.window_ns = vs->cfg.window_ns,
 		.slice_ns = vs->cfg.slice_ns,
@@ -203,14 +204,10 @@ int vm_sched_prepare(struct vm_sched *vs, const struct vm_sched_config *cfg,
 		rc = check_levels_run(vs, err, errlen);
 	if (!rc && cfg->mode == VM_SCHED_HOST)
 		rc = check_host_mode(qos, vm_qos, nr_vcpus, err, errlen);
+	if (!rc)
+		rc = vm_qos_check(vm_qos, qos, nr_vcpus, vs->nr_pcpus, err, errlen);
 	for (unsigned int i = 0; !rc && i < nr_vcpus; i++)
 		rc = fill_caps(vs, i, err, errlen);
-	if (!rc && cfg->mode == VM_SCHED_CAPVISOR && vm_qos_given(vm_qos)) {
-		/* Refused until the engine has groups, rather than accepted and ignored. */
-		snprintf(err, errlen, "--vm-weight, --vm-cap and --group: the engine has no groups "
-			 "on this build");
-		rc = -EINVAL;
-	}
 	if (!rc && cfg->mode == VM_SCHED_CAPVISOR)
 		rc = create_dispatcher(vs, err, errlen);
 	return rc;

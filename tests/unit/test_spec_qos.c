@@ -185,7 +185,7 @@ static void test_vm_and_groups_parse(void)
 	CU_ASSERT_STRING_EQUAL(q[2].group, "batch-1");
 	CU_ASSERT_EQUAL(q[2].weight, 5);
 	CU_ASSERT_STRING_EQUAL(q[3].group, "");
-	CU_ASSERT_EQUAL(vm_qos_check(&vq, q, 4, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(vm_qos_check(&vq, q, 4, 8, err, sizeof(err)), 0);
 }
 
 static void expect_group_refused(const char *spec, const char *msg)
@@ -248,33 +248,39 @@ static void test_group_checks_need_the_vcpus(void)
 		vcpu_qos_default(&q[i]);
 	vm_qos_default(&vq);
 	CU_ASSERT_EQUAL_FATAL(group_spec_apply(&vq, "two:cap=20ms/10ms", err, sizeof(err)), 0);
-	CU_ASSERT(vm_qos_check(&vq, q, 3, err, sizeof(err)) < 0);
+	CU_ASSERT(vm_qos_check(&vq, q, 3, 8, err, sizeof(err)) < 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "group 'two' has no vCPU"));
 	CU_ASSERT_EQUAL_FATAL(vcpu_spec_apply("0-1:group=two", 3, q, err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(vm_qos_check(&vq, q, 3, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(vm_qos_check(&vq, q, 3, 8, err, sizeof(err)), 0);
 	/* Two vCPUs: 20 ms per 10 ms is the most that can bind; one more us cannot. */
 	vq.groups[0].cap_quota_ns = 20001000;
-	CU_ASSERT(vm_qos_check(&vq, q, 3, err, sizeof(err)) < 0);
+	CU_ASSERT(vm_qos_check(&vq, q, 3, 8, err, sizeof(err)) < 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "group 'two' cap"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(err, "quota <= 2 vCPUs x period = 20000 us"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "quota <= 2 CPUs x period = 20000 us"));
 	vq.groups[0].cap_quota_ns = 20000000;
 	CU_ASSERT_EQUAL_FATAL(vcpu_spec_apply("2:group=three", 3, q, err, sizeof(err)), 0);
-	CU_ASSERT(vm_qos_check(&vq, q, 3, err, sizeof(err)) < 0);
+	CU_ASSERT(vm_qos_check(&vq, q, 3, 8, err, sizeof(err)) < 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "vCPU 2: group 'three' is not given"));
 	CU_ASSERT_EQUAL_FATAL(vcpu_spec_apply("2:group=vm", 3, q, err, sizeof(err)), 0);
 	/* The VM's cap: up to all three vCPUs' periods, in whole microseconds. */
 	CU_ASSERT_EQUAL_FATAL(vm_qos_set_cap(&vq, "30ms/10ms", err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(vm_qos_check(&vq, q, 3, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(vm_qos_check(&vq, q, 3, 8, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL_FATAL(vm_qos_set_cap(&vq, "31ms/10ms", err, sizeof(err)), 0);
-	CU_ASSERT(vm_qos_check(&vq, q, 3, err, sizeof(err)) < 0);
+	CU_ASSERT(vm_qos_check(&vq, q, 3, 8, err, sizeof(err)) < 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "--vm-cap"));
+	/* On two pCPUs the VM runs two vCPUs at once at most: 20 ms per 10 ms. */
+	CU_ASSERT_EQUAL_FATAL(vm_qos_set_cap(&vq, "20ms/10ms", err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(vm_qos_check(&vq, q, 3, 2, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(vm_qos_set_cap(&vq, "21ms/10ms", err, sizeof(err)), 0);
+	CU_ASSERT(vm_qos_check(&vq, q, 3, 2, err, sizeof(err)) < 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "2 CPUs x period = 20000 us"));
 	CU_ASSERT_EQUAL_FATAL(vm_qos_set_cap(&vq, "1000500ns/10ms", err, sizeof(err)), 0);
-	CU_ASSERT(vm_qos_check(&vq, q, 3, err, sizeof(err)) < 0);
+	CU_ASSERT(vm_qos_check(&vq, q, 3, 8, err, sizeof(err)) < 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "whole microseconds"));
 	CU_ASSERT_EQUAL_FATAL(vm_qos_set_cap(&vq, "500us/10ms", err, sizeof(err)), 0);
-	CU_ASSERT(vm_qos_check(&vq, q, 3, err, sizeof(err)) < 0);
+	CU_ASSERT(vm_qos_check(&vq, q, 3, 8, err, sizeof(err)) < 0);
 	CU_ASSERT_EQUAL_FATAL(vm_qos_set_cap(&vq, "5ms/2s", err, sizeof(err)), 0);
-	CU_ASSERT(vm_qos_check(&vq, q, 3, err, sizeof(err)) < 0);
+	CU_ASSERT(vm_qos_check(&vq, q, 3, 8, err, sizeof(err)) < 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "period 1000..1000000 us"));
 }
 
