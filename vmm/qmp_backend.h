@@ -112,6 +112,7 @@ struct qmp_vcpu_info {
 	uint32_t perf_request;		/* level the guest asked for (CPPC desired) */
 	uint32_t perf_delivered;	/* level it ran at, after clamps */
 	uint64_t cpu_time_ns, wait_time_ns;
+	uint64_t active_ns;		/* current on a pCPU and not halted: what the engine gave */
 	uint64_t deadline_misses;
 	uint64_t throttled_ns, throttles;	/* out of runtime (reservation) or quota (cap) */
 };

@@ -331,6 +331,7 @@ static json_object *vcpu_json(const struct qmp_vcpu_info *v, unsigned int index,
 	json_object_object_add(o, "perf_delivered", json_object_new_int64(v->perf_delivered));
 	json_object_object_add(o, "cpu_time_ns", json_object_new_int64((int64_t)v->cpu_time_ns));
 	json_object_object_add(o, "wait_time_ns", json_object_new_int64((int64_t)v->wait_time_ns));
+	json_object_object_add(o, "active_ns", json_object_new_int64((int64_t)v->active_ns));
 	json_object_object_add(o, "deadline_misses",
 			       json_object_new_int64((int64_t)v->deadline_misses));
 	json_object_object_add(o, "throttled_ns", json_object_new_int64((int64_t)v->throttled_ns));

@@ -119,6 +119,7 @@ static void fill_vcpu(struct qmp_vm *vm, unsigned int i, struct qmp_vcpu_info *o
 		out->perf_delivered = 1024;
 	out->cpu_time_ns = r.run_ns;
 	out->wait_time_ns = r.stats.wait_ns;
+	out->active_ns = r.active_ns;
 	out->deadline_misses = r.stats.nr_deadline_misses;
 	out->throttled_ns = r.stats.throttled_ns;
 	out->throttles = r.stats.nr_throttles;

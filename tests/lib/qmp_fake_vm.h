@@ -101,6 +101,7 @@ __attribute__((unused)) static void fake_vm_tick(struct fake_vm *vm)
 		if (share > 100000000ull)
 			share = 100000000ull;
 		v->cpu_time_ns += share;
+		v->active_ns += share;
 		v->wait_time_ns += 100000000ull - share;
 		util = util > v->uclamp_max ? v->uclamp_max : util;
 		v->util_avg = (v->util_avg + (util > 1024 ? 1024 : util)) / 2;
