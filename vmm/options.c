@@ -175,7 +175,11 @@ static int set_vm_qos(const char *opt, int (*apply)(struct vm_qos *, const char 
 	char err[512];
 
 	if (apply(&cfg->vm_qos, arg, err, sizeof(err))) {
-		pr_err("--%s: %s", opt, err);
+		/* --group's errors name the option and its argument already. */
+		if (opt)
+			pr_err("--%s: %s", opt, err);
+		else
+			pr_err("%s", err);
 		return -EINVAL;
 	}
 	return 0;
@@ -193,7 +197,7 @@ static int set_vm_cap(struct vm_config *cfg, const char *arg)
 
 static int set_group(struct vm_config *cfg, const char *arg)
 {
-	return set_vm_qos("group", group_spec_apply, cfg, arg);
+	return set_vm_qos(NULL, group_spec_apply, cfg, arg);
 }
 
 static int set_sched(struct vm_config *cfg, const char *arg)

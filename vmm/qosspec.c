@@ -540,7 +540,7 @@ const struct group_qos *vm_qos_find(const struct vm_qos *vq, const char *name)
 int group_spec_apply(struct vm_qos *vq, const char *arg, char *err, size_t errlen)
 {
 	const char *colon = strchr(arg, ':');
-	char name[QOS_GROUP_NAME_MAX + 1], pairs[256];
+	char name[QOS_GROUP_NAME_MAX + 1], pairs[256], msg[256];
 	struct group_qos g;
 	size_t n = colon ? (size_t)(colon - arg) : 0;
 
@@ -570,8 +570,10 @@ int group_spec_apply(struct vm_qos *vq, const char *arg, char *err, size_t errle
 	}
 	group_default(&g, name);
 	strcpy(pairs, colon + 1);
-	if (group_pairs(pairs, &g, err, errlen))
+	if (group_pairs(pairs, &g, msg, sizeof(msg))) {
+		snprintf(err, errlen, "--group %s: %s", arg, msg);
 		return -EINVAL;
+	}
 	vq->groups[vq->nr_groups++] = g;
 	return 0;
 }
