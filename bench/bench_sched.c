@@ -2,7 +2,7 @@
 /*
  * Scheduling engine micro-benchmark.
  *
- *   bench_sched [decisions|clamps]
+ *   bench_sched [decisions|clamps|groups]
  *
  * decisions: ns per scheduling decision at 8, 64 and 1024 entities on 4,
  *   16 and 64 pCPUs. One decision is one engine event with the work it
@@ -14,6 +14,10 @@
  *   with clamps set on every entity; built with -DSCHED_NO_UCLAMP the
  *   engine has clamp support compiled out (bench_sched.sh builds that
  *   variant and prints all three).
+ * groups: the decisions at 1024 entities on 16 and 64 pCPUs without
+ *   groups and with every entity in one of 32 groups (VMs) of two
+ *   subgroups each, every other VM capped at 4 pCPUs, interleaved; and the
+ *   periodic tick with the fluid balance solving the hierarchical ideal.
  */
 #include "bench/bench_util.h"
 #include "sched/sched.h"
@@ -59,9 +63,32 @@ static struct sched *make(unsigned int ncpu)
 	return s;
 }
 
+#define BENCH_VMS	32
+
+/* 32 VMs of two subgroups each, every other VM capped at 4 pCPUs; ids in *gids. */
+static void make_groups(struct sched *s, int *gids)
+{
+	for (int v = 0; v < BENCH_VMS; v++) {
+		char name[16];
+		int vm;
+
+		snprintf(name, sizeof(name), "vm%d", v);
+		vm = sched_group_add(s, name, SCHED_NONE, 512 + 64 * (uint32_t)v, 0, NULL, 0);
+		if (v % 2 && sched_group_set_cap(s, vm, 40000000, 10000000, 0, NULL, 0))
+			exit(1);
+		for (int k = 0; k < 2; k++) {
+			snprintf(name, sizeof(name), "vm%d.%d", v, k);
+			gids[2 * v + k] = sched_group_add(s, name, vm, 1024, 0, NULL, 0);
+		}
+	}
+}
+
+static bool with_groups;
+
 static void setup(struct world *w, unsigned int n, unsigned int ncpu, bool clamps)
 {
 	struct sched_entity_params p;
+	int gids[2 * BENCH_VMS];
 
 	memset(w, 0, sizeof(*w));
 	w->s = make(ncpu);
@@ -69,6 +96,8 @@ static void setup(struct world *w, unsigned int n, unsigned int ncpu, bool clamp
 	w->ncpu = ncpu;
 	w->ids = calloc(n, sizeof(*w->ids));
 	w->runnable = calloc(n, sizeof(*w->runnable));
+	if (with_groups)
+		make_groups(w->s, gids);
 	for (unsigned int i = 0; i < n; i++) {
 		sched_entity_params_init(&p, "e");
 		p.weight = 100 + (uint32_t)(xorshift64(&rng) % 3000);
@@ -77,6 +106,8 @@ static void setup(struct world *w, unsigned int n, unsigned int ncpu, bool clamp
 			p.uclamp_min = (unsigned int)(xorshift64(&rng) % 400);
 			p.uclamp_max = 600 + (unsigned int)(xorshift64(&rng) % 425);
 		}
+		if (with_groups)
+			p.group = gids[i % (2 * BENCH_VMS)];
 		w->ids[i] = sched_entity_add(w->s, &p, 0, NULL, 0);
 		w->runnable[i] = p.runnable;
 	}
@@ -186,6 +217,24 @@ static void clamps(void)
 #endif
 }
 
+static void groups(void)
+{
+	static const unsigned int cpus[] = { 16, 64 };
+
+	printf("groups: 1024 entities, ns per decision (3 interleaved runs) and tick per pCPU\n");
+	for (unsigned int c = 0; c < 2; c++) {
+		for (int run = 0; run < 3; run++) {
+			with_groups = false;
+			printf("  %2u pCPUs: no groups %.0f ns, tick %.0f ns;", cpus[c],
+			       median_ns(1024, cpus[c], false), tick_ns(1024, cpus[c]));
+			with_groups = true;
+			printf(" in %d groups %.0f ns, tick %.0f ns\n", 3 * BENCH_VMS,
+			       median_ns(1024, cpus[c], false), tick_ns(1024, cpus[c]));
+			with_groups = false;
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "decisions";
@@ -194,8 +243,10 @@ int main(int argc, char **argv)
 		decisions();
 	} else if (!strcmp(what, "clamps")) {
 		clamps();
+	} else if (!strcmp(what, "groups")) {
+		groups();
 	} else {
-		fprintf(stderr, "usage: bench_sched [decisions|clamps]\n");
+		fprintf(stderr, "usage: bench_sched [decisions|clamps|groups]\n");
 		return 2;
 	}
 	return 0;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Scheduling engine and simulator figures for the README:
 #  - ns per scheduling decision at 8/64/1024 entities x 4/16/64 pCPUs
+#  - the same at 1024 entities with and without groups (and the tick)
 #  - the clamp fast path: no clamps / clamps set / clamp support compiled out
 #  - admission cost of 1024 deadline reservations on 64 pCPUs
 #  - simulator speed: 256 vCPUs on 64 pCPUs at a 1 ms tick
@@ -12,6 +13,8 @@ bin=$BUILD/bench/bench_sched
 [[ -x $bin ]] || { echo "bench_sched.sh: $bin not built (make bench-build)"; exit 1; }
 
 "$bin" decisions
+echo
+"$bin" groups
 echo
 # Deadline admission: 1024 reservations on 64 pCPUs (bench/bench_dl_admit.c).
 "$BUILD/bench/bench_dl_admit"

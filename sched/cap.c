@@ -70,10 +70,12 @@ void cap_hold(struct sched *s, struct sched_entity *se, uint64_t now)
 	uint64_t until = own_exhausted(se, now) ? (se->cap_index + 1) * se->cap_period : 0;
 	uint64_t group_until = group_exhausted_until(s, se, now);
 
+	se->cap_keep_lag = false;
 	if (group_until) {
 		group_note_throttle(s, se, now);
 		if (group_until > until)
 			until = group_until;
+		se->cap_keep_lag = !own_exhausted(se, now) && !group_throttle_binds(s, se, now);
 	}
 	se->state = SCHED_THROTTLED;
 	se->cap_throttled = true;
@@ -111,9 +113,11 @@ void cap_unthrottle(struct sched *s, struct sched_entity *se, uint64_t now)
 	 * A debt it left with (it ran ahead of its share while it had
 	 * quota) is paid: it got nothing while throttled. Kept, the debt
 	 * makes it wait at the start of the period for the others' slices
-	 * and it may not get its quota before the period ends.
+	 * and it may not get its quota before the period ends. Not where a
+	 * group cap that does not bind in the ideal throttled it: it ran
+	 * ahead of its share, and its debt keeps it from doing so again.
 	 */
-	if (se->vlag < 0)
+	if (se->vlag < 0 && !se->cap_keep_lag)
 		se->vlag = 0;
 	update_rq_clock(s, rq, now);
 	enqueue_entity(s, rq, se, ENQ_REPLENISH, now);

@@ -203,8 +203,8 @@ int sched_entity_add(struct sched *s, const struct sched_entity_params *p, uint6
 		se->wake_pending = true;
 		sched_activate(s, se, ENQ_INITIAL, now);
 	}
-	if (p->group != SCHED_NONE)
-		group_update_weights(s, now);	/* its share, and its siblings' */
+	if (s->grp)
+		group_update_weights(s, now);	/* its share, its siblings', the scale */
 	perf_kick(s, now);
 	return id;
 }
@@ -270,7 +270,7 @@ int sched_set_weight(struct sched *s, int id, uint32_t weight, uint64_t now)
 	now = engine_now(s, now);
 	s->lag_order_dirty = true;
 	se->own_weight = weight;
-	if (se->group != SCHED_NONE) {	/* its share of its group changes, and its siblings' */
+	if (s->grp) {	/* its share of its group changes, and its siblings'; the scale */
 		group_update_weights(s, now);
 		return 0;
 	}

@@ -50,8 +50,8 @@ static int cmp_weight_desc(const void *a, const void *b)
 
 	if (x->comp != y->comp)
 		return x->comp - y->comp;
-	if (x->se->weight != y->se->weight)
-		return x->se->weight < y->se->weight ? 1 : -1;
+	if (x->w != y->w)
+		return x->w < y->w ? 1 : -1;
 	return x->se->id - y->se->id;
 }
 
@@ -76,7 +76,7 @@ static void water_fill(struct lag_ent *e, unsigned int n, const uint64_t *caps, 
 	for (unsigned int k = 0; k < m; k++)
 		cap_rest += caps[k];
 	for (unsigned int k = 0; k < n; k++)
-		w_rest += e[k].se->weight;
+		w_rest += e[k].w;
 	while (i < n) {
 		unsigned int best = 0;
 		uint64_t bc = 0, bw = 1, c = 0, w = 0;
@@ -84,7 +84,7 @@ static void water_fill(struct lag_ent *e, unsigned int n, const uint64_t *caps, 
 		/* Prefixes of the k heaviest on the k fastest, then all on all that is left. */
 		for (unsigned int k = 0; k < n - i && j + k < m; k++) {
 			c += caps[j + k];
-			w += e[i + k].se->weight;
+			w += e[i + k].w;
 			/* c / w <= bc / bw, without division; ties to the longer prefix */
 			if (!best || (unsigned __int128)c * bw <= (unsigned __int128)bc * w) {
 				best = k + 1;
@@ -103,7 +103,7 @@ static void water_fill(struct lag_ent *e, unsigned int n, const uint64_t *caps, 
 			break;
 		}
 		for (unsigned int k = 0; k < best; k++)
-			e[i + k].rate = (uint64_t)((unsigned __int128)bc * e[i + k].se->weight / bw);
+			e[i + k].rate = (uint64_t)((unsigned __int128)bc * e[i + k].w / bw);
 		i += best;
 		j += best;
 		cap_rest -= bc > cap_rest ? cap_rest : bc;
@@ -115,7 +115,7 @@ static void water_fill(struct lag_ent *e, unsigned int n, const uint64_t *caps, 
  * A capped entity's cap as a rate: its quota is time, so the work it
  * allows is the fraction of time x the capacity of the pCPU it is on.
  */
-static uint64_t cap_rate(const struct sched *s, const struct sched_entity *se)
+uint64_t fair_cap_rate(const struct sched *s, const struct sched_entity *se)
 {
 	uint64_t frac = (se->cap_quota << RATE_SHIFT) / se->cap_period;
 
@@ -129,8 +129,8 @@ static int cmp_capped_weight_desc(const void *a, const void *b)
 
 	if (x->capped != y->capped)
 		return x->capped - y->capped;
-	if (x->se->weight != y->se->weight)
-		return x->se->weight < y->se->weight ? 1 : -1;
+	if (x->w != y->w)
+		return x->w < y->w ? 1 : -1;
 	return x->se->id - y->se->id;
 }
 
@@ -155,7 +155,10 @@ static void cap_fill(const struct sched *s, struct lag_ent *e, unsigned int n, u
 		for (unsigned int k = 0; k < free; k++) {
 			uint64_t c;
 
-			if (!e[k].se->cap_period || e[k].rate <= (c = cap_rate(s, e[k].se)))
+			c = e[k].se->cap_period ? fair_cap_rate(s, e[k].se) : UINT64_MAX;
+			if (e[k].limit < c)
+				c = e[k].limit;	/* a group cap's share (group_solve()) */
+			if (c == UINT64_MAX || e[k].rate <= c)
 				continue;
 			e[k].rate = c;
 			e[k].capped = true;
@@ -255,6 +258,8 @@ static unsigned int collect(struct sched *s, uint64_t dt, uint64_t *used)
 		tracked = wants_cpu(se) && se->lag_on_rq && se->lag_wakeups == se->st.nr_wakeups;
 		if (tracked) {
 			s->lag_ents[n].se = se;
+			s->lag_ents[n].w = se->weight;
+			s->lag_ents[n].limit = UINT64_MAX;
 			s->lag_ents[n++].rate = 0;
 		} else {
 			se->lag = 0;
@@ -279,18 +284,53 @@ static uint64_t left_capacity(struct sched_rq *rq, uint64_t now_left)
 	return rq->lag_cap;
 }
 
+/* What the sleepers left of a pCPU's fair capacity (RATE_SHIFT), averaged. */
+static uint64_t cpu_left(struct sched *s, unsigned int cpu, uint64_t dt, const uint64_t *used)
+{
+	uint64_t cap = fair_capacity(&s->rq[cpu]);
+	uint64_t busy = dt ? used[cpu] * SCHED_CAPACITY_SCALE / dt : 0;
+
+	return left_capacity(&s->rq[cpu], (busy < cap ? cap - busy : 0) << (RATE_SHIFT - 10));
+}
+
+/*
+ * With groups, the hierarchical shares first (group_solve()): they become
+ * the weights the water-filling below shares each component by, and a
+ * binding group cap a limit. Returns whether it did.
+ */
+static bool solve_groups(struct sched *s, unsigned int n, uint64_t dt, const uint64_t *used,
+			 const struct sched_cpumask *comp, unsigned int nr, uint64_t *left)
+{
+	if (!s->nr_groups)
+		return false;
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		bool in = false;
+
+		for (unsigned int c = 0; c < nr && !in; c++)
+			in = sched_cpumask_test(&comp[c], cpu);
+		left[cpu] = in ? cpu_left(s, cpu, dt, used) : 0;
+	}
+	if (group_solve(s, s->lag_ents, n, left))
+		return true;
+	group_update_weights(s, s->now);	/* no scratch: flattened weights at least */
+	return false;
+}
+
 /* Solve the ideal rate of every collected entity, component by component. */
 static void solve(struct sched *s, unsigned int n, uint64_t dt, const uint64_t *used)
 {
 	struct sched_cpumask comp[MAX_COMPONENTS];
-	uint64_t caps[SCHED_MAX_CPUS];
+	uint64_t caps[SCHED_MAX_CPUS], left[SCHED_MAX_CPUS];
 	unsigned int nr = 0, i = 0;
+	bool grouped;
 
 	for (unsigned int k = 0; k < n; k++)
 		s->lag_ents[k].comp = component_of(comp, &nr, &s->lag_ents[k].se->allowed);
 	for (unsigned int k = 0; k < n; k++)	/* merged components: the first that holds it */
 		s->lag_ents[k].comp = component_of(comp, &nr, &s->lag_ents[k].se->allowed);
-	if (nr > 1 && n > 1)	/* collected by weight already: group the components */
+	grouped = solve_groups(s, n, dt, used, comp, nr, left);
+	/* collected by weight already: group the components (and sort by the new weights) */
+	if ((nr > 1 || grouped) && n > 1)
 		qsort(s->lag_ents, n, sizeof(*s->lag_ents), cmp_weight_desc);
 	while (i < n && s->lag_ents[i].comp < 0)
 		i++;	/* beyond MAX_COMPONENTS affinities: not balanced here */
@@ -300,16 +340,9 @@ static void solve(struct sched *s, unsigned int n, uint64_t dt, const uint64_t *
 
 		while (j < n && s->lag_ents[j].comp == c)
 			j++;
-		for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
-			uint64_t cap, busy;
-
-			if (!sched_cpumask_test(&comp[c], cpu))
-				continue;
-			cap = fair_capacity(&s->rq[cpu]);
-			busy = dt ? used[cpu] * SCHED_CAPACITY_SCALE / dt : 0;
-			caps[m++] = left_capacity(&s->rq[cpu], (busy < cap ? cap - busy : 0)
-							   << (RATE_SHIFT - 10));
-		}
+		for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+			if (sched_cpumask_test(&comp[c], cpu))
+				caps[m++] = grouped ? left[cpu] : cpu_left(s, cpu, dt, used);
 		qsort(caps, m, sizeof(*caps), cmp_u64_desc);
 		cap_fill(s, &s->lag_ents[i], j - i, caps, m);
 		i = j;
@@ -596,7 +629,6 @@ void fair_lag_balance(struct sched *s, uint64_t now)
 		return;
 
 	s->lag_round++;
-	group_update_weights(s, now);	/* the groups' members that want to run now */
 
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
 		update_rq_clock(s, &s->rq[cpu], now);

@@ -3,15 +3,10 @@
  * Groups: weights and caps above the entities (cgroup v2 cpu.weight and
  * cpu.max, Xen domain weights; docs/sched.md "Groups and group caps").
  *
- * A group's share is divided among its runnable members by weight. The
- * per-pCPU EEVDF runs every fair entity with a flattened weight, its own
- * weight x the product along its path of group weight / the weights of
- * that group's members that want to run (Linux's per-CPU group shares,
- * taken over the whole host): recomputed at every fluid balance and at
- * every change of groups, never on the per-decision paths. Where the
- * flattened weights are not the ideal (a member that cannot use its
- * share), the fluid balance moves entities to the hierarchical ideal that
- * group_solve() gives it.
+ * A group's share is divided among its runnable members by weight: the
+ * run weights and the hierarchical ideal the fluid balance moves entities
+ * to are group_ideal.c's. This file holds the API, membership, the caps'
+ * accounting and the statistics.
  *
  * A group cap is accounted like an entity's (cap.c) over the run time of
  * everything below it; when the quota is used up its fair entities are
@@ -111,20 +106,12 @@ int sched_group_remove(struct sched *s, int gid, uint64_t now)
 	return 0;
 }
 
-/* Is group `gid` on the path of se (its own group or above)? */
-static bool in_subtree(const struct sched *s, const struct sched_entity *se, int gid)
-{
-	for (int g = se->group; g != SCHED_NONE; g = s->grp[g].parent)
-		if (g == gid)
-			return true;
-	return false;
-}
 
 static void update_capped(const struct sched *s, struct sched_entity *se)
 {
 	se->grp_capped = false;
 	for (int g = se->group; g != SCHED_NONE; g = s->grp[g].parent)
-		se->grp_capped |= s->grp[g].cap_period != 0;
+		se->grp_capped |= s->grp[g].cap.period != 0;
 }
 
 /*
@@ -182,7 +169,7 @@ static uint64_t dl_need_below(const struct sched *s, int gid, const struct sched
 	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
 		const struct sched_entity *se = s->ent[id];
 
-		if (se && se != skip && dl_entity(se) && se->dl_cpu >= 0 && in_subtree(s, se, gid))
+		if (se && se != skip && dl_entity(se) && se->dl_cpu >= 0 && group_contains(s, se, gid))
 			need += dl_time_bw(&se->dl, s->rq[se->dl_cpu].capacity);
 	}
 	return need;
@@ -209,11 +196,11 @@ int group_check_dl(const struct sched *s, int gid, const struct sched_entity *sk
 		const struct sched_group *sg = &s->grp[g];
 		uint64_t need;
 
-		if (!sg->cap_period)
+		if (!sg->cap.period)
 			continue;
 		need = dl_need_below(s, g, skip) + dl_time_bw(dl, s->rq[cpu].capacity);
-		if (need > (uint64_t)(((unsigned __int128)sg->cap_quota << BW_SHIFT) / sg->cap_period))
-			return dl_room_error(sg, sg->cap_quota, sg->cap_period, need, err, errlen);
+		if (need > (uint64_t)(((unsigned __int128)sg->cap.quota << BW_SHIFT) / sg->cap.period))
+			return dl_room_error(sg, sg->cap.quota, sg->cap.period, need, err, errlen);
 	}
 	return 0;
 }
@@ -268,10 +255,13 @@ int sched_group_set_cap(struct sched *s, int gid, uint64_t quota_ns, uint64_t pe
 		g->throttled_ns += (now < g->thr_until ? now : g->thr_until) - g->thr_start;
 		g->thr_active = false;
 	}
-	g->cap_quota = quota_ns;
-	g->cap_period = quota_ns ? period_ns : 0;
-	g->cap_used = 0;	/* the new quota counts from now */
-	g->cap_index = g->cap_period ? now / g->cap_period : 0;
+	g->cap.quota = quota_ns;
+	g->cap.period = quota_ns ? period_ns : 0;
+	g->cap.used = 0;	/* the new quota counts from now */
+	g->cap.index = g->cap.period ? now / g->cap.period : 0;
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++)	/* the next balance shares it */
+		if (s->ent[id] && group_contains(s, s->ent[id], gid))
+			s->ent[id]->grp_share.period = 0;
 	for (unsigned int id = 0; id < s->nr_ent_slots; id++)
 		if (s->ent[id] && s->ent[id]->group != SCHED_NONE)
 			update_capped(s, s->ent[id]);
@@ -300,6 +290,7 @@ void group_entity_leave(struct sched *s, struct sched_entity *se)
 		s->grp[g].nr_entities--;
 	se->group = SCHED_NONE;
 	se->grp_capped = false;
+	se->grp_share.period = 0;
 }
 
 int sched_set_group(struct sched *s, int id, int gid, uint64_t now, char *err, size_t errlen)
@@ -330,40 +321,92 @@ int sched_set_group(struct sched *s, int id, int gid, uint64_t now, char *err, s
 
 /* -------------------------------------------------------------- accounting */
 
-/* Run time charged to period `index` of g (cap.c's rule: an overrun is paid next). */
-static uint64_t group_used_in(const struct sched_group *g, uint64_t index)
+/* Run time charged to period `index` (cap.c's rule: an overrun is paid in the next). */
+static uint64_t acct_used_in(const struct cap_acct *a, uint64_t index)
 {
-	if (index == g->cap_index)
-		return g->cap_used;
-	if (index == g->cap_index + 1 && g->cap_used > g->cap_quota)
-		return g->cap_used - g->cap_quota;
+	if (index == a->index)
+		return a->used;
+	if (index == a->index + 1 && a->used > a->quota)
+		return a->used - a->quota;
 	return 0;
 }
 
-static bool group_exhausted(const struct sched_group *g, uint64_t now)
+static bool acct_exhausted(const struct cap_acct *a, uint64_t now)
 {
-	return g->cap_period && g->cap_index == now / g->cap_period && g->cap_used >= g->cap_quota;
+	return a->period && a->index == now / a->period && a->used >= a->quota;
 }
 
-static void group_cap_charge(struct sched_group *g, uint64_t delta, uint64_t now)
+static uint64_t acct_end(const struct cap_acct *a)
 {
-	uint64_t index = now / g->cap_period;
+	return (a->index + 1) * a->period;
+}
 
-	if (index != g->cap_index) {
-		uint64_t into = now - index * g->cap_period;
+/* delta ns of run time ending at now; true when the quota is used up. */
+static bool acct_charge(struct cap_acct *a, uint64_t delta, uint64_t now)
+{
+	uint64_t index = now / a->period;
 
-		g->cap_used = group_used_in(g, index) + (delta < into ? delta : into);
-		g->cap_index = index;
+	if (index != a->index) {
+		uint64_t into = now - index * a->period;
+
+		into = delta < into ? delta : into;
+		a->used += delta - into;	/* the part before the boundary, to its period */
+		a->used = acct_used_in(a, index) + into;
+		a->index = index;
 	} else {
-		g->cap_used += delta;
+		a->used += delta;
 	}
+	return a->used >= a->quota;
+}
+
+/* Quota left at `now`, shared by `par` entities running at once. */
+static uint64_t acct_left(const struct cap_acct *a, uint64_t now, unsigned int par)
+{
+	uint64_t used = acct_used_in(a, now / a->period);
+	uint64_t left = used < a->quota ? a->quota - used : 0;
+
+	return (left + par - 1) / (par ? par : 1);
+}
+
+/* Tokens of a share at now (refilled by the periods begun since its index). */
+static int64_t share_tokens(const struct share_bucket *b, uint64_t now)
+{
+	uint64_t periods = now / b->period - b->index;
+	int64_t t = b->tokens + (int64_t)(periods < (1u << 20) ? periods * b->quota : b->depth);
+
+	return t > (int64_t)b->depth ? (int64_t)b->depth : t;
+}
+
+static bool share_exhausted(const struct share_bucket *b, uint64_t now)
+{
+	return b->period && share_tokens(b, now) <= 0;
+}
+
+/* The next refill: the end of the period that contains now. */
+static uint64_t share_end(const struct share_bucket *b, uint64_t now)
+{
+	return (now / b->period + 1) * b->period;
+}
+
+static bool share_charge(struct share_bucket *b, uint64_t delta, uint64_t now)
+{
+	b->tokens = share_tokens(b, now) - (int64_t)delta;
+	b->index = now / b->period;
+	return b->tokens <= 0;
+}
+
+static uint64_t share_left(const struct share_bucket *b, uint64_t now)
+{
+	int64_t t = share_tokens(b, now);
+
+	return t > 0 ? (uint64_t)t : 0;
 }
 
 /*
  * delta ns at `level` ending at rq->clock + delta ran on rq for se: to the
- * statistics of every group above it, and to their quotas while it is
- * queued. A fair entity that used up a quota reschedules its pCPU (other
- * members see it at their next accounting).
+ * statistics of every group above it, and to their quotas (and se's share
+ * of one) while it is queued. A fair entity that used up a quota
+ * reschedules its pCPU (other members see it at their next accounting).
  */
 void group_charge(struct sched *s, struct sched_rq *rq, struct sched_entity *se, uint64_t delta,
 		  unsigned int level)
@@ -376,16 +419,16 @@ void group_charge(struct sched *s, struct sched_rq *rq, struct sched_entity *se,
 
 		g->run_ns += delta;
 		g->work_ns += (delta * level) >> 10;
-		if (!g->cap_period || !se->on_rq)
-			continue;
-		group_cap_charge(g, delta, now);
-		out |= g->cap_used >= g->cap_quota;
+		if (g->cap.period && se->on_rq)
+			out |= acct_charge(&g->cap, delta, now);
 	}
+	if (se->grp_share.period && se->on_rq)
+		out |= share_charge(&se->grp_share, delta, now);
 	if (out && !dl_entity(se))
 		resched_rq(rq);
 }
 
-/* End of the latest period among the exhausted caps above se, or 0. */
+/* End of the latest period among the exhausted quotas above se (and its share), or 0. */
 uint64_t group_exhausted_until(const struct sched *s, const struct sched_entity *se, uint64_t now)
 {
 	uint64_t until = 0;
@@ -395,137 +438,100 @@ uint64_t group_exhausted_until(const struct sched *s, const struct sched_entity 
 	for (int gid = se->group; gid != SCHED_NONE; gid = s->grp[gid].parent) {
 		const struct sched_group *g = &s->grp[gid];
 
-		if (group_exhausted(g, now) && (g->cap_index + 1) * g->cap_period > until)
-			until = (g->cap_index + 1) * g->cap_period;
+		if (acct_exhausted(&g->cap, now) && acct_end(&g->cap) > until)
+			until = acct_end(&g->cap);
 	}
+	if (share_exhausted(&se->grp_share, now) && share_end(&se->grp_share, now) > until)
+		until = share_end(&se->grp_share, now);
 	return until;
 }
 
-/* se is being throttled at now: count the throttling of each exhausted group once. */
+/*
+ * Is se throttled at now by a quota that is its ideal: its share of a
+ * binding group cap, or a group cap that bound at the last balance?
+ */
+bool group_throttle_binds(const struct sched *s, const struct sched_entity *se, uint64_t now)
+{
+	if (share_exhausted(&se->grp_share, now))
+		return true;
+	for (int gid = se->group; gid != SCHED_NONE; gid = s->grp[gid].parent)
+		if (acct_exhausted(&s->grp[gid].cap, now) && s->grp[gid].binding)
+			return true;
+	return false;
+}
+
+/* g's cap throttles (some of) its members from now to end: counted once a period. */
+static void note_group_throttle(struct sched_group *g, uint64_t now, uint64_t end)
+{
+	if (g->thr_active && g->thr_until == end)
+		return;
+	if (g->thr_active)
+		g->throttled_ns += g->thr_until - g->thr_start;
+	g->thr_active = true;
+	g->thr_start = now;
+	g->thr_until = end;
+	g->nr_throttles++;
+}
+
+/*
+ * se is being throttled at now: count the throttling of each exhausted
+ * group, and of the group whose cap se's exhausted share is of.
+ */
 void group_note_throttle(struct sched *s, const struct sched_entity *se, uint64_t now)
 {
-	for (int gid = se->group; gid != SCHED_NONE; gid = s->grp[gid].parent) {
-		struct sched_group *g = &s->grp[gid];
-		uint64_t end;
+	for (int gid = se->group; gid != SCHED_NONE; gid = s->grp[gid].parent)
+		if (acct_exhausted(&s->grp[gid].cap, now))
+			note_group_throttle(&s->grp[gid], now, acct_end(&s->grp[gid].cap));
+	if (share_exhausted(&se->grp_share, now) && group_contains(s, se, se->share_gid))
+		note_group_throttle(&s->grp[se->share_gid], now, share_end(&se->grp_share, now));
+}
 
-		if (!group_exhausted(g, now))
-			continue;
-		end = (g->cap_index + 1) * g->cap_period;
-		if (g->thr_active && g->thr_until == end)
-			continue;	/* already counted in this period */
-		if (g->thr_active)
-			g->throttled_ns += g->thr_until - g->thr_start;
-		g->thr_active = true;
-		g->thr_start = now;
-		g->thr_until = end;
-		g->nr_throttles++;
+/*
+ * Run time of group gid's running members not yet charged at `now` (their
+ * pCPUs account at their next event): the quota left is less by that.
+ */
+static uint64_t unaccounted(const struct sched *s, int gid, uint64_t now)
+{
+	uint64_t sum = 0;
+
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		const struct sched_rq *rq = &s->rq[cpu];
+
+		if (rq->curr && rq->curr->on_rq && now > rq->clock && group_contains(s, rq->curr, gid))
+			sum += now - rq->clock;
 	}
+	return sum;
 }
 
 /*
  * When rq's running fair entity may use up a group quota: the quota left
  * shared by as many of the group's entities as could run at once, so the
- * event is never late (at worst early, and then nothing happens).
+ * event is never late (at worst early, and then nothing happens); and the
+ * end of its own share.
  */
 uint64_t group_cap_next(const struct sched *s, const struct sched_rq *rq)
 {
 	const struct sched_entity *curr = rq->curr;
-	uint64_t next = UINT64_MAX;
+	uint64_t next = UINT64_MAX, now = s->now > rq->clock ? s->now : rq->clock;
 
 	if (!curr || !curr->on_rq || !curr->grp_capped || dl_entity(curr))
 		return next;
 	for (int gid = curr->group; gid != SCHED_NONE; gid = s->grp[gid].parent) {
 		const struct sched_group *g = &s->grp[gid];
 		unsigned int par = g->nr_entities < s->nr_cpus ? g->nr_entities : s->nr_cpus;
-		uint64_t used, left;
+		uint64_t left;
 
-		if (!g->cap_period)
+		if (!g->cap.period)
 			continue;
-		used = group_used_in(g, rq->clock / g->cap_period);
-		left = used < g->cap_quota ? g->cap_quota - used : 0;
-		left = (left + par - 1) / (par ? par : 1);
-		if (rq->clock + left < next)
-			next = rq->clock + left;
+		left = acct_left(&g->cap, now, 1);
+		left -= left < unaccounted(s, gid, now) ? left : unaccounted(s, gid, now);
+		left = (left + par - 1) / par;
+		if (now + left < next)
+			next = now + left;
 	}
+	if (curr->grp_share.period && rq->clock + share_left(&curr->grp_share, rq->clock) < next)
+		next = rq->clock + share_left(&curr->grp_share, rq->clock);
 	return next;
-}
-
-/* ------------------------------------------------------------------ weights */
-
-/* Which groups have entities that want to run, and their members' weights. */
-static void count_active(struct sched *s)
-{
-	for (int g = 0; g < SCHED_MAX_GROUPS; g++) {
-		s->grp[g].act_weight = 0;
-		s->grp[g].active = false;
-	}
-	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
-		struct sched_entity *se = s->ent[id];
-		int gid;
-
-		if (!se || se->group == SCHED_NONE || dl_entity(se) || !wants_cpu(se))
-			continue;
-		gid = se->group;
-		s->grp[gid].act_weight += se->own_weight;
-		while (!s->grp[gid].active) {
-			s->grp[gid].active = true;
-			if (s->grp[gid].parent == SCHED_NONE)
-				break;
-			s->grp[s->grp[gid].parent].act_weight += s->grp[gid].weight;
-			gid = s->grp[gid].parent;
-		}
-	}
-}
-
-/*
- * se's flattened weight: own weight x group weight / members' weights at
- * every level, counting se (and the groups above it) as wanting to run
- * when they do not, so that it wakes with the weight it will have.
- */
-static uint32_t flat_weight(const struct sched *s, const struct sched_entity *se)
-{
-	uint64_t x = (uint64_t)se->own_weight << 16, member = se->own_weight;
-	bool counted = wants_cpu(se);
-
-	for (int gid = se->group; gid != SCHED_NONE; gid = s->grp[gid].parent) {
-		const struct sched_group *g = &s->grp[gid];
-		uint64_t w = g->act_weight + (counted ? 0 : member);
-
-		x = x * g->weight / w;
-		counted = g->active;
-		member = g->weight;
-	}
-	x = (x + (1u << 15)) >> 16;
-	return x < SCHED_WEIGHT_MIN ? SCHED_WEIGHT_MIN : x > SCHED_WEIGHT_MAX ? SCHED_WEIGHT_MAX :
-	       (uint32_t)x;
-}
-
-static void set_run_weight(struct sched *s, struct sched_entity *se, uint32_t w, uint64_t now)
-{
-	struct sched_rq *rq = se->on_rq ? &s->rq[se->cpu] : NULL;
-
-	if (rq)
-		update_rq_clock(s, rq, now);
-	reweight_fair(s, rq, se, w);
-	s->lag_order_dirty = true;
-}
-
-/* Every fair entity's run weight from the groups' current members. */
-void group_update_weights(struct sched *s, uint64_t now)
-{
-	if (!s->grp)
-		return;
-	count_active(s);
-	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
-		struct sched_entity *se = s->ent[id];
-		uint32_t w;
-
-		if (!se || dl_entity(se))
-			continue;
-		w = se->group == SCHED_NONE ? se->own_weight : flat_weight(s, se);
-		if (w != se->weight)
-			set_run_weight(s, se, w, now);
-	}
 }
 
 /* -------------------------------------------------------------- statistics */
@@ -540,8 +546,8 @@ int sched_group_stats(const struct sched *s, int gid, struct sched_group_stats *
 	memcpy(st->name, g->name, sizeof(st->name));
 	st->parent = g->parent;
 	st->weight = g->weight;
-	st->cap_quota_ns = g->cap_quota;
-	st->cap_period_ns = g->cap_period;
+	st->cap_quota_ns = g->cap.quota;
+	st->cap_period_ns = g->cap.period;
 	st->nr_members = g->nr_members;
 	st->nr_groups = g->nr_groups;
 	st->run_ns = g->run_ns;
@@ -550,7 +556,7 @@ int sched_group_stats(const struct sched *s, int gid, struct sched_group_stats *
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		const struct sched_rq *rq = &s->rq[cpu];
 
-		if (rq->curr && s->now > rq->clock && in_subtree(s, rq->curr, gid)) {
+		if (rq->curr && s->now > rq->clock && group_contains(s, rq->curr, gid)) {
 			st->run_ns += s->now - rq->clock;
 			st->work_ns += ((s->now - rq->clock) * rq_level(s, rq)) >> 10;
 		}

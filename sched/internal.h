@@ -151,6 +151,26 @@ static inline void *sched_zalloc_aligned(size_t size)
 
 /* --------------------------------------------------------------- entity */
 
+/*
+ * Run time against a quota per period (group.c: a group's cap, an
+ * entity's share of one); period 0 = none.
+ */
+struct cap_acct {
+	uint64_t quota, period;
+	uint64_t used, index;		/* run time in period number index */
+};
+
+/*
+ * An entity's share of a binding group cap (group.c): quota tokens per
+ * period, kept up to `depth`, so that an entity that waited (a light one
+ * runs a slice now and then) can spend them when it runs. period 0 = none.
+ */
+struct share_bucket {
+	uint64_t quota, period, depth;
+	int64_t tokens;			/* at the start of period number index */
+	uint64_t index;
+};
+
 enum uclamp_id { UCLAMP_MIN, UCLAMP_MAX, UCLAMP_CNT };
 
 struct sched_class;
@@ -224,6 +244,11 @@ struct sched_entity {
 	bool cap_throttled;
 	struct slist cap_link;		/* rq->cap_throttled while cap_throttled */
 	bool grp_capped;		/* a group on its path has a cap */
+	struct share_bucket grp_share;	/* its share of a binding group cap (group.c) */
+	uint64_t share_round;		/* fluid balance round that gave it */
+	int share_gid;			/* the group whose cap it is a share of */
+	uint64_t ideal_round;		/* round that set its weight from its ideal rate */
+	bool cap_keep_lag;		/* throttled by a group cap that is not its ideal */
 	uint32_t own_weight;		/* as set (sched_set_weight) */
 
 	/* fluid-ideal balance (fairlag.c), at the last periodic balance */
@@ -360,9 +385,7 @@ struct sched_group {
 	uint32_t weight;
 	unsigned int nr_members, nr_groups;	/* direct */
 	unsigned int nr_entities;	/* in its subtree */
-	/* cap: quota per period; period 0 = none */
-	uint64_t cap_quota, cap_period;
-	uint64_t cap_used, cap_index;	/* run time in period number cap_index */
+	struct cap_acct cap;
 	bool thr_active;		/* a throttling began at thr_start, ends at thr_until */
 	uint64_t thr_start, thr_until;
 	/* stats */
@@ -374,7 +397,8 @@ struct sched_group {
 	uint64_t cap_sum;		/* capacities its members are on */
 	unsigned int nr_on;
 	int head_ent, head_grp, next_grp;	/* tracked members, active child groups */
-	bool limited;			/* its cap binds in the ideal */
+	bool limited;			/* its cap is below what its members can use */
+	bool binding;			/* ... and below its share: its cap is its ideal */
 };
 
 struct sched {
@@ -409,6 +433,8 @@ struct sched {
 	unsigned int nr_groups;
 	struct grp_member *grp_scratch;	/* group.c: nr_ent_slots + SCHED_MAX_GROUPS */
 	unsigned int nr_grp_scratch;
+	uint64_t grp_level_alloc, grp_level_weight;	/* group_solve(): the root's water level */
+	uint64_t grp_scale;		/* run weights / weights, 16.16 (group.c); 0 = 1 */
 	uint64_t now;			/* latest time seen */
 };
 
@@ -647,10 +673,20 @@ static inline bool wants_cpu(const struct sched_entity *se)
 
 /* ---------------------------------------------------------------- group.c */
 
+/* Is group gid on the path of se (its own group or above)? */
+static inline bool group_contains(const struct sched *s, const struct sched_entity *se, int gid)
+{
+	for (int g = se->group; g != SCHED_NONE; g = s->grp[g].parent)
+		if (g == gid)
+			return true;
+	return false;
+}
+
 void group_charge(struct sched *s, struct sched_rq *rq, struct sched_entity *se, uint64_t delta,
 		  unsigned int level);
 uint64_t group_exhausted_until(const struct sched *s, const struct sched_entity *se, uint64_t now);
 void group_note_throttle(struct sched *s, const struct sched_entity *se, uint64_t now);
+bool group_throttle_binds(const struct sched *s, const struct sched_entity *se, uint64_t now);
 uint64_t group_cap_next(const struct sched *s, const struct sched_rq *rq);
 void group_update_weights(struct sched *s, uint64_t now);
 void group_entity_join(struct sched *s, struct sched_entity *se, int gid);

@@ -371,7 +371,10 @@ int sched_group_set_weight(struct sched *s, int gid, uint32_t weight, uint64_t n
  * members together run at most quota_ns (wall time on pCPUs, summed over
  * its members and its groups' members) in every period of period_ns,
  * periods counted from time 0; once it is used up every fair member is
- * throttled until the period ends. quota_ns may exceed the period (several
+ * throttled until the period ends. Where the cap binds in the ideal, each
+ * member gets its share of the quota (its ideal rate as time per period)
+ * and is throttled when that is used up: members on different pCPUs then
+ * split the quota by weight, not by who runs first. quota_ns may exceed the period (several
  * pCPUs at once), up to the engine's number of pCPUs x the period; period
  * SCHED_CAP_PERIOD_MIN_NS..SCHED_CAP_PERIOD_MAX_NS, quota at least
  * SCHED_CAP_QUOTA_MIN_NS; quota_ns 0 removes the cap. -SCHED_E_BANDWIDTH
@@ -399,8 +402,13 @@ struct sched_group_stats {
 	/* Of its members and its groups' members, while they were members: */
 	uint64_t run_ns;		/* wall time on pCPUs */
 	uint64_t work_ns;		/* full-capacity time (scaled by level) */
-	uint64_t throttled_ns;		/* time out of its own quota */
-	uint64_t nr_throttles;		/* periods its quota ran out in */
+	/*
+	 * Its cap: from the first throttling of a member by it in a period
+	 * (the quota used up, or that member's share of it) to the period's
+	 * end, and the number of such periods.
+	 */
+	uint64_t throttled_ns;
+	uint64_t nr_throttles;
 };
 
 /* -SCHED_E_NOENT for a bad id. */

@@ -35,6 +35,9 @@ static struct json_object *vcpu_json(const struct sim *sim, const struct sim_vcp
 		cap_ns += (uint64_t)sc->topo.clusters[c].capacity * sc->topo.clusters[c].nr_cpus;
 	json_object_object_add(o, "name", json_object_new_string(v->name));
 	json_object_object_add(o, "weight", json_object_new_int64(info.weight));
+	json_object_object_add(o, "eff_weight", json_object_new_int64(info.eff_weight));
+	json_object_object_add(o, "group", info.group == SCHED_NONE ? NULL :
+			       json_object_new_string(v->spec->sched_group));
 	json_object_object_add(o, "reservation", json_object_new_boolean(info.deadline));
 	json_object_object_add(o, "reservation_cpu", json_object_new_int(info.dl_cpu));
 	json_object_object_add(o, "cpu_time_us", json_object_new_int64(US(st.cpu_time_ns)));
@@ -103,6 +106,44 @@ static struct json_object *cluster_json(const struct sim *sim, unsigned int c)
 	return o;
 }
 
+/* Total capacity of the host, for shares. */
+static uint64_t host_capacity(const struct sim_scenario *sc)
+{
+	uint64_t cap = 0;
+
+	for (unsigned int c = 0; c < sc->topo.nr_clusters; c++)
+		cap += (uint64_t)sc->topo.clusters[c].capacity * sc->topo.clusters[c].nr_cpus;
+	return cap;
+}
+
+static struct json_object *group_json(const struct sim *sim, int gid)
+{
+	struct json_object *o = json_object_new_object();
+	struct sched_group_stats st;
+	struct sched_group_stats parent;
+
+	sched_group_stats(sim->s, gid, &st);
+	json_object_object_add(o, "name", json_object_new_string(st.name));
+	json_object_object_add(o, "parent",
+			       st.parent == SCHED_NONE ||
+			       sched_group_stats(sim->s, st.parent, &parent) ? NULL :
+			       json_object_new_string(parent.name));
+	json_object_object_add(o, "weight", json_object_new_int64(st.weight));
+	json_object_object_add(o, "cap_quota_us", json_object_new_int64(US(st.cap_quota_ns)));
+	json_object_object_add(o, "cap_period_us", json_object_new_int64(US(st.cap_period_ns)));
+	json_object_object_add(o, "members", json_object_new_int64(st.nr_members));
+	json_object_object_add(o, "child_groups", json_object_new_int64(st.nr_groups));
+	json_object_object_add(o, "cpu_time_us", json_object_new_int64(US(st.run_ns)));
+	json_object_object_add(o, "work_us", json_object_new_int64(US(st.work_ns)));
+	json_object_object_add(o, "share",
+			       jdouble3((double)st.work_ns * 1024.0 /
+					((double)sim->sc->duration_ns *
+					 (double)host_capacity(sim->sc))));
+	json_object_object_add(o, "throttled_us", json_object_new_int64(US(st.throttled_ns)));
+	json_object_object_add(o, "throttles", json_object_new_int64((int64_t)st.nr_throttles));
+	return o;
+}
+
 int sim_write_result(const struct sim *sim, FILE *f)
 {
 	struct json_object *root = json_object_new_object(), *arr, *o;
@@ -156,6 +197,12 @@ int sim_write_result(const struct sim *sim, FILE *f)
 		json_object_array_add(arr, o);
 	}
 	json_object_object_add(root, "lock_groups", arr);
+
+	arr = json_object_new_array();
+	for (unsigned int g = 0; g < sim->sc->nr_groups; g++)
+		json_object_array_add(arr, group_json(sim, sched_group_find(sim->s,
+									   sim->sc->groups[g].name)));
+	json_object_object_add(root, "groups", arr);
 
 	txt = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
 						   JSON_C_TO_STRING_SPACED |

@@ -71,6 +71,8 @@ static void fill_params(struct sim *sim, const struct sim_vcpu_spec *sp, const c
 				   &p->affinity);
 	p->dl = sp->dl;
 	p->runnable = !sp->start_ns && sp->type != WORK_IDLE;
+	if (sp->sched_group[0])
+		p->group = sched_group_find(sim->s, sp->sched_group);
 }
 
 static int add_vcpu(struct sim *sim, unsigned int si, const struct sim_vcpu_spec *sp,
@@ -114,6 +116,29 @@ static int add_vcpu(struct sim *sim, unsigned int si, const struct sim_vcpu_spec
 	if (sp->type == WORK_LOCK)
 		v->group = find_group(sim, sp);
 	sim->nr_vcpus++;
+	return 0;
+}
+
+/* The scenario's groups, parents first (the parser checked the order). */
+static int add_groups(struct sim *sim, char *err, size_t errlen)
+{
+	const struct sim_scenario *sc = sim->sc;
+	char msg[SIM_ERR_LEN - 32];
+
+	for (unsigned int i = 0; i < sc->nr_groups; i++) {
+		const struct sim_group_spec *g = &sc->groups[i];
+		int parent = g->parent[0] ? sched_group_find(sim->s, g->parent) : SCHED_NONE;
+		int gid = sched_group_add(sim->s, g->name, parent, g->weight, 0, msg, sizeof(msg));
+
+		if (gid < 0 || (g->cap_quota_ns &&
+				sched_group_set_cap(sim->s, gid, g->cap_quota_ns, g->cap_period_ns, 0,
+						    msg, sizeof(msg)))) {
+			snprintf(err, errlen, "groups[%u]: %s", i, msg);
+			return -1;
+		}
+		if (g->cap_quota_ns)
+			sim->exact = sc->exact_cbs;
+	}
 	return 0;
 }
 
@@ -175,6 +200,8 @@ int sim_setup(struct sim *sim, const struct sim_scenario *sc, FILE *trace, char 
 		if (!sim->trace)
 			return -1;
 	}
+	if (add_groups(sim, err, errlen))
+		return -1;
 	for (unsigned int i = 0; i < sc->nr_specs; i++)
 		for (unsigned int k = 0; k < sc->specs[i].count; k++)
 			if (add_vcpu(sim, i, &sc->specs[i], k, err, errlen))

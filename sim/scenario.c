@@ -320,6 +320,84 @@ static int parse_cap(struct ctx *c, struct json_object *vo, const char *vpath,
 	return 0;
 }
 
+/* "cap": {"quota_us", "period_us"} of a group; the engine checks the limits. */
+static int parse_group_cap(struct ctx *c, struct json_object *go, const char *gpath,
+			   struct sim_group_spec *g)
+{
+	static const char *const keys[] = { "quota_us", "period_us", NULL };
+	struct json_object *r;
+	char path[64];
+	int ret;
+
+	r = get_obj(c, go, gpath, "cap", false, &ret);
+	if (!r)
+		return ret;
+	snprintf(path, sizeof(path), "%s.cap", gpath);
+	if (check_keys(c, r, path, keys) ||
+	    get_us(c, r, path, "quota_us", true, &g->cap_quota_ns) ||
+	    get_us(c, r, path, "period_us", true, &g->cap_period_ns))
+		return -1;
+	if (!g->cap_quota_ns)
+		return fail(c, "%s.quota_us: expected > 0 (leave out cap for none)", path);
+	return 0;
+}
+
+static int find_group_spec(const struct sim_scenario *sc, unsigned int nr, const char *name)
+{
+	for (unsigned int k = 0; k < nr; k++)
+		if (!strcmp(sc->groups[k].name, name))
+			return (int)k;
+	return -1;
+}
+
+static int parse_group(struct ctx *c, struct json_object *o, unsigned int i,
+		       struct sim_scenario *sc)
+{
+	static const char *const keys[] = { "name", "weight", "parent", "cap", NULL };
+	struct sim_group_spec *g = &sc->groups[i];
+	char path[32];
+	int64_t w = SCHED_NICE_0_WEIGHT;
+
+	snprintf(path, sizeof(path), "groups[%u]", i);
+	if (!json_object_is_type(o, json_type_object))
+		return fail(c, "%s: expected an object", path);
+	if (check_keys(c, o, path, keys) ||
+	    get_str(c, o, path, "name", true, g->name, sizeof(g->name)) ||
+	    get_int(c, o, path, "weight", false, 1, SCHED_WEIGHT_MAX, &w) ||
+	    get_str(c, o, path, "parent", false, g->parent, sizeof(g->parent)) ||
+	    parse_group_cap(c, o, path, g))
+		return -1;
+	g->weight = (uint32_t)w;
+	if (find_group_spec(sc, i, g->name) >= 0)
+		return fail(c, "%s.name: '%s' is already a group", path, g->name);
+	if (g->parent[0] && find_group_spec(sc, i, g->parent) < 0)
+		return fail(c, "%s.parent: '%s' is not a group defined before it", path, g->parent);
+	return 0;
+}
+
+/* Optional "groups": [{name, weight, parent, cap}], parents first. */
+static int parse_groups(struct ctx *c, struct json_object *root, struct sim_scenario *sc)
+{
+	struct json_object *ga;
+	size_t n;
+
+	if (!json_object_object_get_ex(root, "groups", &ga))
+		return 0;
+	if (!json_object_is_type(ga, json_type_array))
+		return fail(c, "groups: expected an array");
+	n = json_object_array_length(ga);
+	if (n > SCHED_MAX_GROUPS)
+		return fail(c, "groups: %zu groups, at most %d", n, SCHED_MAX_GROUPS);
+	sc->groups = calloc(n ? n : 1, sizeof(*sc->groups));
+	if (!sc->groups)
+		return fail(c, "out of memory");
+	sc->nr_groups = (unsigned int)n;
+	for (size_t i = 0; i < n; i++)
+		if (parse_group(c, json_object_array_get_idx(ga, i), (unsigned int)i, sc))
+			return -1;
+	return 0;
+}
+
 static int parse_uclamp(struct ctx *c, struct json_object *vo, const char *path,
 			struct sim_vcpu_spec *v)
 {
@@ -346,7 +424,7 @@ static int parse_vcpu(struct ctx *c, struct json_object *o, unsigned int i,
 {
 	static const char *const keys[] = { "name", "count", "weight", "nice", "uclamp",
 					    "cluster", "reservation", "cap", "work", "perf_request",
-					    "start_us", NULL };
+					    "start_us", "group", NULL };
 	char path[32];
 	int64_t x = 1;
 	bool found = false;
@@ -374,8 +452,11 @@ static int parse_vcpu(struct ctx *c, struct json_object *o, unsigned int i,
 	if (get_us(c, o, path, "start_us", false, &v->start_ns) ||
 	    parse_uclamp(c, o, path, v) || parse_reservation(c, o, path, v) ||
 	    parse_cap(c, o, path, v) ||
-	    get_str(c, o, path, "cluster", false, v->cluster, sizeof(v->cluster)))
+	    get_str(c, o, path, "cluster", false, v->cluster, sizeof(v->cluster)) ||
+	    get_str(c, o, path, "group", false, v->sched_group, sizeof(v->sched_group)))
 		return -1;
+	if (v->sched_group[0] && find_group_spec(sc, sc->nr_groups, v->sched_group) < 0)
+		return fail(c, "%s.group: '%s' is not a group of groups", path, v->sched_group);
 	if (v->cluster[0]) {
 		for (unsigned int k = 0; k < sc->topo.nr_clusters; k++)
 			found |= !strcmp(sc->topo.clusters[k].name, v->cluster);
@@ -389,7 +470,7 @@ static int parse_vcpu(struct ctx *c, struct json_object *o, unsigned int i,
 static int parse_top(struct ctx *c, struct json_object *root, struct sim_scenario *sc)
 {
 	static const char *const keys[] = { "duration_ms", "tick_us", "seed", "slice_us",
-					    "exact_cbs", "host", "supply", "vcpus", NULL };
+					    "exact_cbs", "host", "supply", "vcpus", "groups", NULL };
 	int64_t v = 0;
 
 	if (!json_object_is_type(root, json_type_object))
@@ -442,7 +523,8 @@ static int parse(struct ctx *c, struct json_object *root, struct sim_scenario *s
 	unsigned int total = 0;
 	size_t n;
 
-	if (parse_top(c, root, sc) || parse_host(c, root, sc) || parse_supply(c, root, sc))
+	if (parse_top(c, root, sc) || parse_host(c, root, sc) || parse_supply(c, root, sc) ||
+	    parse_groups(c, root, sc))
 		return -1;
 	if (!json_object_object_get_ex(root, "vcpus", &vc) ||
 	    !json_object_is_type(vc, json_type_array) || !json_object_array_length(vc))
@@ -494,4 +576,7 @@ void sim_scenario_free(struct sim_scenario *sc)
 	free(sc->specs);
 	sc->specs = NULL;
 	sc->nr_specs = 0;
+	free(sc->groups);
+	sc->groups = NULL;
+	sc->nr_groups = 0;
 }

@@ -33,8 +33,17 @@ struct sim_vcpu_spec {
 	uint64_t run_ns, period_ns;		/* periodic */
 	uint64_t run_mean_ns, sleep_mean_ns;	/* random */
 	char group[SCHED_NAME_MAX];		/* lock */
+	char sched_group[SCHED_NAME_MAX];	/* engine group, "" = the root */
 	uint64_t cs_ns, ncs_ns, ple_ns;
 	bool yield_to;
+};
+
+/* An engine group (sched_group_add); parents come before their children. */
+struct sim_group_spec {
+	char name[SCHED_NAME_MAX];
+	char parent[SCHED_NAME_MAX];	/* "" = the root */
+	uint32_t weight;
+	uint64_t cap_quota_ns, cap_period_ns;	/* 0, 0 = no cap */
 };
 
 struct sim_scenario {
@@ -51,6 +60,8 @@ struct sim_scenario {
 	struct sched_topology topo;
 	unsigned int nr_specs;
 	struct sim_vcpu_spec *specs;
+	unsigned int nr_groups;
+	struct sim_group_spec *groups;
 };
 
 /* scenario.c: parse a scenario file; errors name the JSON path. */

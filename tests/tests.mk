@@ -64,6 +64,13 @@ test-weights-maxmin: $(BIN) $(GUEST_ELF)
 	MAXMIN_CPU_TIME=1 MAXMIN_WEIGHTS=1,2,3,4,5,6 CAPVISOR=$(BIN) GUEST_ELF=$(GUEST_ELF) \
 		tests/integration/test_sched_weights_maxmin
 
+# Opt-in, not in `make test` until the balance meets it (docs/sched.md,
+# "Groups and group caps"): every random group scenario against the
+# hierarchical ideal, with vCPU caps too. GROUPS_SEED, GROUPS_CASES.
+.PHONY: test-groups-corpus
+test-groups-corpus: $(BIN)
+	GROUPS_ALL=1 CAPVISOR=$(BIN) python3 tests/sim/test_groups_property
+
 # Opt-in, not in `make test`: Linux 6.1 with amd-pstate reading capvisor's
 # CPPC from inside the guest (needs a VMX/SVM host; on PVM it runs the early
 # boot and says why it skips the rest).

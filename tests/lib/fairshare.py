@@ -20,6 +20,10 @@ each pCPU's top level), as docs/sched.md defines it.
 - Groups: a group's rate is lambda x its weight, divided among its members
   by their weights; what a member cannot use (the one-pCPU limit, its cap)
   goes to the other members, what the group cannot use to other groups.
+  Groups nest (a group's "parent" is another group's key): a member of a
+  group is an entity or a group, and the rule holds at every level: a
+  group's members share its rate by weight among those still growing, so
+  what one member cannot use goes to its siblings first.
 - Caps: an entity's or a group's rate never exceeds its cap (work per
   second, in units of one 1024 pCPU). A fixed demand (a sleeper's) is a cap.
 
@@ -82,21 +86,44 @@ def _fill(caps, ents, groups):
     return rate
 
 
+def _parent(groups, key):
+    return groups[key].get("parent")
+
+
+def _ancestors(groups, key):
+    """key and the groups above it, innermost first."""
+    out = []
+    while key is not None:
+        if key in out:
+            raise ValueError("groups form a cycle")
+        out.append(key)
+        key = _parent(groups, key)
+    return out
+
+
 def _speeds(ents, groups, frozen):
-    """d rate / d lambda of each unfrozen entity: its group's weight split by member weight."""
-    active_w = {}
+    """d rate / d lambda of each unfrozen entity: at every level, its
+    group's weight split by the weights of the members still growing."""
+    active_w, active_groups = {}, set()
     for e, fz in zip(ents, frozen):
-        if not fz:
-            key = e["group"]
-            active_w[key] = active_w.get(key, 0) + e["weight"]
+        if fz:
+            continue
+        key, w = e["group"], e["weight"]
+        while key is not None:
+            active_w[key] = active_w.get(key, 0) + w
+            if key in active_groups:
+                break
+            active_groups.add(key)
+            key, w = _parent(groups, key), groups[key]["weight"]
     speed = []
     for i, e in enumerate(ents):
         if frozen[i]:
             speed.append(0.0)
-        elif e["group"] is None:
-            speed.append(float(e["weight"]))
-        else:
-            speed.append(groups[e["group"]]["weight"] * e["weight"] / active_w[e["group"]])
+            continue
+        v = float(e["weight"])
+        for key in _ancestors(groups, e["group"]):
+            v *= groups[key]["weight"] / active_w[key]
+        speed.append(v)
     return speed
 
 
@@ -130,11 +157,12 @@ def _cap_step(ents, groups, rate, speed, frozen):
     for key, g in groups.items():
         if g.get("cap") is None:
             continue
-        members = [i for i, e in enumerate(ents) if e["group"] == key and not frozen[i]]
+        below = [i for i, e in enumerate(ents) if key in _ancestors(groups, e["group"])]
+        members = [i for i in below if not frozen[i]]
         gspeed = sum(speed[i] for i in members)
         if not members or gspeed <= 0:
             continue
-        used = sum(rate[i] for i, e in enumerate(ents) if e["group"] == key)
+        used = sum(rate[i] for i in below)
         t = (g["cap"] - used) / gspeed
         if t < best * (1 - 1e-12):
             best, who = t, members
@@ -167,8 +195,9 @@ def ideal_rates(clusters, entities, groups=None):
 
     clusters: list of (nr_cpus, capacity). entities: list of dicts with
     weight (> 0), optional allowed (set of cluster indices; default all),
-    cap (rate bound), group (a key of groups). groups: {key: {weight, cap}}.
-    A group's members must all be in one connected set of clusters.
+    cap (rate bound), group (a key of groups). groups: {key: {weight, cap,
+    parent}} (parent: another key, or None for the root). A group's members
+    must all be in one connected set of clusters.
     Returns a list of rates (units of one 1024 pCPU)."""
     groups = groups or {}
     ents = []
@@ -184,9 +213,9 @@ def ideal_rates(clusters, entities, groups=None):
         for i in idx:
             if ents[i]["allowed"] != comp:
                 raise ValueError("affinities that overlap only partly are not supported")
-        gkeys = {ents[i]["group"] for i in idx} - {None}
+        gkeys = {k for i in idx for k in _ancestors(groups, ents[i]["group"])}
         for i, e in enumerate(ents):
-            if i not in idx and e["group"] in gkeys:
+            if i not in idx and set(_ancestors(groups, e["group"])) & gkeys:
                 raise ValueError("a group spans two unconnected sets of clusters")
         caps = [cap for c in sorted(comp) for cap in [clusters[c][1]] * clusters[c][0]]
         sub = _fill(caps, [ents[i] for i in idx], {k: groups[k] for k in gkeys})

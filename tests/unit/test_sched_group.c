@@ -346,7 +346,70 @@ static void test_group_stats(void)
 	sched_destroy(s);
 }
 
+/* se's ideal rate at the last fluid balance, in pCPUs of 1024. */
+static double ideal_of(struct sched *s, int id)
+{
+	return (double)sched_ent(s, id)->lag_rate / (1 << 20);
+}
+
+/*
+ * The fluid balance's hierarchical ideal, on cases solved by hand: a
+ * member's unused share goes to its siblings first; a group bounded by
+ * its members' one-pCPU limits leaves the rest to the other group; a
+ * binding group cap is shared by weight.
+ */
+static void test_group_ideal_by_hand(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	uint64_t now = 0;
+	int a = sched_group_add(s, "A", SCHED_NONE, 2048, 0, NULL, 0);
+	int b = sched_group_add(s, "B", SCHED_NONE, 2048, 0, NULL, 0);
+	int ac = add_member(s, "ac", 1024, a, 0), a1 = add_member(s, "a1", 1024, a, 0);
+	int a2 = add_member(s, "a2", 3072, a, 0), bs[4];
+
+	for (int i = 0; i < 4; i++)
+		bs[i] = add_member(s, "b", 1024, b, 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, ac, 2 * MS, 10 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, 200 * MS);
+	/* A: ac at its cap 0.2, a1 and a2 share the other 0.8 as 1:3; B: 1 pCPU */
+	CU_ASSERT_DOUBLE_EQUAL(ideal_of(s, ac), 0.2, 0.002);
+	CU_ASSERT_DOUBLE_EQUAL(ideal_of(s, a1), 0.2, 0.002);
+	CU_ASSERT_DOUBLE_EQUAL(ideal_of(s, a2), 0.6, 0.002);
+	for (int i = 0; i < 4; i++)
+		CU_ASSERT_DOUBLE_EQUAL(ideal_of(s, bs[i]), 0.25, 0.002);
+	sched_destroy(s);
+
+	/* 4 pCPUs: A (weight 3) has two members, bounded at 2 pCPUs; B's 8 share 2 */
+	s = mk_sched(4, 1024, 0, 0, NULL);
+	now = 0;
+	a = sched_group_add(s, "A", SCHED_NONE, 3072, 0, NULL, 0);
+	b = sched_group_add(s, "B", SCHED_NONE, 1024, 0, NULL, 0);
+	a1 = add_member(s, "a1", 1024, a, 0);
+	a2 = add_member(s, "a2", 1024, a, 0);
+	for (int i = 0; i < 8; i++) {
+		int id = add_member(s, "b", 1024, b, 0);
+
+		if (i < 4)
+			bs[i] = id;
+	}
+	run_events_all(s, &now, 200 * MS);
+	CU_ASSERT_DOUBLE_EQUAL(ideal_of(s, a1), 1.0, 0.002);
+	CU_ASSERT_DOUBLE_EQUAL(ideal_of(s, a2), 1.0, 0.002);
+	CU_ASSERT_DOUBLE_EQUAL(ideal_of(s, bs[0]), 0.25, 0.002);
+	/* A capped at 1 pCPU: its members get half each, B the other 3 */
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, a, 20 * MS, 20 * MS, now, NULL, 0), 0);
+	run_events_all(s, &now, 400 * MS);
+	CU_ASSERT_DOUBLE_EQUAL(ideal_of(s, a1), 0.5, 0.002);
+	CU_ASSERT_DOUBLE_EQUAL(ideal_of(s, a2), 0.5, 0.002);
+	CU_ASSERT_DOUBLE_EQUAL(ideal_of(s, bs[0]), 0.375, 0.002);
+	CU_ASSERT(sched_ent(s, a1)->grp_share.period == 20 * MS);
+	CU_ASSERT(sched_ent(s, a1)->grp_share.quota >= 9 * MS &&
+		  sched_ent(s, a1)->grp_share.quota <= 11 * MS);	/* half of the quota */
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_group, NULL, NULL,
+	   UNIT_TEST(test_group_ideal_by_hand),
 	   UNIT_TEST(test_group_add_errors),
 	   UNIT_TEST(test_group_limit_and_reuse),
 	   UNIT_TEST(test_group_remove_busy),

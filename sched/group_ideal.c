@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Groups, the weights and the ideal (docs/sched.md "Groups and group
+ * caps"): the run weights of fair entities in groups, and the
+ * hierarchical ideal the fluid balance (fairlag.c) moves entities to.
+ *
+ * Between balances an entity in a group runs with its flattened weight,
+ * its own weight x the product along its path of group weight / the
+ * weights of that group's members that want to run. At every balance
+ * group_solve() solves the hierarchical max-min ideal of the entities
+ * runnable since the last one, and they run with weights in the ratio of
+ * their ideal rates (which is where flattened weights go wrong: what a
+ * bounded member cannot use goes to its siblings). A binding group cap
+ * becomes a share of its quota for each member.
+ */
+#include "sched/internal.h"
+
+/* ------------------------------------------------------------------ weights */
+
+/* Which groups have entities that want to run, and their members' weights. */
+static void count_active(struct sched *s)
+{
+	for (int g = 0; g < SCHED_MAX_GROUPS; g++) {
+		s->grp[g].act_weight = 0;
+		s->grp[g].active = false;
+	}
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		struct sched_entity *se = s->ent[id];
+		int gid;
+
+		if (!se || se->group == SCHED_NONE || dl_entity(se) || !wants_cpu(se))
+			continue;
+		gid = se->group;
+		s->grp[gid].act_weight += se->own_weight;
+		while (!s->grp[gid].active) {
+			s->grp[gid].active = true;
+			if (s->grp[gid].parent == SCHED_NONE)
+				break;
+			s->grp[s->grp[gid].parent].act_weight += s->grp[gid].weight;
+			gid = s->grp[gid].parent;
+		}
+	}
+}
+
+/*
+ * se's flattened weight: own weight x group weight / members' weights at
+ * every level, counting se (and the groups above it) as wanting to run
+ * when they do not, so that it wakes with the weight it will have.
+ */
+/*
+ * Run weights, the flattened and the ideal ones, are scaled by
+ * s->grp_scale (16.16 fixed point), root entities' own weights too: a
+ * share of a share of a light group is far below weight 1, and only the
+ * ratios matter. group_solve() keeps the largest weight near SCALE_TARGET.
+ */
+#define SCALE_ONE	(1ull << 16)
+#define SCALE_TARGET	(1ull << 18)
+#define SCALE_MIN	(SCALE_ONE >> 4)
+#define SCALE_MAX	(SCALE_ONE << 12)
+
+static uint64_t grp_scale(const struct sched *s)
+{
+	return s->grp_scale ? s->grp_scale : SCALE_ONE;
+}
+
+/* x / 2^shift, rounded, as a run weight. */
+static uint32_t clamp_weight(unsigned __int128 x, unsigned int shift)
+{
+	x = (x + ((unsigned __int128)1 << (shift - 1))) >> shift;
+	return x < SCHED_WEIGHT_MIN ? SCHED_WEIGHT_MIN : x > SCHED_WEIGHT_MAX ? SCHED_WEIGHT_MAX :
+	       (uint32_t)x;
+}
+
+static uint32_t root_weight(const struct sched *s, const struct sched_entity *se)
+{
+	return clamp_weight((unsigned __int128)se->own_weight * grp_scale(s), 16);
+}
+
+static uint32_t flat_weight(const struct sched *s, const struct sched_entity *se)
+{
+	uint64_t x = (uint64_t)se->own_weight << 16, member = se->own_weight;
+	bool counted = wants_cpu(se);
+
+	for (int gid = se->group; gid != SCHED_NONE; gid = s->grp[gid].parent) {
+		const struct sched_group *g = &s->grp[gid];
+		uint64_t w = g->act_weight + (counted ? 0 : member);
+
+		x = x * g->weight / w;
+		counted = g->active;
+		member = g->weight;
+	}
+	return clamp_weight((unsigned __int128)x * grp_scale(s), 32);
+}
+
+static void set_run_weight(struct sched *s, struct sched_entity *se, uint32_t w, uint64_t now)
+{
+	struct sched_rq *rq = se->on_rq ? &s->rq[se->cpu] : NULL;
+
+	if (rq)
+		update_rq_clock(s, rq, now);
+	reweight_fair(s, rq, se, w);
+	s->lag_order_dirty = true;
+}
+
+/* Every fair entity's run weight from the groups' current members. */
+void group_update_weights(struct sched *s, uint64_t now)
+{
+	if (!s->grp)
+		return;
+	count_active(s);
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		struct sched_entity *se = s->ent[id];
+		uint32_t w;
+
+		if (!se || dl_entity(se))
+			continue;
+		w = se->group == SCHED_NONE ? root_weight(s, se) : flat_weight(s, se);
+		if (w != se->weight)
+			set_run_weight(s, se, w, now);
+	}
+}
+
+/* ------------------------------------------------------ hierarchical ideal */
+
+/*
+ * One member of a group (or of the root) in the water-filling: an entity
+ * (ref = its index in the balance's lag_ents) or a group (ref = -1 - gid).
+ */
+struct grp_member {
+	uint64_t w, bound, alloc;
+	int ref;
+};
+
+static bool ensure_scratch(struct sched *s)
+{
+	unsigned int need = s->nr_ent_slots + SCHED_MAX_GROUPS;
+	struct grp_member *m;
+
+	if (s->nr_grp_scratch >= need)
+		return true;
+	m = realloc(s->grp_scratch, need * sizeof(*m));
+	if (!m)
+		return false;
+	s->grp_scratch = m;
+	s->nr_grp_scratch = need;
+	return true;
+}
+
+static int cmp_bound_per_weight(const void *a, const void *b)
+{
+	const struct grp_member *x = a, *y = b;
+	unsigned __int128 l = (unsigned __int128)x->bound * y->w, r = (unsigned __int128)y->bound * x->w;
+
+	if (l != r)
+		return l < r ? -1 : 1;
+	return x->ref - y->ref;
+}
+
+/*
+ * Max-min water-filling of `amount` among m[0..n) by weight, none above
+ * its bound: the members that are bound first (smallest bound per weight)
+ * get their bound, and what they leave is shared by the rest.
+ */
+static void water_fill_members(struct grp_member *m, unsigned int n, uint64_t amount)
+{
+	uint64_t w_rest = 0;
+
+	for (unsigned int k = 0; k < n; k++)
+		w_rest += m[k].w;
+	qsort(m, n, sizeof(*m), cmp_bound_per_weight);
+	for (unsigned int k = 0; k < n; k++) {
+		uint64_t share = w_rest ? (uint64_t)((unsigned __int128)amount * m[k].w / w_rest) : 0;
+
+		m[k].alloc = share < m[k].bound ? share : m[k].bound;
+		amount -= m[k].alloc;
+		w_rest -= m[k].w;
+	}
+}
+
+/*
+ * The members of group gid (SCHED_NONE: the root) into m[], share
+ * `amount` among them, then each group's share among its own members,
+ * using the scratch beyond them.
+ */
+static void share_group(struct sched *s, struct lag_ent *e, int gid, uint64_t amount,
+			struct grp_member *m, int root_ents, int root_grps)
+{
+	int head_e = gid == SCHED_NONE ? root_ents : s->grp[gid].head_ent;
+	int head_g = gid == SCHED_NONE ? root_grps : s->grp[gid].head_grp;
+	unsigned int n = 0;
+
+	for (int k = head_e; k >= 0; k = e[k].next)
+		m[n++] = (struct grp_member){ e[k].se->own_weight, e[k].pred, 0, k };
+	for (int g = head_g; g >= 0; g = s->grp[g].next_grp)
+		m[n++] = (struct grp_member){ s->grp[g].weight, s->grp[g].bound, 0, -1 - g };
+	water_fill_members(m, n, amount);
+	for (unsigned int k = 0; gid == SCHED_NONE && k < n; k++) {
+		if (m[k].alloc < m[k].bound) {	/* the root's water level: alloc per weight */
+			s->grp_level_alloc = m[k].alloc;
+			s->grp_level_weight = m[k].w;
+			break;
+		}
+	}
+	for (unsigned int k = 0; k < n; k++) {
+		struct sched_group *g = m[k].ref < 0 ? &s->grp[-1 - m[k].ref] : NULL;
+
+		if (!g) {
+			e[m[k].ref].rate = m[k].alloc;
+			continue;
+		}
+		g->binding = g->limited && m[k].alloc >= g->bound;	/* its cap is what it gets */
+		share_group(s, e, -1 - m[k].ref, m[k].alloc, m + n, -1, -1);
+	}
+}
+
+static bool mask_equal(const struct sched_cpumask *a, const struct sched_cpumask *b)
+{
+	for (unsigned int w = 0; w < SCHED_MAX_CPUS / 64; w++)
+		if (a->bits[w] != b->bits[w])
+			return false;
+	return true;
+}
+
+/*
+ * The most an entity can use: its fastest allowed pCPU's left capacity
+ * (max_all: of all pCPUs), its cap.
+ */
+static uint64_t entity_bound(const struct sched *s, const struct sched_entity *se,
+			     const uint64_t *left, uint64_t max_all)
+{
+	uint64_t b = 0;
+
+	if (mask_equal(&se->allowed, &s->all_cpus))
+		b = max_all;
+	else
+		for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+			if (sched_cpumask_test(&se->allowed, cpu) && left[cpu] > b)
+				b = left[cpu];
+	if (se->cap_period && fair_cap_rate(s, se) < b)
+		b = fair_cap_rate(s, se);
+	return b;
+}
+
+/* Link the tracked entities to their groups; returns the root's list. */
+static int link_entities(struct sched *s, struct lag_ent *e, unsigned int n, const uint64_t *left)
+{
+	uint64_t max_all = 0;
+	int root = -1;
+
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		if (left[cpu] > max_all)
+			max_all = left[cpu];
+	for (int g = 0; g < SCHED_MAX_GROUPS; g++) {
+		struct sched_group *sg = &s->grp[g];
+
+		sg->head_ent = sg->head_grp = sg->next_grp = -1;
+		sg->bound_sum = sg->cap_sum = 0;
+		sg->nr_on = 0;
+		sg->active = sg->limited = sg->binding = false;
+	}
+	for (int k = (int)n - 1; k >= 0; k--) {
+		struct sched_entity *se = e[k].se;
+		struct sched_group *g;
+
+		if (e[k].comp < 0)
+			continue;
+		e[k].pred = entity_bound(s, se, left, max_all);	/* scratch until fair_lag_balance() */
+		if (se->group == SCHED_NONE) {
+			e[k].next = root;
+			root = k;
+			continue;
+		}
+		g = &s->grp[se->group];
+		e[k].next = g->head_ent;
+		g->head_ent = k;
+		g->bound_sum += e[k].pred;
+		g->cap_sum += s->rq[se->cpu].capacity;
+		g->nr_on++;
+		g->active = true;
+	}
+	return root;
+}
+
+/*
+ * A group's bound: what its members can use, within its cap (time, so
+ * work at the mean capacity of the pCPUs its members are on). Deepest
+ * groups first, each adding its bound to its parent; returns the root's
+ * list of active groups.
+ */
+static int bound_groups(struct sched *s)
+{
+	int root = -1;
+
+	for (int depth = SCHED_GROUP_DEPTH_MAX; depth >= 1; depth--) {
+		for (int gid = SCHED_MAX_GROUPS - 1; gid >= 0; gid--) {
+			struct sched_group *g = &s->grp[gid];
+			int *head;
+
+			if (!g->used || (int)g->depth != depth || !g->active)
+				continue;
+			g->bound = g->bound_sum;
+			if (g->cap.period && g->nr_on) {
+				uint64_t frac = (uint64_t)(((unsigned __int128)g->cap.quota << RATE_SHIFT) /
+							   g->cap.period);
+				uint64_t cap = frac * (g->cap_sum / g->nr_on) >> 10;
+
+				g->limited = cap < g->bound;
+				if (g->limited)
+					g->bound = cap;
+			}
+			if (g->parent == SCHED_NONE) {
+				head = &root;
+			} else {
+				struct sched_group *p = &s->grp[g->parent];
+
+				p->bound_sum += g->bound;
+				p->cap_sum += g->cap_sum;
+				p->nr_on += g->nr_on;
+				p->active = true;
+				head = &p->head_grp;
+			}
+			g->next_grp = *head;
+			*head = gid;
+		}
+	}
+	return root;
+}
+
+/* The innermost group above se whose cap binds in the ideal, or SCHED_NONE. */
+static int limited_group(const struct sched *s, const struct sched_entity *se)
+{
+	for (int g = se->group; g != SCHED_NONE; g = s->grp[g].parent)
+		if (s->grp[g].binding)
+			return g;
+	return SCHED_NONE;
+}
+
+/*
+ * se's share of group gid's binding cap: its ideal rate as run time per
+ * period of the group, at the capacity of its pCPU. Members on different
+ * pCPUs would otherwise split the quota by how fast they use it, not by
+ * weight (each running alone at full speed until the group's quota is
+ * gone). Kept across balances within the same period length, so a period
+ * is charged once; quota tokens come every period and are kept up to a
+ * slice, so the share holds on average, not in every single period.
+ */
+static void set_share(struct sched *s, struct sched_entity *se, int gid, uint64_t rate)
+{
+	const struct cap_acct *g = &s->grp[gid].cap;
+	uint64_t full = (uint64_t)s->rq[se->cpu].capacity << (RATE_SHIFT - 10);
+	uint64_t q = (uint64_t)((unsigned __int128)rate * g->period / full);
+
+	q = q < NSEC_PER_USEC ? NSEC_PER_USEC : q > g->period ? g->period : q;
+	if (se->grp_share.period != g->period) {
+		se->grp_share.period = g->period;
+		se->grp_share.tokens = (int64_t)q;
+		se->grp_share.index = s->now / g->period;
+	}
+	se->grp_share.quota = q;
+	/* one slice in reserve: a light member runs a slice now and then */
+	se->grp_share.depth = q > s->cfg.slice_ns ? q : s->cfg.slice_ns;
+	se->share_round = s->lag_round;
+	se->share_gid = gid;
+}
+
+/* Shares of binding group caps for the tracked entities, none for the others. */
+static void update_shares(struct sched *s, struct lag_ent *e, unsigned int n)
+{
+	for (unsigned int k = 0; k < n; k++) {
+		int gid;
+
+		if (e[k].comp < 0 || (gid = limited_group(s, e[k].se)) == SCHED_NONE)
+			continue;
+		set_share(s, e[k].se, gid, e[k].rate);
+		if (e[k].rate < e[k].limit)
+			e[k].limit = e[k].rate;
+	}
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		struct sched_entity *se = s->ent[id];
+
+		if (se && se->grp_share.period && se->share_round != s->lag_round)
+			se->grp_share.period = 0;
+	}
+}
+
+/*
+ * A member's weight from its ideal rate: the weight a root entity at the
+ * root's water level would need for that rate. Flattened weights alone
+ * miss what a bounded member leaves to its siblings (their rates then
+ * grow beyond their flattened weights); with these, EEVDF shares every
+ * pCPU in the ratio of the ideal rates, so a placement whose rates add
+ * up gives every entity its ideal. Without a level (every root member at
+ * its bound), one pCPU is weight 1024.
+ */
+static uint64_t ideal_weight16(const struct sched *s, uint64_t rate)
+{
+	if (!s->grp_level_alloc)
+		return rate << (16 - (RATE_SHIFT - 10));
+	return (uint64_t)(((unsigned __int128)rate * s->grp_level_weight << 16) / s->grp_level_alloc);
+}
+
+/*
+ * A member of a group whose cap binds runs with more weight than its
+ * ideal rate's: at exactly its rate it would use its quota just as the
+ * period ends, and lose what a slice's jitter leaves over. A quarter more
+ * at least, and enough that beside the others on its pCPU it gets its
+ * share of the quota a slice before the period ends; its share holds it
+ * after that, the others taking the rest of the period (much faster would
+ * make bursts that the others on its pCPUs lose to).
+ */
+static uint32_t capped_weight(const struct sched *s, const struct sched_entity *se, uint32_t w)
+{
+	const struct share_bucket *b = &se->grp_share;
+	const struct sched_rq *rq = &s->rq[se->cpu];
+	uint64_t others = rq->fair_weight - (se->on_rq ? se->weight : 0);
+	uint64_t room = b->period > s->cfg.slice_ns ? b->period - s->cfg.slice_ns : 0;
+	uint64_t need = w + w / 4;
+
+	if (room <= b->quota)
+		return SCHED_WEIGHT_MAX;
+	/* w / (w + others) >= quota / room */
+	if ((unsigned __int128)others * b->quota / (room - b->quota) > need)
+		need = (uint64_t)((unsigned __int128)others * b->quota / (room - b->quota));
+	return need > SCHED_WEIGHT_MAX ? SCHED_WEIGHT_MAX : (uint32_t)need;
+}
+static void set_ideal_weight(struct sched *s, struct sched_entity *se, uint64_t rate)
+{
+	uint32_t w = clamp_weight((unsigned __int128)ideal_weight16(s, rate) * grp_scale(s), 32);
+
+	if (se->grp_share.period && se->share_round == s->lag_round)
+		w = capped_weight(s, se, w);
+
+	se->ideal_round = s->lag_round;
+	if (w != se->weight)
+		set_run_weight(s, se, w, s->now);
+}
+
+/*
+ * The scale that brings the largest weight of an entity below its bound
+ * near SCALE_TARGET, and no weight beyond SCHED_WEIGHT_MAX; changed only
+ * by a factor of 2 or more, as every change reweights all.
+ */
+static void update_scale(struct sched *s, const struct lag_ent *e, unsigned int n)
+{
+	uint64_t top = 0, top_all = 0, scale;
+
+	for (unsigned int k = 0; k < n; k++) {
+		uint64_t w16;
+
+		if (e[k].comp < 0)
+			continue;
+		w16 = e[k].se->group == SCHED_NONE ? (uint64_t)e[k].se->own_weight << 16 :
+		      ideal_weight16(s, e[k].rate);
+		if (w16 > top_all)
+			top_all = w16;
+		if (e[k].rate < e[k].pred && w16 > top)
+			top = w16;
+	}
+	if (!top)
+		return;
+	scale = (uint64_t)(((unsigned __int128)SCALE_TARGET << 32) / top);
+	/* ... and none beyond the largest weight: a clamped weight is a wrong ratio */
+	if ((unsigned __int128)top_all * scale > (unsigned __int128)SCHED_WEIGHT_MAX << 32)
+		scale = (uint64_t)(((unsigned __int128)SCHED_WEIGHT_MAX << 32) / top_all);
+	scale = scale < SCALE_MIN ? SCALE_MIN : scale > SCALE_MAX ? SCALE_MAX : scale;
+	if (scale < 2 * grp_scale(s) && 2 * scale > grp_scale(s))
+		return;
+	s->grp_scale = scale;
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		struct sched_entity *se = s->ent[id];
+
+		if (se && !dl_entity(se) && se->group == SCHED_NONE && se->weight != root_weight(s, se))
+			set_run_weight(s, se, root_weight(s, se), s->now);
+	}
+}
+
+/* The others in groups (not runnable since the last balance): flattened weights. */
+static void flat_weights_untracked(struct sched *s)
+{
+	count_active(s);
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		struct sched_entity *se = s->ent[id];
+		uint32_t w;
+
+		if (!se || se->group == SCHED_NONE || dl_entity(se) ||
+		    se->ideal_round == s->lag_round)
+			continue;
+		w = flat_weight(s, se);
+		if (w != se->weight)
+			set_run_weight(s, se, w, s->now);
+	}
+}
+
+/*
+ * The hierarchical ideal of the tracked entities e[0..n) (those with
+ * comp >= 0) on pCPUs with `left` capacity each (RATE_SHIFT): max-min
+ * water-filling of the total from the root down, every member bounded by
+ * what it can use (docs/sched.md "Groups and group caps"). The shares
+ * become the weights the per-component water-filling uses (e[].w), which
+ * then only corrects for pCPU speeds and affinities, and a binding group
+ * cap a limit (e[].limit). On uniform pCPUs without affinities its result
+ * is the hierarchical ideal itself. Returns false (the flat solve stands)
+ * without scratch memory.
+ */
+bool group_solve(struct sched *s, struct lag_ent *e, unsigned int n, const uint64_t *left)
+{
+	uint64_t total = 0;
+	int root_ents, root_grps;
+
+	if (!s->grp || !ensure_scratch(s))
+		return false;
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		total += left[cpu];
+	count_active(s);	/* for the flattened weights below */
+	root_ents = link_entities(s, e, n, left);
+	root_grps = bound_groups(s);
+	s->grp_level_alloc = s->grp_level_weight = 0;
+	share_group(s, e, SCHED_NONE, total, s->grp_scratch, root_ents, root_grps);
+	update_shares(s, e, n);
+	update_scale(s, e, n);
+	for (unsigned int k = 0; k < n; k++) {
+		if (e[k].comp < 0)
+			continue;
+		if (e[k].se->group != SCHED_NONE)
+			set_ideal_weight(s, e[k].se, e[k].rate);
+		e[k].w = e[k].rate ? e[k].rate : 1;
+		e[k].rate = 0;
+	}
+	flat_weights_untracked(s);
+	return true;
+}
