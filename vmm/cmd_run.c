@@ -112,6 +112,7 @@ static int dump_acpi(const struct vm_config *cfg, const struct vm_sched *vs)
 static int dump_domain(const struct vm_config *cfg, const struct vm_sched *vs, FILE *f)
 {
 	bool to_stdout = f == stdout;
+	struct domain_tune tune;
 	char err[512];
 	int rc = 0;
 
@@ -120,8 +121,8 @@ static int dump_domain(const struct vm_config *cfg, const struct vm_sched *vs, F
 			 strerror(errno));
 		rc = -EIO;
 	}
-	/* No VM weight or caps on this branch yet: see struct domain_tune. */
-	rc = rc ?: domain_write(f, cfg, vs->qos, cfg->domain, NULL, err, sizeof(err));
+	domain_tune_of(&vs->vm_qos, &tune);
+	rc = rc ?: domain_write(f, cfg, vs->qos, cfg->domain, &tune, err, sizeof(err));
 	if (!to_stdout && fclose(f) && !rc) {
 		snprintf(err, sizeof(err), "cannot write '%s': %s", cfg->dump_domain,
 			 strerror(errno));
@@ -220,7 +221,8 @@ static int prepare_sched(struct run_ctx *c)
 		origin = &c->cfg.vcpu_origin[i];
 	}
 	if (!rc) {
-		rc = vm_sched_prepare(&c->sched, &sc, qos, c->cfg.nr_vcpus, err, sizeof(err));
+		rc = vm_sched_prepare(&c->sched, &sc, qos, &c->cfg.vm_qos, c->cfg.nr_vcpus, err,
+				      sizeof(err));
 		origin = NULL;	/* the whole picture: no single value to point at */
 	}
 	c->sched_ready = true;	/* vm_sched_free() is safe on a partial prepare */
@@ -251,12 +253,14 @@ static int setup_sandbox(struct run_ctx *c)
 }
 
 /* query-domain-xml: the VM as parsed, with the QoS the control socket sees now. */
-static int live_domain_xml(void *opaque, const struct vcpu_qos *live, char **xml, char *err,
-			   size_t errlen)
+static int live_domain_xml(void *opaque, const struct vcpu_qos *live,
+			   const struct vm_qos *live_vm, char **xml, char *err, size_t errlen)
 {
 	const struct vm_config *cfg = opaque;
+	struct domain_tune tune;
 
-	return domain_write_string(xml, cfg, live, cfg->domain, NULL, err, errlen);
+	domain_tune_of(live_vm, &tune);
+	return domain_write_string(xml, cfg, live, cfg->domain, &tune, err, errlen);
 }
 
 /* Control socket, privileges, the sandbox: the last steps before any thread starts. */

@@ -4,8 +4,9 @@
  *
  * A live per-vCPU view of a running VM over its QMP socket, like virt-top:
  * state, pCPU, share of a pCPU over the last interval, utilization,
- * performance asked/delivered, clamps, reservation, deadline misses, and the
- * pCPUs underneath. Plain ANSI (clear + home) when stdout is a terminal, so
+ * performance asked/delivered, clamps, reservation, deadline misses, the
+ * VM's groups (their weight, cap, share and throttled time) and the pCPUs
+ * underneath. Plain ANSI (clear + home) when stdout is a terminal, so
  * it works over ssh; plain successive frames otherwise. Leaves on q, Ctrl-C,
  * after N frames, or when the VM goes away (status 0); every reply is
  * checked (ctl_check_reply) before it is shown, and anything invalid ends
@@ -105,22 +106,29 @@ static void compute_share(struct top *t, json_object *vcpus)
 	t->have_prev = true;
 }
 
-static const char *const frame_queries[] = { "query-status", "query-vcpus", "query-host" };
+static const char *const frame_queries[] = { "query-status", "query-vcpus", "query-host",
+					     "query-groups" };
+#define NR_FRAME_QUERIES	4
+#define GROUPS_QUERY		3	/* a server without it (refused): no group table */
 
 /*
  * The replies of one frame, each checked: 0; 1 when the VM went away (a
  * normal end); -1 on any other failure, with its exit status in *status.
  */
-static int query_frame(struct top *t, json_object *reply[3], int *status)
+static int query_frame(struct top *t, json_object *reply[NR_FRAME_QUERIES], int *status)
 {
 	char err[768];
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < NR_FRAME_QUERIES; i++) {
 		int rc = qmp_conn_execute(t->conn, frame_queries[i], NULL, &reply[i], err,
 					  sizeof(err));
 
 		if (!rc && !ctl_check_reply(frame_queries[i], reply[i], err, sizeof(err)))
 			continue;
+		if (rc > 0 && i == GROUPS_QUERY) {
+			reply[i] = NULL;
+			continue;
+		}
 		/* The VM quitting between two messages is a normal way to leave. */
 		if (rc < 0 && (t->shutdown || qmp_conn_closed(t->conn))) {
 			if (!t->shutdown)
@@ -141,7 +149,7 @@ static int query_frame(struct top *t, json_object *reply[3], int *status)
 /* One frame: 0; 1 when the VM went away (a normal end); -1 with *status on failure. */
 static int draw(struct top *t, long frame, int *status)
 {
-	json_object *reply[3] = { NULL, NULL, NULL }, *vcpus;
+	json_object *reply[NR_FRAME_QUERIES] = { NULL }, *vcpus;
 	time_t wall = time(NULL);
 	int rc = query_frame(t, reply, status);
 
@@ -163,12 +171,16 @@ static int draw(struct top *t, long frame, int *status)
 		printf("\n\n");
 		ctl_print_vcpus(stdout, vcpus, t->share);
 		printf("\n");
+		if (reply[GROUPS_QUERY] && json_object_array_length(reply[GROUPS_QUERY])) {
+			ctl_print_groups(stdout, reply[GROUPS_QUERY], t->share, t->nr_vcpus);
+			printf("\n");
+		}
 		ctl_print_host(stdout, reply[2]);
 		if (!t->tty_out)
 			printf("\n");
 		fflush(stdout);
 	}
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < NR_FRAME_QUERIES; i++)
 		json_object_put(reply[i]);
 	return rc;
 }

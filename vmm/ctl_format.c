@@ -28,6 +28,8 @@ enum field_kind {
 	F_STRING,		/* a printable string of at most CTL_MAX_CELL bytes */
 	F_STRING_OR_NULL,
 	F_RESERVATION,		/* null or an object of reservation_fields */
+	F_CAP,			/* null or an object of cap_fields */
+	F_VCPU_LIST,		/* an array of at most QMP_MAX_VCPUS vCPU numbers */
 	F_VERSION,		/* an object of version_fields */
 };
 
@@ -40,6 +42,16 @@ struct field {
 
 static const struct field reservation_fields[] = {
 	{ "runtime_us", F_COUNT }, { "deadline_us", F_COUNT }, { "period_us", F_COUNT }, END_FIELDS,
+};
+
+static const struct field cap_fields[] = {
+	{ "quota_us", F_COUNT }, { "period_us", F_COUNT }, END_FIELDS,
+};
+
+static const struct field group_fields[] = {
+	{ "name", F_STRING }, { "parent", F_STRING_OR_NULL }, { "weight", F_COUNT },
+	{ "cap", F_CAP }, { "cpu_time_ns", F_COUNT }, { "throttled_ns", F_COUNT },
+	{ "throttles", F_COUNT }, { "vcpus", F_VCPU_LIST }, END_FIELDS,
 };
 
 static const struct field version_fields[] = {
@@ -110,6 +122,25 @@ static bool printable(const char *s, size_t len)
 static int check_object(json_object *o, const struct field *fields, const char *path,
 			char *err, size_t len);
 
+static int check_vcpu_list(json_object *v, const char *path, char *err, size_t len)
+{
+	size_t n;
+
+	if (!json_object_is_type(v, json_type_array))
+		return bad(err, len, path, "expected an array of vCPU numbers");
+	n = json_object_array_length(v);
+	if (n > QMP_MAX_VCPUS)
+		return bad(err, len, path, "%zu entries, expected at most %d", n, QMP_MAX_VCPUS);
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(v, i);
+
+		if (!int_at_least(e, 0) || json_object_get_int64(e) >= QMP_MAX_VCPUS)
+			return bad(err, len, path, "[%zu]: expected a vCPU number 0..%d", i,
+				   QMP_MAX_VCPUS - 1);
+	}
+	return 0;
+}
+
 static int check_field(json_object *v, enum field_kind kind, const char *path, char *err,
 		       size_t len)
 {
@@ -131,6 +162,10 @@ static int check_field(json_object *v, enum field_kind kind, const char *path, c
 		return 0;
 	case F_RESERVATION:
 		return v ? check_object(v, reservation_fields, path, err, len) : 0;
+	case F_CAP:
+		return v ? check_object(v, cap_fields, path, err, len) : 0;
+	case F_VCPU_LIST:
+		return check_vcpu_list(v, path, err, len);
 	case F_VERSION:
 		return check_object(v, version_fields, path, err, len);
 	}
@@ -200,6 +235,8 @@ int ctl_check_reply(const char *cmd, json_object *ret, char *err, size_t len)
 		return check_object(ret, version_reply_fields, "", err, len);
 	if (!strcmp(cmd, "query-commands"))
 		return check_array(ret, CTL_MAX_COMMANDS, name_fields, "", err, len);
+	if (!strcmp(cmd, "query-groups"))
+		return check_array(ret, QMP_MAX_GROUPS, group_fields, "", err, len);
 	return 0;	/* printed as JSON, whatever it is */
 }
 
@@ -262,6 +299,48 @@ void ctl_print_vcpus(FILE *f, json_object *vcpus, const double *share)
 	}
 }
 
+/* The share of a group: its vCPUs' shares summed (NAN when one is unknown). */
+static double group_share(json_object *vcpus, const double *share, size_t nr_share)
+{
+	double sum = 0;
+
+	for (size_t k = 0; k < json_object_array_length(vcpus); k++) {
+		int64_t i = json_object_get_int64(json_object_array_get_idx(vcpus, k));
+
+		if (i >= (int64_t)nr_share)
+			return NAN;
+		sum += share[i];
+	}
+	return sum;
+}
+
+void ctl_print_groups(FILE *f, json_object *groups, const double *share, size_t nr_share)
+{
+	fprintf(f, "%-16s %-16s %8s %-18s %s%9s %12s %5s\n", "GROUP", "PARENT", "WEIGHT",
+		"CAP(us)", share ? "  SHARE " : "", "CPU(s)", "THROTTLED(s)", "VCPUS");
+	for (size_t i = 0; i < json_object_array_length(groups); i++) {
+		json_object *g = json_object_array_get_idx(groups, i), *cap, *vcpus;
+		char c[48] = "-", sh[16] = "";
+
+		if (json_object_object_get_ex(g, "cap", &cap) && cap)
+			snprintf(c, sizeof(c), "%" PRId64 "/%" PRId64, num(cap, "quota_us"),
+				 num(cap, "period_us"));
+		vcpus = json_object_object_get(g, "vcpus");
+		if (share) {
+			double s = group_share(vcpus, share, nr_share);
+
+			if (isnan(s))
+				snprintf(sh, sizeof(sh), "%7s ", "-");
+			else
+				snprintf(sh, sizeof(sh), "%6.1f%% ", s);
+		}
+		fprintf(f, "%-16s %-16s %8" PRId64 " %-18s %s%9.2f %12.2f %5zu\n", str(g, "name"),
+			str(g, "parent"), num(g, "weight"), c, sh,
+			(double)num(g, "cpu_time_ns") / 1e9, (double)num(g, "throttled_ns") / 1e9,
+			json_object_array_length(vcpus));
+	}
+}
+
 void ctl_print_host(FILE *f, json_object *host)
 {
 	json_object *clusters = json_object_object_get(host, "clusters");
@@ -297,6 +376,8 @@ void ctl_print_reply(FILE *f, const char *cmd, json_object *ret)
 		ctl_print_vcpus(f, ret, NULL);
 	} else if (!strcmp(cmd, "query-host")) {
 		ctl_print_host(f, ret);
+	} else if (!strcmp(cmd, "query-groups")) {
+		ctl_print_groups(f, ret, NULL, 0);
 	} else if (!strcmp(cmd, "query-status")) {
 		fprintf(f, "%s\n", str(ret, "status"));
 	} else if (!strcmp(cmd, "query-version") && json_object_object_get_ex(ret, "qemu", &q)) {

@@ -3,6 +3,7 @@
 #ifndef CAPVISOR_CTL_FORMAT_H
 #define CAPVISOR_CTL_FORMAT_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include <json-c/json.h>
@@ -22,5 +23,10 @@ void ctl_print_host(FILE *f, json_object *host);
  * last interval, NAN when unknown) adds a SHARE column when share != NULL.
  */
 void ctl_print_vcpus(FILE *f, json_object *vcpus, const double *share);
+/*
+ * The checked query-groups reply as a table; with share (the vCPUs' shares as
+ * for ctl_print_vcpus, nr_share of them) a SHARE column sums each group's.
+ */
+void ctl_print_groups(FILE *f, json_object *groups, const double *share, size_t nr_share);
 
 #endif

@@ -62,6 +62,51 @@ static void build_topology(const struct host_spec *hs, struct sched_topology *to
 	}
 }
 
+/* Engine group id of the group a vCPU names ("" = the VM's own). */
+static int group_of(struct dispatch *d, const char *name)
+{
+	int gid = *name ? sched_group_find(d->sched, name) : d->gid[0];
+
+	return gid >= 0 ? gid : d->gid[0];
+}
+
+static int add_group(struct dispatch *d, const struct group_qos *g, int parent, char *err,
+		     size_t errlen)
+{
+	char msg[512];
+	int gid = sched_group_add(d->sched, g->name, parent, g->weight, dispatch_now_ns(), msg,
+				  sizeof(msg));
+
+	if (gid >= 0 && g->has_cap &&
+	    sched_group_set_cap(d->sched, gid, g->cap_quota_ns, g->cap_period_ns,
+				dispatch_now_ns(), msg, sizeof(msg)) < 0)
+		gid = -SCHED_E_INVAL;
+	if (gid < 0) {
+		snprintf(err, errlen, "group '%s': %s", g->name, msg);
+		return gid;
+	}
+	d->gid[d->nr_groups++] = gid;
+	return 0;
+}
+
+/* One VM = one group below the root; the VM's --group groups below it. */
+static int init_groups(struct dispatch *d, const struct dispatch_config *cfg, char *err,
+		       size_t errlen)
+{
+	struct vm_qos defaults;
+	const struct vm_qos *vq = cfg->vm_qos;
+	int rc;
+
+	if (!vq) {
+		vm_qos_default(&defaults);
+		vq = &defaults;
+	}
+	rc = add_group(d, &vq->vm, SCHED_NONE, err, errlen);
+	for (unsigned int g = 0; !rc && g < vq->nr_groups; g++)
+		rc = add_group(d, &vq->groups[g], d->gid[0], err, errlen);
+	return rc;
+}
+
 static int add_vcpu_entity(struct dispatch *d, unsigned int i, const struct vcpu_qos *q,
 			   char *err, size_t errlen)
 {
@@ -76,6 +121,7 @@ static int add_vcpu_entity(struct dispatch *d, unsigned int i, const struct vcpu
 	p.uclamp_max = q->uclamp_max;
 	/* The BSP starts running; APs wait for INIT/SIPI, halted in KVM_RUN. */
 	p.runnable = i == 0;
+	p.group = group_of(d, q->group);
 	if (q->cluster[0]) {
 		c = sched_cluster_find(d->sched, q->cluster);
 		if (c < 0) {
@@ -201,7 +247,7 @@ struct dispatch *dispatch_create(const struct dispatch_config *cfg, char *err, s
 	for (unsigned int p = 0; p < d->nr_pcpus && p < SCHED_MAX_CPUS; p++)
 		scfg.dl_supply_offset_ns[p] = supply_offset(d, &d->p[p]);
 	d->sched = sched_create(&topo, &scfg, err, errlen);
-	if (!d->sched || init_vcpus(d, cfg, err, errlen)) {
+	if (!d->sched || init_groups(d, cfg, err, errlen) || init_vcpus(d, cfg, err, errlen)) {
 		dispatch_destroy(d);
 		return NULL;
 	}

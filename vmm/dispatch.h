@@ -31,6 +31,8 @@
 
 struct dispatch;
 
+#define DISPATCH_MAX_VCPUS	1024	/* a group report lists at most this many */
+
 /* What the dispatcher needs from the vCPU layer. */
 struct dispatch_vcpu_ops {
 	/* Force the vCPU out of KVM_RUN (immediate_exit + signal): never lost. */
@@ -44,6 +46,7 @@ struct dispatch_config {
 	const unsigned int *host_cpu;	/* pCPU -> host CPU (host_spec_place) */
 	unsigned int nr_vcpus;
 	const struct vcpu_qos *qos;	/* one per vCPU */
+	const struct vm_qos *vm_qos;	/* the VM's group and its groups; NULL: defaults */
 	uint64_t tick_ns;		/* engine tick [1 ms] */
 	uint64_t window_ns;		/* duty-cycle window [4 ms] */
 	uint64_t slice_ns;		/* fair-class base slice [4 ms] */
@@ -102,6 +105,28 @@ int dispatch_set_cap(struct dispatch *d, unsigned int vcpu, uint64_t quota_ns, u
 /* cluster NULL or "" = any pCPU. */
 int dispatch_set_cluster(struct dispatch *d, unsigned int vcpu, const char *cluster, char *err,
 			 size_t errlen);
+/*
+ * The VM's groups: 0 is the VM's own (every vCPU is in it), 1.. its --group
+ * groups in the order given. Weight and cap as the engine's
+ * sched_group_set_weight() and sched_group_set_cap() (quota_ns 0 removes
+ * the cap); -SCHED_E_NOENT for a group that does not exist.
+ */
+unsigned int dispatch_nr_groups(const struct dispatch *d);
+int dispatch_set_group_weight(struct dispatch *d, unsigned int group, uint32_t weight, char *err,
+			      size_t errlen);
+int dispatch_set_group_cap(struct dispatch *d, unsigned int group, uint64_t quota_ns,
+			   uint64_t period_ns, char *err, size_t errlen);
+
+struct dispatch_group_report {
+	struct sched_group_stats stats;	/* the engine's: weight, cap, run and throttled time */
+	int parent;			/* group index, -1 for the VM's own */
+	uint64_t cpu_time_ns;		/* its vCPUs' run_ns (as dispatch_vcpu_report), summed */
+	unsigned int nr_vcpus;
+	unsigned int vcpus[DISPATCH_MAX_VCPUS];	/* its vCPUs, ascending */
+};
+
+int dispatch_group_report(struct dispatch *d, unsigned int group, struct dispatch_group_report *r);
+
 /* Guest hints (the scheduler hint device): yield, and yield_to -> 1 if boosted. */
 void dispatch_yield(struct dispatch *d, unsigned int vcpu);
 int dispatch_yield_to(struct dispatch *d, unsigned int vcpu, unsigned int target);

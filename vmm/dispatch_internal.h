@@ -71,6 +71,8 @@ struct dispatch {
 	struct dvcpu *v;
 	struct dpcpu *p;
 	int *vcpu_of_entity;		/* engine entity id -> vCPU index */
+	unsigned int nr_groups;		/* the VM's own and its --group groups */
+	int gid[QOS_MAX_GROUPS + 1];	/* engine group id of each (dispatch_group_report) */
 };
 
 /* dispatch.c */

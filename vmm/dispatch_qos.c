@@ -104,6 +104,75 @@ int dispatch_set_cluster(struct dispatch *d, unsigned int vcpu, const char *clus
 	return rc;
 }
 
+unsigned int dispatch_nr_groups(const struct dispatch *d)
+{
+	return d->nr_groups;
+}
+
+static int check_group(const struct dispatch *d, unsigned int group, char *err, size_t errlen)
+{
+	if (group < d->nr_groups)
+		return 0;
+	snprintf(err, errlen, "group %u does not exist (the VM has groups 0-%u)", group,
+		 d->nr_groups - 1);
+	return -SCHED_E_NOENT;
+}
+
+int dispatch_set_group_weight(struct dispatch *d, unsigned int group, uint32_t weight, char *err,
+			      size_t errlen)
+{
+	int rc = check_group(d, group, err, errlen);
+
+	if (rc)
+		return rc;
+	return DISPATCH_LOCKED(d, sched_group_set_weight(d->sched, d->gid[group], weight,
+							 dispatch_now_ns(), err, errlen));
+}
+
+int dispatch_set_group_cap(struct dispatch *d, unsigned int group, uint64_t quota_ns,
+			   uint64_t period_ns, char *err, size_t errlen)
+{
+	int rc = check_group(d, group, err, errlen);
+
+	if (rc)
+		return rc;
+	return DISPATCH_LOCKED(d, sched_group_set_cap(d->sched, d->gid[group], quota_ns, period_ns,
+						      dispatch_now_ns(), err, errlen));
+}
+
+/* Is vCPU i in the engine group gid, directly or below it? */
+static bool vcpu_in_group(struct dispatch *d, unsigned int i, int gid)
+{
+	struct sched_entity_info info;
+	struct sched_group_stats gs;
+	int g;
+
+	sched_entity_info(d->sched, d->v[i].id, &info);
+	for (g = info.group; g != SCHED_NONE && g != gid; g = gs.parent)
+		if (sched_group_stats(d->sched, g, &gs))
+			return false;
+	return g == gid;
+}
+
+int dispatch_group_report(struct dispatch *d, unsigned int group, struct dispatch_group_report *r)
+{
+	if (group >= d->nr_groups)
+		return -SCHED_E_NOENT;
+	memset(r, 0, sizeof(*r));
+	r->parent = group ? 0 : -1;
+	pthread_mutex_lock(&d->lock);
+	sched_group_stats(d->sched, d->gid[group], &r->stats);
+	for (unsigned int i = 0; i < d->nr_vcpus && r->nr_vcpus < DISPATCH_MAX_VCPUS; i++) {
+		if (!vcpu_in_group(d, i, d->gid[group]))
+			continue;
+		dispatch_settle_run(d, i);
+		r->cpu_time_ns += d->v[i].run_ns;
+		r->vcpus[r->nr_vcpus++] = i;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
+
 int dispatch_set_perf_request(struct dispatch *d, unsigned int vcpu, unsigned int level)
 {
 	if (vcpu >= d->nr_vcpus)

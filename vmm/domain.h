@@ -27,6 +27,7 @@
 
 struct vm_config;
 struct vcpu_qos;
+struct vm_qos;
 
 /* capvisor's namespace in <metadata>, its one top-level element and schema. */
 #define DOMAIN_NS		"https://capvisor.dev/schemas/domain/1.0"
@@ -69,16 +70,21 @@ int domain_parse(const char *xml, size_t len, const char *name, struct domain_ar
 void domain_args_free(struct domain_args *d);
 
 /*
- * What <cputune> says that struct vm_config does not carry on this branch:
- * the VM weight (--vm-weight) and caps (--vm-cap, --vcpu SET:cap=), in
- * libvirt's units (shares; microseconds). 0 = not set. The caller fills it
- * from wherever those options keep their values.
+ * The VM-level QoS of a VM being written: the VM weight (<shares>) and cap
+ * (<global_period>/<global_quota>) in libvirt's units (shares;
+ * microseconds), 0 = not set, a per-vCPU cap the same for every vCPU
+ * (<period>/<quota>), and the VM's groups (vm_qos->groups, in capvisor's
+ * metadata; NULL: none). domain_tune_of() fills it from a struct vm_qos.
  */
 struct domain_tune {
 	unsigned int vm_weight;
 	unsigned long long vm_quota_us, vm_period_us;
 	unsigned long long vcpu_quota_us, vcpu_period_us;	/* the same for every vCPU */
+	const struct vm_qos *vm_qos;
 };
+
+/* The VM weight when not the default, its cap, and vq's groups (vq must outlive t). */
+void domain_tune_of(const struct vm_qos *vq, struct domain_tune *t);
 
 /*
  * Write the VM: cfg as parsed, qos[0..cfg->nr_vcpus) as in effect (the

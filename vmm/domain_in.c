@@ -626,6 +626,7 @@ int domain_parse(const char *xml, size_t len, const char *name, struct domain_ar
 		snprintf(err, errlen, "%s: larger than %d bytes", name, DOMAIN_MAX_BYTES);
 		return -EINVAL;
 	}
+	vm_qos_default(&c.groups);
 	doc = domain_read_doc(xml, len, name, err, errlen);
 	if (!doc)
 		return -EINVAL;

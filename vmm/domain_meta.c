@@ -2,8 +2,8 @@
 /*
  * Domain XML in: capvisor's own element in <metadata> (namespace DOMAIN_NS,
  * schema docs/capvisor-domain.rng), for what libvirt's XML cannot say: the
- * emulated host's clusters and levels, per-vCPU weights, clamps,
- * reservations and cluster affinity, the scheduler mode and periods, CPPC
+ * emulated host's clusters and levels, the VM's groups, per-vCPU weights,
+ * clamps, reservations, caps, cluster affinity and group, the scheduler mode and periods, CPPC
  * on or off, CPUID features to hide. Attributes carry the values of the
  * matching `capvisor run` options unchanged, so the options check them.
  *
@@ -13,7 +13,8 @@
  *       <capvisor:cluster name="little" count="2" capacity="512" levels="256,512"/>
  *     </capvisor:host>
  *     <capvisor:vcpu vcpus="0" reservation="3ms/10ms/10ms" cluster="big"/>
- *     <capvisor:vcpu vcpus="1" cap="2ms/10ms"/>
+ *     <capvisor:group name="batch" weight="512" cap="50ms/100ms"/>
+ *     <capvisor:vcpu vcpus="1" cap="2ms/10ms" group="batch"/>
  *     <capvisor:sched mode="capvisor" tick-us="1000"/>
  *     <capvisor:cppc enabled="no"/>
  *     <capvisor:cpu hide="cx16,xsave"/>
@@ -35,8 +36,8 @@ static bool ours(const xmlNode *n)
 
 static int not_ours(struct domain_ctx *c, const xmlNode *n)
 {
-	return domain_fail(c, n, "unknown in capvisor's metadata (expected host, vcpu, sched, "
-			   "cppc, cpu in namespace %s)", DOMAIN_NS);
+	return domain_fail(c, n, "unknown in capvisor's metadata (expected host, group, vcpu, "
+			   "sched, cppc, cpu in namespace %s)", DOMAIN_NS);
 }
 
 /* Required attribute; NULL after filling err. */
@@ -115,39 +116,67 @@ static int check_vcpu_spec(struct domain_ctx *c, const xmlNode *n, const char *s
 		if (*qos[i].cluster && host_spec_find_cluster(&c->host, qos[i].cluster) < 0)
 			rc = domain_fail(c, n, "cluster '%s' is not in <%s:host>", qos[i].cluster,
 					 DOMAIN_NS_PREFIX);
+	for (unsigned int i = 0; !rc && i < c->nr_vcpus; i++)
+		if (*qos[i].group && !vm_qos_find(&c->groups, qos[i].group))
+			rc = domain_fail(c, n, "group '%s' is not a <%s:group>", qos[i].group,
+					 DOMAIN_NS_PREFIX);
 	free(qos);
 	return rc;
 }
 
-static int meta_vcpu(struct domain_ctx *c, const xmlNode *n)
+/*
+ * HEAD:k=v,... from the attributes of n: head names the entry (vcpus=,
+ * name=), the others are the keys of list (vmm/qosspec.h).
+ */
+static int entry_spec(struct domain_ctx *c, const xmlNode *n, const char *head,
+		      const struct qos_key *(*list)(unsigned int), const char *expected,
+		      char *val, size_t len)
 {
-	static const char *const keys[] = { "weight", "uclamp", "reservation", "cap", "cluster",
-					    NULL };
-	static const char *const attrs[] = { "vcpus", "weight", "uclamp", "reservation", "cap",
-					     "cluster", NULL };
-	char *set, val[1024];
+	const char *attrs[16] = { head };
+	unsigned int nr = 1;
+	char *v;
 	size_t used;
-	int rc;
 
-	if (domain_check_attrs(c, n, attrs) || !(set = need_attr(c, n, "vcpus")))
+	while (list(nr - 1) && nr + 1 < sizeof(attrs) / sizeof(attrs[0])) {
+		attrs[nr] = list(nr - 1)->name;
+		nr++;
+	}
+	if (domain_check_attrs(c, n, attrs) || !(v = need_attr(c, n, head)))
 		return -EINVAL;
-	used = (size_t)snprintf(val, sizeof(val), "%s:", set);
-	free(set);
-	for (size_t i = 0; keys[i] && used < sizeof(val); i++) {
-		char *v = domain_attr(n, keys[i]);
-
+	used = (size_t)snprintf(val, len, "%s:", v);
+	free(v);
+	for (unsigned int i = 1; i < nr && used < len; i++) {
+		v = domain_attr(n, attrs[i]);
 		if (v)
-			used += (size_t)snprintf(val + used, sizeof(val) - used, "%s%s=%s",
-						 val[used - 1] == ':' ? "" : ",", keys[i], v);
+			used += (size_t)snprintf(val + used, len - used, "%s%s=%s",
+						 val[used - 1] == ':' ? "" : ",", attrs[i], v);
 		free(v);
 	}
-	if (used >= sizeof(val))
+	if (used >= len)
 		return domain_fail(c, n, "too long");
 	if (val[used - 1] == ':')
-		return domain_fail(c, n, "needs at least one of weight=, uclamp=, reservation=, "
-				   "cap=, cluster=");
-	rc = check_vcpu_spec(c, n, val);
+		return domain_fail(c, n, "needs at least one of %s", expected);
+	return 0;
+}
+
+static int meta_vcpu(struct domain_ctx *c, const xmlNode *n)
+{
+	char val[1024];
+	int rc = entry_spec(c, n, "vcpus", vcpu_qos_key, vcpu_qos_key_list(), val, sizeof(val));
+
+	rc = rc ?: check_vcpu_spec(c, n, val);
 	return rc ?: domain_push(c, n, "vcpu", val);
+}
+
+/* <capvisor:group name= weight= cap=/>: one --group, checked by its own parser here. */
+static int meta_group(struct domain_ctx *c, const xmlNode *n)
+{
+	char val[512], msg[512];
+	int rc = entry_spec(c, n, "name", group_qos_key, group_qos_key_list(), val, sizeof(val));
+
+	if (!rc && group_spec_apply(&c->groups, val, msg, sizeof(msg)))
+		rc = domain_fail(c, n, "%s", msg);
+	return rc ?: domain_push(c, n, "group", val);
 }
 
 /* Each attribute present becomes the option of the same name. */
@@ -201,7 +230,7 @@ static const struct {
 	int (*parse)(struct domain_ctx *c, const xmlNode *n);
 } meta_elems[] = {
 	{ "host", meta_host }, { "sched", meta_sched }, { "cppc", meta_cppc },
-	{ "cpu", meta_cpu }, { "vcpu", NULL },	/* vcpu: domain_meta_vcpus() */
+	{ "cpu", meta_cpu }, { "vcpu", NULL }, { "group", NULL },	/* domain_meta_vcpus() */
 };
 
 #define NR_META (sizeof(meta_elems) / sizeof(meta_elems[0]))
@@ -233,10 +262,14 @@ int domain_meta_parse(struct domain_ctx *c, const xmlNode *vm)
 	return rc;
 }
 
+/* Groups first: a vCPU's group= names one of them. */
 int domain_meta_vcpus(struct domain_ctx *c, const xmlNode *vm)
 {
 	int rc = 0;
 
+	for (const xmlNode *k = vm->children; k && !rc; k = k->next)
+		if (ours(k) && !strcmp((const char *)k->name, "group"))
+			rc = meta_group(c, k);
 	for (const xmlNode *k = vm->children; k && !rc; k = k->next)
 		if (ours(k) && !strcmp((const char *)k->name, "vcpu"))
 			rc = meta_vcpu(c, k);

@@ -129,13 +129,14 @@ static bool same_meta(const struct out *o, const struct vcpu_qos *a, const struc
 	       (!meta_cap(o, a) || (a->cap_quota_ns == b->cap_quota_ns &&
 				    a->cap_period_ns == b->cap_period_ns)) &&
 	       a_meta_cluster == b_meta_cluster &&
-	       (!a_meta_cluster || !strcmp(a->cluster, b->cluster));
+	       (!a_meta_cluster || !strcmp(a->cluster, b->cluster)) &&
+	       !strcmp(a->group, b->group);
 }
 
 static bool has_meta(const struct out *o, const struct vcpu_qos *q)
 {
 	return q->weight != 1024 || uclamp_given(q) || q->has_reservation || meta_cap(o, q) ||
-	       (*q->cluster && pinned_host_cpu(o, q) < 0);
+	       (*q->cluster && pinned_host_cpu(o, q) < 0) || *q->group;
 }
 
 static void meta_vcpu(struct out *o, unsigned int first, unsigned int last)
@@ -165,7 +166,34 @@ static void meta_vcpu(struct out *o, unsigned int first, unsigned int last)
 	}
 	if (*q->cluster && pinned_host_cpu(o, q) < 0)
 		attr(o, "cluster", "%s", q->cluster);
+	if (*q->group)
+		attr(o, "group", "%s", q->group);
 	end(o);
+}
+
+static unsigned int nr_groups(const struct out *o)
+{
+	return o->tune.vm_qos ? o->tune.vm_qos->nr_groups : 0;
+}
+
+/* The VM's groups (the VM's own weight and cap are <shares> and <global_quota>). */
+static void meta_groups(struct out *o)
+{
+	char a[32], b[32];
+
+	for (unsigned int i = 0; i < nr_groups(o); i++) {
+		const struct group_qos *g = &o->tune.vm_qos->groups[i];
+
+		start(o, DOMAIN_NS_PREFIX ":group");
+		attr(o, "name", "%s", g->name);
+		attr(o, "weight", "%u", g->weight);
+		if (g->has_cap) {
+			duration(a, sizeof(a), g->cap_quota_ns);
+			duration(b, sizeof(b), g->cap_period_ns);
+			attr(o, "cap", "%s/%s", a, b);
+		}
+		end(o);
+	}
 }
 
 static void list(char *buf, size_t len, const unsigned int *v, unsigned int n)
@@ -234,6 +262,7 @@ static void capvisor_metadata(struct out *o)
 					      (const xmlChar *)DOMAIN_NS) < 0;
 	if (cfg->host_spec)
 		meta_host(o);
+	meta_groups(o);
 	for (unsigned int i = 0, j; i < cfg->nr_vcpus; i = j) {
 		for (j = i + 1; j < cfg->nr_vcpus && same_meta(o, &o->qos[i], &o->qos[j]); j++)
 			;
@@ -261,7 +290,7 @@ static void metadata(struct out *o)
 	const char *foreign = o->info ? o->info->foreign_metadata : NULL;
 	bool ours = cfg->host_spec || any_meta_vcpu(o) || cfg->sched != SCHED_KIND_CAPVISOR ||
 		    cfg->tick_ns || cfg->window_ns || cfg->slice_ns || cfg->no_cppc ||
-		    cfg->cpu_hide_set;
+		    cfg->cpu_hide_set || nr_groups(o);
 
 	if (!ours && !foreign)
 		return;
@@ -469,6 +498,19 @@ static int check_text(const struct vm_config *cfg, char *err, size_t errlen)
 			return -EINVAL;
 		}
 	return 0;
+}
+
+void domain_tune_of(const struct vm_qos *vq, struct domain_tune *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->vm_qos = vq;
+	if (vq->vm.weight != QOS_GROUP_WEIGHT_DEFAULT)
+		t->vm_weight = vq->vm.weight;
+	if (vq->vm.has_cap) {
+		/* Whole microseconds: group_cap_check() holds them to it. */
+		t->vm_quota_us = vq->vm.cap_quota_ns / 1000;
+		t->vm_period_us = vq->vm.cap_period_ns / 1000;
+	}
 }
 
 int domain_write_string(char **xml, const struct vm_config *cfg, const struct vcpu_qos *qos,

@@ -6,15 +6,13 @@
  * options' own checks decide what is in range (docs/libvirt.md).
  */
 #include "vmm/domain_util.h"
+#include "vmm/qosspec.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* cgroup v1's range of cpu.shares; v2's cpu.weight (1..10000) lies inside it. */
-#define DOMAIN_SHARES_MIN	1
-#define DOMAIN_SHARES_MAX	262144
 /* libvirt's bounds of period and quota (microseconds) and the kernel's default period. */
 #define DOMAIN_PERIOD_MIN_US	1000
 #define DOMAIN_PERIOD_MAX_US	1000000
@@ -47,7 +45,11 @@ static int on_shares(struct domain_ctx *c, const xmlNode *n)
 	char val[24];
 	uint64_t w;
 
-	if (text_uint(c, n, DOMAIN_SHARES_MIN, DOMAIN_SHARES_MAX, "shares", &w))
+	/*
+	 * The VM weight's own range: it holds cgroup v1's cpu.shares (2..262144)
+	 * and v2's cpu.weight (1..10000), and whatever --dump-domain wrote.
+	 */
+	if (text_uint(c, n, QOS_WEIGHT_MIN, QOS_WEIGHT_MAX, "shares", &w))
 		return -EINVAL;
 	snprintf(val, sizeof(val), "%llu", (unsigned long long)w);
 	return domain_push(c, n, "vm-weight", val);
@@ -100,7 +102,7 @@ static int on_cap(struct domain_ctx *c, const xmlNode *tune, const char *period_
 			 (unsigned long long)quota, (unsigned long long)period);
 		return domain_push(c, q, "vcpu", val);
 	}
-	snprintf(val, sizeof(val), "%llu/%llu", (unsigned long long)quota,
+	snprintf(val, sizeof(val), "%lluus/%lluus", (unsigned long long)quota,
 		 (unsigned long long)period);
 	return domain_push(c, q, "vm-cap", val);
 }

@@ -10,6 +10,7 @@
 
 #include "vmm/domain.h"
 #include "vmm/hostspec.h"
+#include "vmm/qosspec.h"
 
 #include <libxml/tree.h>
 #include <stdbool.h>
@@ -23,6 +24,7 @@ struct domain_ctx {
 	unsigned int nr_vcpus;		/* from <vcpu>, 0 until seen */
 	bool emulated_host;		/* capvisor metadata gives --host */
 	struct host_spec host;		/* that host, parsed */
+	struct vm_qos groups;		/* capvisor:group elements, parsed (names checked) */
 	const xmlNode *vcpupin;		/* first <vcpupin>, for the check against it */
 	const xmlNode *console;		/* the <serial> or <console> that set --console */
 	const xmlNode *meta;		/* capvisor's element in <metadata>, if any */

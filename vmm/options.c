@@ -168,6 +168,38 @@ static int set_vcpu(struct vm_config *cfg, const char *arg)
 	return 0;
 }
 
+/* The VM-level QoS parses at once; what needs the vCPUs is checked with them. */
+static int set_vm_qos(const char *opt, int (*apply)(struct vm_qos *, const char *, char *, size_t),
+		      struct vm_config *cfg, const char *arg)
+{
+	char err[512];
+
+	if (apply(&cfg->vm_qos, arg, err, sizeof(err))) {
+		/* --group's errors name the option and its argument already. */
+		if (opt)
+			pr_err("--%s: %s", opt, err);
+		else
+			pr_err("%s", err);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_vm_weight(struct vm_config *cfg, const char *arg)
+{
+	return set_vm_qos("vm-weight", vm_qos_set_weight, cfg, arg);
+}
+
+static int set_vm_cap(struct vm_config *cfg, const char *arg)
+{
+	return set_vm_qos("vm-cap", vm_qos_set_cap, cfg, arg);
+}
+
+static int set_group(struct vm_config *cfg, const char *arg)
+{
+	return set_vm_qos(NULL, group_spec_apply, cfg, arg);
+}
+
 static int set_sched(struct vm_config *cfg, const char *arg)
 {
 	if (!strcmp(arg, "capvisor"))
@@ -295,7 +327,14 @@ static const struct vm_option options[] = {
 	{ "host", "SPEC", "emulated pCPUs: NAME=COUNT:CAPACITY[:levels=L,..][:mhz=M,..][,...] "
 	  "(default: one 1024 pCPU per host CPU)", set_host },
 	{ "vcpu", "SET:KEY=VAL,..", "QoS of vCPUs SET (e.g. 0-3,^2): weight=, uclamp=MIN-MAX, "
-	  "reservation=RUN/DEADLINE/PERIOD, cluster= (repeatable)", set_vcpu },
+	  "reservation=RUN/DEADLINE/PERIOD, cap=QUOTA/PERIOD, cluster=, group= (repeatable)",
+	  set_vcpu },
+	{ "vm-weight", "W", "weight of the VM as a whole, 1..1048576 (default 1024, cgroup v2's "
+	  "cpu.weight 100)", set_vm_weight },
+	{ "vm-cap", "QUOTA/PERIOD", "CPU time of the VM as a whole per period (cgroup cpu.max), "
+	  "e.g. 150ms/100ms; the quota may be up to vCPUs x period", set_vm_cap },
+	{ "group", "NAME:KEY=VAL,..", "a group of vCPUs in the VM: weight=W[,cap=QUOTA/PERIOD]; "
+	  "its vCPUs: --vcpu SET:group=NAME (repeatable)", set_group },
 	{ "sched", "capvisor|host", "who schedules the vCPU threads (default capvisor)", set_sched },
 	{ "tick-us", "US", "scheduler tick (default 1000)", set_tick },
 	{ "window-us", "US", "duty-cycle window of emulated capacity, 500..100000 (default 4000); "
@@ -331,6 +370,7 @@ void vm_config_init(struct vm_config *cfg)
 	cfg->mem_size = VM_DEFAULT_MEM;
 	cfg->console = CONSOLE_STDIO;
 	cfg->seccomp = SANDBOX_KILL;
+	vm_qos_default(&cfg->vm_qos);
 }
 
 void vm_config_usage(FILE *f)

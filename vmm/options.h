@@ -9,6 +9,7 @@
 #define CAPVISOR_OPTIONS_H
 
 #include "vmm/cpuid.h"
+#include "vmm/qosspec.h"
 #include "vmm/sandbox.h"
 
 #include <stdbool.h>
@@ -55,6 +56,7 @@ struct vm_config {
 	const char *vcpu_specs[VM_MAX_VCPU_SPECS];
 	struct vm_origin vcpu_origin[VM_MAX_VCPU_SPECS];
 	unsigned int nr_vcpu_specs;
+	struct vm_qos vm_qos;		/* --vm-weight, --vm-cap, --group: parsed at once */
 	enum sched_kind sched;
 	uint64_t tick_ns;		/* 0: the default */
 	uint64_t window_ns;

@@ -59,6 +59,7 @@ struct qmp_attachment *qmp_attach_vm(struct vm *vm, struct vm_sched *vs, const c
 	a->backend.qos_changed = qos_changed;
 	a->backend.qos_opaque = vs;
 	a->backend.qos_start = vs->qos;
+	a->backend.vm_qos_start = &vs->vm_qos;
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		snprintf(a->backend.affinity[i], sizeof(a->backend.affinity[i]), "%s",
 			 vs->qos[i].cluster);
@@ -75,8 +76,9 @@ struct qmp_attachment *qmp_attach_vm(struct vm *vm, struct vm_sched *vs, const c
 }
 
 void qmp_attach_set_domain(struct qmp_attachment *a,
-			   int (*fn)(void *opaque, const struct vcpu_qos *live, char **xml,
-				     char *err, size_t errlen),
+			   int (*fn)(void *opaque, const struct vcpu_qos *live,
+				     const struct vm_qos *live_vm, char **xml, char *err,
+				     size_t errlen),
 			   void *opaque)
 {
 	a->backend.domain_xml = fn;

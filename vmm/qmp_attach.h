@@ -13,6 +13,7 @@ struct vm;
 struct vm_sched;
 struct qmp_attachment;
 struct vcpu_qos;
+struct vm_qos;
 
 /*
  * Listens on PATH for VM, scheduled by vs: its dispatcher (NULL with --sched
@@ -25,8 +26,9 @@ struct qmp_attachment *qmp_attach_vm(struct vm *vm, struct vm_sched *vs, const c
 				     char *err, size_t errlen);
 /* query-domain-xml: fn writes the VM's domain XML from the live per-vCPU QoS. */
 void qmp_attach_set_domain(struct qmp_attachment *a,
-			   int (*fn)(void *opaque, const struct vcpu_qos *live, char **xml,
-				     char *err, size_t errlen),
+			   int (*fn)(void *opaque, const struct vcpu_qos *live,
+				     const struct vm_qos *live_vm, char **xml, char *err,
+				     size_t errlen),
 			   void *opaque);
 /*
  * After the event loop returned: sends SHUTDOWN (if quit did not already),

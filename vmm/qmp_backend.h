@@ -40,6 +40,7 @@
 #define QMP_MAX_CLUSTERS	8
 #define QMP_MAX_PCPUS		256
 #define QMP_NAME_LEN		32
+#define QMP_MAX_GROUPS		64	/* a VM's groups, its own included */
 
 /* The QMP error classes we send (QEMU's names, see docs/qmp.md). */
 enum qmp_error_class {
@@ -111,8 +112,22 @@ struct qmp_vcpu_info {
 	uint32_t perf_request;		/* level the guest asked for (CPPC desired) */
 	uint32_t perf_delivered;	/* level it ran at, after clamps */
 	uint64_t cpu_time_ns, wait_time_ns;
+	uint64_t active_ns;		/* current on a pCPU and not halted: what the engine gave */
 	uint64_t deadline_misses;
 	uint64_t throttled_ns, throttles;	/* out of runtime (reservation) or quota (cap) */
+};
+
+/* A group of the VM (docs/qmp.md, query-groups): the VM's own is index 0. */
+struct qmp_group_info {
+	char name[QMP_NAME_LEN];
+	int32_t parent;			/* index of its parent group, -1 for the VM's own */
+	uint32_t weight;
+	bool has_cap;
+	struct qmp_cap cap;		/* quota_us may exceed period_us (cgroup cpu.max) */
+	uint64_t cpu_time_ns;		/* its vCPUs' cpu_time_ns (query-vcpus), summed */
+	uint64_t throttled_ns, throttles;	/* out of its own quota */
+	uint32_t nr_vcpus;		/* its vCPUs, ascending, directly or in its groups */
+	uint32_t vcpus[QMP_MAX_VCPUS];
 };
 
 struct qmp_backend_ops {
@@ -133,6 +148,18 @@ struct qmp_backend_ops {
 	/* cap NULL removes the cap. */
 	int (*set_cap)(void *opaque, unsigned int vcpu, const struct qmp_cap *cap,
 		       struct qmp_error *err);
+	/*
+	 * Groups: how many (0: none, e.g. --sched host), and out[0..n-1] with
+	 * n == nr_groups(). May be NULL when the backend has no groups.
+	 */
+	unsigned int (*nr_groups)(void *opaque);
+	int (*query_groups)(void *opaque, struct qmp_group_info *out, unsigned int n,
+			    struct qmp_error *err);
+	int (*set_group_weight)(void *opaque, unsigned int group, uint32_t weight,
+				struct qmp_error *err);
+	/* cap NULL removes the cap; the command has checked it against the group's vCPUs. */
+	int (*set_group_cap)(void *opaque, unsigned int group, const struct qmp_cap *cap,
+			     struct qmp_error *err);
 	/* cluster: an existing cluster name, or NULL for "any cluster". */
 	int (*set_cluster)(void *opaque, unsigned int vcpu, const char *cluster,
 			   struct qmp_error *err);

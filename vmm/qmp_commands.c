@@ -147,7 +147,7 @@ static json_object *reservation_json(const struct qmp_reservation *r)
 	return o;
 }
 
-static json_object *cap_json(const struct qmp_cap *c)
+json_object *qmp_cap_json(const struct qmp_cap *c)
 {
 	json_object *o = json_object_new_object();
 
@@ -164,7 +164,7 @@ static void add_qos(json_object *o, const struct qmp_vcpu_info *v)
 	json_object_object_add(o, "uclamp_max", json_object_new_int64(v->uclamp_max));
 	json_object_object_add(o, "reservation",
 			       v->has_reservation ? reservation_json(&v->reservation) : NULL);
-	json_object_object_add(o, "cap", v->has_cap ? cap_json(&v->cap) : NULL);
+	json_object_object_add(o, "cap", v->has_cap ? qmp_cap_json(&v->cap) : NULL);
 	json_object_object_add(o, "cluster_affinity",
 			       v->cluster_affinity[0] ?
 			       json_object_new_string(v->cluster_affinity) : NULL);
@@ -331,6 +331,7 @@ static json_object *vcpu_json(const struct qmp_vcpu_info *v, unsigned int index,
 	json_object_object_add(o, "perf_delivered", json_object_new_int64(v->perf_delivered));
 	json_object_object_add(o, "cpu_time_ns", json_object_new_int64((int64_t)v->cpu_time_ns));
 	json_object_object_add(o, "wait_time_ns", json_object_new_int64((int64_t)v->wait_time_ns));
+	json_object_object_add(o, "active_ns", json_object_new_int64((int64_t)v->active_ns));
 	json_object_object_add(o, "deadline_misses",
 			       json_object_new_int64((int64_t)v->deadline_misses));
 	json_object_object_add(o, "throttled_ns", json_object_new_int64((int64_t)v->throttled_ns));
@@ -592,12 +593,17 @@ static const struct qmp_command commands[] = {
 	{ "query-host", NULL, cmd_query_host },
 	{ "query-vcpus", query_vcpus_params, cmd_query_vcpus },
 	{ "query-domain-xml", NULL, cmd_query_domain_xml },
+	{ "query-groups", NULL, qmp_cmd_query_groups },
 	{ "set-vcpu-weight", weight_params, cmd_set_weight },
 	{ "set-vcpu-clamp", clamp_params, cmd_set_clamp },
 	{ "set-vcpu-reservation", reservation_params, cmd_set_reservation },
 	{ "clear-vcpu-reservation", vcpu_params, cmd_clear_reservation },
 	{ "set-vcpu-cap", cap_params, cmd_set_cap },
 	{ "set-vcpu-cluster", cluster_params, cmd_set_cluster },
+	{ "set-vm-weight", qmp_vm_weight_params, qmp_cmd_set_vm_weight },
+	{ "set-vm-cap", qmp_vm_cap_params, qmp_cmd_set_vm_cap },
+	{ "set-group-weight", qmp_group_weight_params, qmp_cmd_set_group_weight },
+	{ "set-group-cap", qmp_group_cap_params, qmp_cmd_set_group_cap },
 	{ "stop", NULL, cmd_stop },
 	{ "cont", NULL, cmd_cont },
 	{ "quit", NULL, cmd_quit },

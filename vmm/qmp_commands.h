@@ -55,6 +55,23 @@ struct qmp_command {
 		   json_object **ret, struct qmp_error *err);
 };
 
+/* The group commands and their schemas (vmm/qmp_groups.c). */
+#define QMP_VM_GROUP	"vm"	/* the VM's own group (QOS_VM_GROUP_NAME) */
+int qmp_cmd_query_groups(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
+			 json_object **ret, struct qmp_error *err);
+int qmp_cmd_set_vm_weight(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
+			  json_object **ret, struct qmp_error *err);
+int qmp_cmd_set_vm_cap(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
+		       json_object **ret, struct qmp_error *err);
+int qmp_cmd_set_group_weight(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
+			     json_object **ret, struct qmp_error *err);
+int qmp_cmd_set_group_cap(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
+			  json_object **ret, struct qmp_error *err);
+extern const struct qmp_param qmp_vm_weight_params[], qmp_vm_cap_params[];
+extern const struct qmp_param qmp_group_weight_params[], qmp_group_cap_params[];
+/* {"quota_us": ..., "period_us": ...} */
+json_object *qmp_cap_json(const struct qmp_cap *c);
+
 const struct qmp_command *qmp_command_find(const char *name);
 /* Checks args (may be NULL) against the schema, then runs the handler. */
 int qmp_command_run(const struct qmp_command *cmd, const struct qmp_cmd_ctx *ctx,

@@ -2,6 +2,7 @@
 #include "vmm/qmp_vm.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vmm/qmp.h"
@@ -118,6 +119,7 @@ static void fill_vcpu(struct qmp_vm *vm, unsigned int i, struct qmp_vcpu_info *o
 		out->perf_delivered = 1024;
 	out->cpu_time_ns = r.run_ns;
 	out->wait_time_ns = r.stats.wait_ns;
+	out->active_ns = r.active_ns;
 	out->deadline_misses = r.stats.nr_deadline_misses;
 	out->throttled_ns = r.stats.throttled_ns;
 	out->throttles = r.stats.nr_throttles;
@@ -242,6 +244,78 @@ static int vm_set_cluster(void *opaque, unsigned int vcpu, const char *cluster,
 	return finish(vm, vcpu, rc, msg, err);
 }
 
+static unsigned int vm_nr_groups(void *opaque)
+{
+	struct qmp_vm *vm = opaque;
+
+	return vm->d ? dispatch_nr_groups(vm->d) : 0;
+}
+
+static void fill_group(struct qmp_vm *vm, unsigned int g, struct qmp_group_info *out)
+{
+	struct dispatch_group_report *r = calloc(1, sizeof(*r));
+
+	memset(out, 0, sizeof(*out));
+	if (!r || dispatch_group_report(vm->d, g, r)) {
+		free(r);
+		return;
+	}
+	snprintf(out->name, sizeof(out->name), "%s", r->stats.name);
+	out->parent = r->parent;
+	out->weight = r->stats.weight;
+	out->has_cap = r->stats.cap_period_ns != 0;
+	out->cap.quota_us = r->stats.cap_quota_ns / 1000;
+	out->cap.period_us = r->stats.cap_period_ns / 1000;
+	out->cpu_time_ns = r->cpu_time_ns;
+	out->throttled_ns = r->stats.throttled_ns;
+	out->throttles = r->stats.nr_throttles;
+	for (unsigned int k = 0; k < r->nr_vcpus && k < QMP_MAX_VCPUS; k++)
+		out->vcpus[out->nr_vcpus++] = r->vcpus[k];
+	free(r);
+}
+
+static int vm_query_groups(void *opaque, struct qmp_group_info *out, unsigned int n,
+			   struct qmp_error *err)
+{
+	struct qmp_vm *vm = opaque;
+
+	(void)err;
+	for (unsigned int g = 0; g < n && g < vm_nr_groups(vm); g++)
+		fill_group(vm, g, &out[g]);
+	return 0;
+}
+
+/* A group change has no vCPU whose CPPC limits follow it: the engine's refusal is the error. */
+static int group_finish(int rc, const char *msg, struct qmp_error *err)
+{
+	return rc < 0 ? qmp_error_set(err, QMP_ERR_GENERIC, "%s", msg) : 0;
+}
+
+static int vm_set_group_weight(void *opaque, unsigned int group, uint32_t weight,
+			       struct qmp_error *err)
+{
+	struct qmp_vm *vm = opaque;
+	char msg[512];
+
+	if (!vm->d)
+		return no_dispatcher(err);
+	return group_finish(dispatch_set_group_weight(vm->d, group, weight, msg, sizeof(msg)),
+			    msg, err);
+}
+
+static int vm_set_group_cap(void *opaque, unsigned int group, const struct qmp_cap *cap,
+			    struct qmp_error *err)
+{
+	struct qmp_vm *vm = opaque;
+	char msg[512];
+
+	if (!vm->d)
+		return no_dispatcher(err);
+	return group_finish(dispatch_set_group_cap(vm->d, group, cap ? cap->quota_us * 1000 : 0,
+						   cap ? cap->period_us * 1000 : 0, msg,
+						   sizeof(msg)), msg, err);
+}
+
 /* stop and cont: hold or release every vCPU, and tell the clients once. */
 static int set_paused(struct qmp_vm *vm, bool paused, struct qmp_error *err)
 {
@@ -301,10 +375,30 @@ static void live_qos(struct qmp_vm *vm, unsigned int i, struct vcpu_qos *q)
 	q->cap_period_ns = r.info.cap_period_ns;
 }
 
+/* The VM's own and its groups' weights and caps in effect now. */
+static void live_vm_qos(struct qmp_vm *vm, struct vm_qos *vq)
+{
+	struct dispatch_group_report *r = calloc(1, sizeof(*r));
+
+	*vq = *vm->vm_qos_start;
+	for (unsigned int g = 0; r && vm->d && g < dispatch_nr_groups(vm->d); g++) {
+		struct group_qos *q = g ? &vq->groups[g - 1] : &vq->vm;
+
+		if (g > vq->nr_groups || dispatch_group_report(vm->d, g, r))
+			break;
+		q->weight = r->stats.weight;
+		q->has_cap = r->stats.cap_period_ns != 0;
+		q->cap_quota_ns = r->stats.cap_quota_ns;
+		q->cap_period_ns = r->stats.cap_period_ns;
+	}
+	free(r);
+}
+
 static int vm_query_domain_xml(void *opaque, char **xml, struct qmp_error *err)
 {
 	struct qmp_vm *vm = opaque;
 	struct vcpu_qos *live;
+	struct vm_qos live_vm;
 	char msg[256];
 	int rc;
 
@@ -315,7 +409,8 @@ static int vm_query_domain_xml(void *opaque, char **xml, struct qmp_error *err)
 		return qmp_error_set(err, QMP_ERR_GENERIC, "query-domain-xml: out of memory");
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		live_qos(vm, i, &live[i]);
-	rc = vm->domain_xml(vm->domain_opaque, live, xml, msg, sizeof(msg));
+	live_vm_qos(vm, &live_vm);
+	rc = vm->domain_xml(vm->domain_opaque, live, &live_vm, xml, msg, sizeof(msg));
 	free(live);
 	return rc ? qmp_error_set(err, QMP_ERR_GENERIC, "query-domain-xml: %s", msg) : 0;
 }
@@ -331,6 +426,10 @@ const struct qmp_backend_ops qmp_vm_ops = {
 	.clear_reservation = vm_clear_reservation,
 	.set_cap = vm_set_cap,
 	.set_cluster = vm_set_cluster,
+	.nr_groups = vm_nr_groups,
+	.query_groups = vm_query_groups,
+	.set_group_weight = vm_set_group_weight,
+	.set_group_cap = vm_set_group_cap,
 	.query_domain_xml = vm_query_domain_xml,
 	.stop = vm_stop,
 	.cont = vm_cont,

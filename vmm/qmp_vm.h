@@ -32,8 +32,9 @@ struct qmp_vm {
 	void *qos_opaque;
 	/* query-domain-xml: the QoS at start, and who writes the XML from the live QoS. */
 	const struct vcpu_qos *qos_start;
-	int (*domain_xml)(void *opaque, const struct vcpu_qos *live, char **xml, char *err,
-			  size_t errlen);
+	const struct vm_qos *vm_qos_start;	/* the VM's group and its groups */
+	int (*domain_xml)(void *opaque, const struct vcpu_qos *live, const struct vm_qos *live_vm,
+			  char **xml, char *err, size_t errlen);
 	void *domain_opaque;
 };
 

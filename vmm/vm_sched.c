@@ -108,6 +108,7 @@ static int create_dispatcher(struct vm_sched *vs, char *err, size_t errlen)
 		.host_cpu = vs->host_cpu,
 		.nr_vcpus = vs->nr_vcpus,
 		.qos = vs->qos,
+		.vm_qos = &vs->vm_qos,
 		.tick_ns = vs->cfg.tick_ns,
 		.window_ns = vs->cfg.window_ns,
 		.slice_ns = vs->cfg.slice_ns,
@@ -152,10 +153,22 @@ static int check_levels_run(const struct vm_sched *vs, char *err, size_t errlen)
 	return 0;
 }
 
-/* A cap needs capvisor's scheduler: the host kernel has no quota per thread. */
-static int check_host_mode(const struct vcpu_qos *qos, unsigned int nr_vcpus, char *err,
-			   size_t errlen)
+/* Groups are the engine's: the host kernel schedules threads, not capvisor's groups. */
+static bool vm_qos_given(const struct vm_qos *vq)
 {
+	return vq->vm.weight != QOS_GROUP_WEIGHT_DEFAULT || vq->vm.has_cap || vq->nr_groups;
+}
+
+/* A cap needs capvisor's scheduler: the host kernel has no quota per thread. */
+static int check_host_mode(const struct vcpu_qos *qos, const struct vm_qos *vq,
+			   unsigned int nr_vcpus, char *err, size_t errlen)
+{
+	if (vm_qos_given(vq)) {
+		snprintf(err, errlen, "--vm-weight, --vm-cap and --group need --sched capvisor: "
+			 "with --sched host the host kernel schedules the vCPU threads (put the "
+			 "VM in a cgroup with cpu.weight and cpu.max instead)");
+		return -EINVAL;
+	}
 	for (unsigned int i = 0; i < nr_vcpus; i++)
 		if (qos[i].has_cap) {
 			snprintf(err, errlen, "vCPU %u: cap= needs --sched capvisor: with --sched "
@@ -167,13 +180,15 @@ static int check_host_mode(const struct vcpu_qos *qos, unsigned int nr_vcpus, ch
 }
 
 int vm_sched_prepare(struct vm_sched *vs, const struct vm_sched_config *cfg,
-		     const struct vcpu_qos *qos, unsigned int nr_vcpus, char *err, size_t errlen)
+		     const struct vcpu_qos *qos, const struct vm_qos *vm_qos, unsigned int nr_vcpus,
+		     char *err, size_t errlen)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	int rc;
 
 	memset(vs, 0, sizeof(*vs));
 	vs->cfg = *cfg;
+	vs->vm_qos = *vm_qos;
 	vs->nr_vcpus = nr_vcpus;
 	vs->nr_host_cpus = ncpu > 0 ? (unsigned int)ncpu : 1;
 	if (!cfg->host_set)
@@ -188,7 +203,9 @@ int vm_sched_prepare(struct vm_sched *vs, const struct vm_sched_config *cfg,
 	if (!rc && cfg->mode == VM_SCHED_CAPVISOR)
 		rc = check_levels_run(vs, err, errlen);
 	if (!rc && cfg->mode == VM_SCHED_HOST)
-		rc = check_host_mode(qos, nr_vcpus, err, errlen);
+		rc = check_host_mode(qos, vm_qos, nr_vcpus, err, errlen);
+	if (!rc)
+		rc = vm_qos_check(vm_qos, qos, nr_vcpus, vs->nr_pcpus, err, errlen);
 	for (unsigned int i = 0; !rc && i < nr_vcpus; i++)
 		rc = fill_caps(vs, i, err, errlen);
 	if (!rc && cfg->mode == VM_SCHED_CAPVISOR)

@@ -45,6 +45,7 @@ struct vm_sched {
 	unsigned int nr_vcpus, nr_pcpus, nr_host_cpus;
 	unsigned int host_cpu[HOST_MAX_PCPUS];
 	struct vcpu_qos *qos;
+	struct vm_qos vm_qos;			/* the VM's group and its groups at start */
 	struct dispatch *d;			/* NULL with --sched host */
 	struct acpi_vcpu_desc *acpi_vcpus;
 	int *caps_cluster;			/* cluster whose levels the guest sees */
@@ -57,7 +58,8 @@ struct vm_sched {
 };
 
 int vm_sched_prepare(struct vm_sched *vs, const struct vm_sched_config *cfg,
-		     const struct vcpu_qos *qos, unsigned int nr_vcpus, char *err, size_t errlen);
+		     const struct vcpu_qos *qos, const struct vm_qos *vm_qos, unsigned int nr_vcpus,
+		     char *err, size_t errlen);
 /* The ACPI description: processors, and _OSC/_CPC/hint pages as configured. */
 void vm_sched_acpi_desc(const struct vm_sched *vs, struct acpi_vm_desc *desc);
 int vm_sched_attach(struct vm_sched *vs, struct vm *vm, char *err, size_t errlen);

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vmm/layout.h"
@@ -147,6 +148,32 @@ static void print_cppc_requests(struct vm_sched *vs, FILE *f)
 	}
 }
 
+/* The groups, when the VM has more than its own or a cap: what each got of the host. */
+static void print_groups(struct vm_sched *vs, FILE *f, uint64_t wall)
+{
+	struct dispatch_group_report *r = calloc(1, sizeof(*r));
+
+	if (!r || (dispatch_nr_groups(vs->d) < 2 && !vs->vm_qos.vm.has_cap)) {
+		free(r);
+		return;
+	}
+	fprintf(f, "%-16s %7s %14s %9s %6s %12s %6s\n", "group", "weight", "cap", "cpu_ms",
+		"share", "throttled_ms", "vcpus");
+	for (unsigned int g = 0; !dispatch_group_report(vs->d, g, r); g++) {
+		char cap[48] = "-";
+
+		if (r->stats.cap_period_ns)
+			snprintf(cap, sizeof(cap), "%llu/%lluus",
+				 (unsigned long long)(r->stats.cap_quota_ns / 1000),
+				 (unsigned long long)(r->stats.cap_period_ns / 1000));
+		fprintf(f, "%-16s %7u %14s %9.1f %5.1f%% %12.1f %6u\n", r->stats.name,
+			r->stats.weight, cap, (double)r->cpu_time_ns / 1e6,
+			100.0 * (double)r->cpu_time_ns / (double)wall,
+			(double)r->stats.throttled_ns / 1e6, r->nr_vcpus);
+	}
+	free(r);
+}
+
 void vm_sched_print_summary(struct vm_sched *vs, FILE *f)
 {
 	uint64_t wall = dispatch_now_ns() - vs->start_ns;
@@ -171,6 +198,7 @@ void vm_sched_print_summary(struct vm_sched *vs, FILE *f)
 	}
 	fprintf(f, "(share: of one host CPU; perf: delivered level while active, 0..1024; "
 		   "level: its pCPU's level now; req: guest CPPC request now)\n");
+	print_groups(vs, f, wall);
 	print_cppc_requests(vs, f);
 }
 
@@ -220,6 +248,37 @@ static json_object *vcpu_json(struct vm_sched *vs, unsigned int i, uint64_t wall
 	return o;
 }
 
+/* The VM's groups; cpu_time_ns is measured as the vCPUs' is, run_ns is the engine's. */
+static json_object *groups_json(struct vm_sched *vs)
+{
+	struct dispatch_group_report *r = calloc(1, sizeof(*r));
+	json_object *arr = json_object_new_array();
+
+	for (unsigned int g = 0; r && !dispatch_group_report(vs->d, g, r); g++) {
+		json_object *o = json_object_new_object(), *vcpus = json_object_new_array();
+
+		json_object_object_add(o, "name", json_object_new_string(r->stats.name));
+		json_object_object_add(o, "parent", json_object_new_int(r->parent));
+		json_object_object_add(o, "weight", json_object_new_int64(r->stats.weight));
+		json_object_object_add(o, "cap_quota_ns",
+				       json_object_new_int64((int64_t)r->stats.cap_quota_ns));
+		json_object_object_add(o, "cap_period_ns",
+				       json_object_new_int64((int64_t)r->stats.cap_period_ns));
+		json_object_object_add(o, "cpu_time_ns", json_object_new_int64((int64_t)r->cpu_time_ns));
+		json_object_object_add(o, "run_ns", json_object_new_int64((int64_t)r->stats.run_ns));
+		json_object_object_add(o, "throttled_ns",
+				       json_object_new_int64((int64_t)r->stats.throttled_ns));
+		json_object_object_add(o, "throttles",
+				       json_object_new_int64((int64_t)r->stats.nr_throttles));
+		for (unsigned int k = 0; k < r->nr_vcpus; k++)
+			json_object_array_add(vcpus, json_object_new_int((int)r->vcpus[k]));
+		json_object_object_add(o, "vcpus", vcpus);
+		json_object_array_add(arr, o);
+	}
+	free(r);
+	return arr;
+}
+
 int vm_sched_write_stats_json(struct vm_sched *vs, int fd)
 {
 	uint64_t wall = dispatch_now_ns() - vs->start_ns;
@@ -239,6 +298,7 @@ int vm_sched_write_stats_json(struct vm_sched *vs, int fd)
 		json_object_object_add(dj, "ticks", json_object_new_int64((int64_t)c.ticks));
 		json_object_object_add(dj, "wakeups", json_object_new_int64((int64_t)c.wakeups));
 		json_object_object_add(root, "dispatcher", dj);
+		json_object_object_add(root, "groups", groups_json(vs));
 	}
 	if (json_object_to_fd(fd, root, JSON_C_TO_STRING_PRETTY) < 0)
 		rc = -EIO;

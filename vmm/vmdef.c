@@ -6,6 +6,7 @@
 #include "vmm/vmdef.h"
 #include "vmm/json_strict.h"
 #include "vmm/paths.h"
+#include "vmm/qosspec.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -40,11 +41,7 @@ static const struct vmdef_key top_keys[] = {
 	{ "window-us", VT_UINT }, { "slice-us", VT_UINT }, { "api-socket", VT_STRING },
 	{ "user", VT_STRING }, { "no-cppc", VT_FLAG }, { "stats-json", VT_STRING },
 	{ "cpu-hide", VT_STRING }, { "emulator-cpus", VT_STRING }, { "verbose", VT_FLAG },
-};
-
-static const struct vmdef_key vcpu_keys[] = {
-	{ "vcpus", VT_SET }, { "weight", VT_UINT }, { "uclamp", VT_STRING },
-	{ "reservation", VT_STRING }, { "cap", VT_STRING }, { "cluster", VT_STRING },
+	{ "vm-weight", VT_UINT }, { "vm-cap", VT_STRING },
 };
 
 #define NR(a) (sizeof(a) / sizeof((a)[0]))
@@ -171,59 +168,107 @@ static const struct vmdef_key *find_key(const struct vmdef_key *keys, size_t n, 
 	return NULL;
 }
 
-/* One QoS key of a vcpu[] entry appended to "SET:k=v,...". */
-static int vcpu_pair(const char *key, json_object *v, size_t idx, char *arg, size_t *n,
-		     size_t len, char *err, size_t errlen)
+/* key's entry in the --vcpu (or --group) key list of vmm/qosspec.h, or NULL. */
+static const struct qos_key *qos_key_of(const struct qos_key *(*list)(unsigned int),
+					const char *key)
 {
-	const struct vmdef_key *k = find_key(vcpu_keys, NR(vcpu_keys), key);
+	for (unsigned int i = 0; list(i); i++)
+		if (!strcmp(list(i)->name, key))
+			return list(i);
+	return NULL;
+}
+
+/*
+ * One QoS key of a vcpu[] or group[] entry appended to "SET:k=v,..." (or
+ * "NAME:k=v,..."); head is that entry's "vcpus" or "name".
+ */
+static int entry_pair(const char *array, const char *head,
+		      const struct qos_key *(*list)(unsigned int), const char *expected,
+		      const char *key, json_object *v, size_t idx, char *arg, size_t *n,
+		      size_t len, char *err, size_t errlen)
+{
+	const struct qos_key *k = qos_key_of(list, key);
 	char val[256], where[96], name[64];
 
-	snprintf(where, sizeof(where), "vcpu[%zu].%s", idx, shown_key(key, name, sizeof(name)));
+	snprintf(where, sizeof(where), "%s[%zu].%s", array, idx,
+		 shown_key(key, name, sizeof(name)));
+	if (!strcmp(key, head))
+		return 0;
 	if (!k) {
-		snprintf(err, errlen, "%s: unknown key (expected vcpus, weight, uclamp, "
-			 "reservation, cap or cluster)", where);
+		snprintf(err, errlen, "%s: unknown key (expected %s, %s)", where, head, expected);
 		return -EINVAL;
 	}
-	if (value_text(v, k->type, where, val, sizeof(val), err, errlen))
+	if (value_text(v, k->integer ? VT_UINT : VT_STRING, where, val, sizeof(val), err, errlen))
 		return -EINVAL;
-	if (!strcmp(key, "vcpus"))
-		return 0;
 	*n += (size_t)snprintf(arg + *n, len - *n, "%s%s=%s", arg[*n - 1] == ':' ? "" : ",",
 			       key, val);
 	if (*n >= len) {
-		snprintf(err, errlen, "vcpu[%zu]: entry too long", idx);
+		snprintf(err, errlen, "%s[%zu]: entry too long", array, idx);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-static int vcpu_entry(json_object *e, size_t idx, struct vmdef_args *a, char *err, size_t errlen)
+struct entry_kind {
+	const char *array, *head, *option;	/* "vcpu", "vcpus", "--vcpu" */
+	enum vmdef_type head_type;
+	const char *head_example;
+	const struct qos_key *(*list)(unsigned int);
+	const char *(*expected)(void);
+};
+
+static const struct entry_kind vcpu_entry_kind = {
+	"vcpu", "vcpus", "--vcpu", VT_SET, "\"0-3\"", vcpu_qos_key, vcpu_qos_key_list,
+};
+static const struct entry_kind group_entry_kind = {
+	"group", "name", "--group", VT_STRING, "\"web\"", group_qos_key, group_qos_key_list,
+};
+
+/* One object of the vcpu or group array as the option it stands for. */
+static int qos_entry(const struct entry_kind *kind, json_object *e, size_t idx,
+		     struct vmdef_args *a, char *err, size_t errlen)
 {
 	char arg[1024], val[256], where[64];
-	json_object *set;
+	json_object *head;
 	size_t n;
 
-	snprintf(where, sizeof(where), "vcpu[%zu]", idx);
+	snprintf(where, sizeof(where), "%s[%zu]", kind->array, idx);
 	if (!json_object_is_type(e, json_type_object) ||
-	    !json_object_object_get_ex(e, "vcpus", &set)) {
-		snprintf(err, errlen, "%s: expected an object with \"vcpus\" (e.g. \"0-3\")", where);
+	    !json_object_object_get_ex(e, kind->head, &head)) {
+		snprintf(err, errlen, "%s: expected an object with \"%s\" (e.g. %s)", where,
+			 kind->head, kind->head_example);
 		return -EINVAL;
 	}
-	snprintf(where, sizeof(where), "vcpu[%zu].vcpus", idx);
-	if (value_text(set, VT_SET, where, val, sizeof(val), err, errlen))
+	snprintf(where, sizeof(where), "%s[%zu].%s", kind->array, idx, kind->head);
+	if (value_text(head, kind->head_type, where, val, sizeof(val), err, errlen))
 		return -EINVAL;
 	n = (size_t)snprintf(arg, sizeof(arg), "%s:", val);
 	json_object_object_foreach(e, key, v) {
-		if (vcpu_pair(key, v, idx, arg, &n, sizeof(arg), err, errlen))
+		if (entry_pair(kind->array, kind->head, kind->list, kind->expected(), key, v, idx,
+			       arg, &n, sizeof(arg), err, errlen))
 			return -EINVAL;
 	}
 	if (arg[n - 1] == ':') {
-		snprintf(err, errlen, "vcpu[%zu]: no QoS key given (expected weight, uclamp, "
-			 "reservation, cap or cluster)", idx);
+		snprintf(err, errlen, "%s[%zu]: no QoS key given (expected %s)", kind->array, idx,
+			 kind->expected());
 		return -EINVAL;
 	}
-	snprintf(where, sizeof(where), "vcpu[%zu]", idx);
-	return push(a, "--vcpu", where) ?: push(a, arg, where);
+	snprintf(where, sizeof(where), "%s[%zu]", kind->array, idx);
+	return push(a, kind->option, where) ?: push(a, arg, where);
+}
+
+static int qos_array(const struct entry_kind *kind, json_object *v, struct vmdef_args *a,
+		     char *err, size_t errlen)
+{
+	if (!json_object_is_type(v, json_type_array)) {
+		snprintf(err, errlen, "%s: expected an array of objects, got %s", kind->array,
+			 type_name(v));
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < json_object_array_length(v); i++)
+		if (qos_entry(kind, json_object_array_get_idx(v, i), i, a, err, errlen))
+			return -EINVAL;
+	return 0;
 }
 
 static int top_key(const char *key, json_object *v, struct vmdef_args *a, char *err,
@@ -232,17 +277,10 @@ static int top_key(const char *key, json_object *v, struct vmdef_args *a, char *
 	const struct vmdef_key *k = find_key(top_keys, NR(top_keys), key);
 	char opt[64], val[4096], name[64];
 
-	if (!strcmp(key, "vcpu")) {
-		if (!json_object_is_type(v, json_type_array)) {
-			snprintf(err, errlen, "vcpu: expected an array of objects, got %s",
-				 type_name(v));
-			return -EINVAL;
-		}
-		for (size_t i = 0; i < json_object_array_length(v); i++)
-			if (vcpu_entry(json_object_array_get_idx(v, i), i, a, err, errlen))
-				return -EINVAL;
-		return 0;
-	}
+	if (!strcmp(key, "vcpu"))
+		return qos_array(&vcpu_entry_kind, v, a, err, errlen);
+	if (!strcmp(key, "group"))
+		return qos_array(&group_entry_kind, v, a, err, errlen);
 	if (!k) {
 		snprintf(err, errlen, "%s: unknown key (see docs/dispatcher.md, 'VM definition "
 			 "files')", shown_key(key, name, sizeof(name)));

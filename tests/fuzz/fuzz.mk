@@ -10,7 +10,7 @@ FUZZ_BUILD   := build/fuzz
 FUZZ_TIME    ?= 600
 FUZZ_FLAGS   := -std=gnu11 -D_GNU_SOURCE -DCAPVISOR_VERSION='"$(VERSION)"' -I. \
 		$(WFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_QMP_SRCS := tests/fuzz/fuzz_qmp.c vmm/qmp.c vmm/qmp_commands.c
+FUZZ_QMP_SRCS := tests/fuzz/fuzz_qmp.c vmm/qmp.c vmm/qmp_commands.c vmm/qmp_groups.c
 
 # The client side: what ctl and top make of a server's bytes.
 FUZZ_QMP_CLIENT_SRCS := tests/fuzz/fuzz_qmp_client.c vmm/qmp_client.c vmm/ctl_format.c

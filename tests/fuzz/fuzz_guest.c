@@ -130,8 +130,10 @@ static int build(struct fuzz_vm *f, uint8_t conf)
 		.no_cppc = conf & 4,
 	};
 	struct vcpu_qos qos[FUZZ_MAX_VCPUS];
+	struct vm_qos vq;
 	char err[256];
 
+	vm_qos_default(&vq);
 	for (unsigned int i = 0; i < nr; i++)
 		vcpu_qos_default(&qos[i]);
 	if (host_spec_parse(hosts[(conf >> 3) & 1], &sc.host, err, sizeof(err)))
@@ -139,7 +141,7 @@ static int build(struct fuzz_vm *f, uint8_t conf)
 	sc.host_set = true;
 	f->vm = fake_vm(nr);
 	if (vm_setup_devices(f->vm, f->null_fd) ||
-	    vm_sched_prepare(&f->vs, &sc, qos, nr, err, sizeof(err)))
+	    vm_sched_prepare(&f->vs, &sc, qos, &vq, nr, err, sizeof(err)))
 		abort();
 	f->sched_ready = true;
 	if (vm_sched_attach(&f->vs, f->vm, err, sizeof(err)))

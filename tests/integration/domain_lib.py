@@ -4,7 +4,7 @@
 vm_of() reads what a domain XML asks for with Python's own XML parser,
 independently of capvisor's reader: name, uuid, memory in bytes, vCPUs,
 kernel, cmdline, console, pinning, cputune numbers, capvisor's metadata
-applied per vCPU, and foreign metadata. Two domains that give the same
+applied per vCPU, its groups, and foreign metadata. Two domains that give the same
 vm_of() are the same VM.
 """
 import json
@@ -118,8 +118,11 @@ def vm_of(path):
         if cpuset is not None:
             vm["pins"].setdefault(i, cpuset)
     ours = root.find(f"metadata/{{{NS}}}vm")
-    vm["clusters"], vm["sched"] = [], {}
+    vm["clusters"], vm["sched"], vm["groups"] = [], {}, {}
     if ours is not None:
+        for g in ours.findall(f"{{{NS}}}group"):
+            vm["groups"][g.get("name")] = {"weight": "1024", **{
+                k: norm(k, v) for k, v in g.attrib.items() if k != "name"}}
         for c in ours.findall(f"{{{NS}}}host/{{{NS}}}cluster"):
             vm["clusters"].append({k: c.get(k) for k in ("name", "count", "capacity", "levels")
                                    if c.get(k)})
@@ -143,7 +146,7 @@ def _ns(text):
 
 
 def norm(key, val):
-    if key == "reservation":
+    if key in ("reservation", "cap"):
         return tuple(_ns(x) for x in val.split("/"))
     return val
 

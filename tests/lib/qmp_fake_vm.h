@@ -5,6 +5,7 @@
  * engine. Implementation header: include it in exactly one file per program.
  *
  * Host: cluster "big" (2 pCPUs, capacity 1024) and "little" (2 pCPUs, 512).
+ * Groups: the VM's own ("vm", every vCPU) and "pair" below it (vCPUs 0-1).
  * Admission (a toy version of the engine's rule): the sum of runtime/period
  * over all reservations stays <= 0.95 * total capacity / 1024, and a
  * reservation's density runtime/deadline must fit the biggest pCPU its
@@ -24,6 +25,8 @@ struct fake_vm {
 	unsigned int nr_vcpus;
 	struct qmp_vcpu_info vcpu[FAKE_MAX_VCPUS];
 	struct qmp_host_info host;
+	unsigned int nr_groups;
+	struct qmp_group_info group[2];
 	bool running, shut_down;
 	unsigned int quit_requests;
 	qmp_emit_fn emit;		/* where STOP/RESUME/SHUTDOWN go; may be NULL */
@@ -62,6 +65,15 @@ static void fake_vm_init(struct fake_vm *vm, unsigned int nr_vcpus)
 		v->uclamp_max = QMP_UCLAMP_MAX;
 		v->perf_request = v->perf_delivered = vm->host.pcpus[i % 4].perf_level;
 	}
+	vm->nr_groups = 2;
+	snprintf(vm->group[0].name, sizeof(vm->group[0].name), "vm");
+	snprintf(vm->group[1].name, sizeof(vm->group[1].name), "pair");
+	vm->group[0].parent = -1;
+	for (unsigned int g = 0; g < 2; g++) {
+		vm->group[g].weight = 1024;
+		for (unsigned int i = 0; i < vm->nr_vcpus && (!g || i < 2); i++)
+			vm->group[g].vcpus[vm->group[g].nr_vcpus++] = i;
+	}
 }
 
 static void fake_emit(struct fake_vm *vm, const char *name, json_object *data)
@@ -89,6 +101,7 @@ __attribute__((unused)) static void fake_vm_tick(struct fake_vm *vm)
 		if (share > 100000000ull)
 			share = 100000000ull;
 		v->cpu_time_ns += share;
+		v->active_ns += share;
 		v->wait_time_ns += 100000000ull - share;
 		util = util > v->uclamp_max ? v->uclamp_max : util;
 		v->util_avg = (v->util_avg + (util > 1024 ? 1024 : util)) / 2;
@@ -258,6 +271,49 @@ static int fake_set_cluster(void *opaque, unsigned int vcpu, const char *cluster
 	return 0;
 }
 
+static unsigned int fake_nr_groups(void *opaque)
+{
+	return ((struct fake_vm *)opaque)->nr_groups;
+}
+
+static int fake_query_groups(void *opaque, struct qmp_group_info *out, unsigned int n,
+			     struct qmp_error *err)
+{
+	struct fake_vm *vm = opaque;
+
+	if (n != vm->nr_groups)
+		return qmp_error_set(err, QMP_ERR_GENERIC, "asked for %u groups, the VM has %u",
+				     n, vm->nr_groups);
+	for (unsigned int g = 0; g < n; g++) {
+		out[g] = vm->group[g];
+		out[g].cpu_time_ns = 0;
+		for (unsigned int k = 0; k < out[g].nr_vcpus; k++)
+			out[g].cpu_time_ns += vm->vcpu[out[g].vcpus[k]].cpu_time_ns;
+	}
+	return 0;
+}
+
+static int fake_set_group_weight(void *opaque, unsigned int group, uint32_t weight,
+				 struct qmp_error *err)
+{
+	(void)err;
+	((struct fake_vm *)opaque)->group[group].weight = weight;
+	return 0;
+}
+
+static int fake_set_group_cap(void *opaque, unsigned int group, const struct qmp_cap *cap,
+			      struct qmp_error *err)
+{
+	struct qmp_group_info *g = &((struct fake_vm *)opaque)->group[group];
+
+	(void)err;
+	g->has_cap = cap != NULL;
+	memset(&g->cap, 0, sizeof(g->cap));
+	if (cap)
+		g->cap = *cap;
+	return 0;
+}
+
 static int fake_stop(void *opaque, struct qmp_error *err)
 {
 	struct fake_vm *vm = opaque;
@@ -309,6 +365,10 @@ static const struct qmp_backend_ops fake_vm_ops = {
 	.clear_reservation = fake_clear_reservation,
 	.set_cap = fake_set_cap,
 	.set_cluster = fake_set_cluster,
+	.nr_groups = fake_nr_groups,
+	.query_groups = fake_query_groups,
+	.set_group_weight = fake_set_group_weight,
+	.set_group_cap = fake_set_group_cap,
 	.stop = fake_stop,
 	.cont = fake_cont,
 	.quit = fake_quit,

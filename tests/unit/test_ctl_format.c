@@ -33,6 +33,7 @@ static json_object *server_reply(const char *query)
 
 static const char *const queries[] = {
 	"query-vcpus", "query-host", "query-status", "query-version", "query-commands",
+	"query-groups",
 };
 
 static void test_own_server_passes(void)
@@ -161,7 +162,40 @@ static void test_limits_and_types(void)
 	json_object_put(vcpus);
 }
 
+/* query-groups: each member checked, the vCPU list entry by entry, and the table. */
+static void test_groups_checked_and_printed(void)
+{
+	json_object *groups = server_reply("query-groups"), *vcpus;
+	char err[256], *buf = NULL;
+	double share[3] = { 10.0, 20.0, 30.0 };
+	size_t len = 0;
+	FILE *f;
+
+	CU_ASSERT_FATAL(groups != NULL);
+	/* 8 members per group, all shown; the fake VM has "vm" and "pair". */
+	CU_ASSERT_EQUAL(mutate_array("query-groups", groups, groups, ""), 2 * 8);
+	vcpus = json_object_object_get(json_object_array_get_idx(groups, 1), "vcpus");
+	json_object_array_add(vcpus, json_object_new_int64(QMP_MAX_VCPUS));
+	CU_ASSERT_EQUAL(ctl_check_reply("query-groups", groups, err, sizeof(err)), -1);
+	CU_ASSERT(strstr(err, "[1].vcpus: [2]: expected a vCPU number 0..1023") != NULL);
+	json_object_array_put_idx(vcpus, 2, json_object_new_string("2"));
+	CU_ASSERT_EQUAL(ctl_check_reply("query-groups", groups, err, sizeof(err)), -1);
+	json_object_array_del_idx(vcpus, 2, 1);
+	CU_ASSERT_EQUAL(ctl_check_reply("query-groups", groups, err, sizeof(err)), 0);
+	f = open_memstream(&buf, &len);
+	CU_ASSERT_FATAL(f != NULL);
+	ctl_print_groups(f, groups, share, 3);
+	fclose(f);
+	/* vm: every vCPU's share, pair: vCPUs 0 and 1. */
+	CU_ASSERT(strstr(buf, "GROUP") && strstr(buf, "SHARE"));
+	CU_ASSERT(strstr(buf, "vm ") && strstr(buf, " 60.0%"));
+	CU_ASSERT(strstr(buf, "pair ") && strstr(buf, " 30.0%"));
+	free(buf);
+	json_object_put(groups);
+}
+
 UNIT_SUITE(ctl_format, NULL, NULL,
+	   UNIT_TEST(test_groups_checked_and_printed),
 	   UNIT_TEST(test_own_server_passes),
 	   UNIT_TEST(test_each_member_checked),
 	   UNIT_TEST(test_limits_and_types))

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Domain XML round trip on random VMs: a random configuration and per-vCPU
- * QoS are written out, read back through the option parser, and must come
+ * Domain XML round trip on random VMs: a random configuration, per-vCPU
+ * QoS, VM weight and cap and groups are written out, read back through the option parser, and must come
  * back equal field by field (the oracle is the configuration itself), and
  * writing the result again must give the same text. The seed is printed;
  * CAPVISOR_TEST_SEED=N repeats a run.
@@ -136,6 +136,42 @@ static void random_qos(struct vcpu_qos *q, unsigned int nr_clusters)
 			 (unsigned int)(nr_clusters ? between(0, nr_clusters - 1) : between(0, 7)));
 }
 
+/* A group cap (the VM's or a group's): up to n periods, always whole microseconds. */
+static void random_group_cap(struct group_qos *g, unsigned int n)
+{
+	g->has_cap = true;
+	g->cap_period_ns = between(SCHED_CAP_PERIOD_MIN_NS, SCHED_CAP_PERIOD_MAX_NS) / 1000 * 1000;
+	g->cap_quota_ns = between(SCHED_CAP_QUOTA_MIN_NS, n * g->cap_period_ns) / 1000 * 1000;
+}
+
+/* The VM's weight and cap, up to three groups, each vCPU in one of them or in the VM's. */
+static void random_groups(struct random_vm *v)
+{
+	struct vm_qos *vq = &v->cfg.vm_qos;
+	unsigned int n = v->cfg.nr_vcpus;
+
+	if (xorshift64(&rng) % 2)
+		vq->vm.weight = (uint32_t)between(QOS_WEIGHT_MIN, QOS_WEIGHT_MAX);
+	if (xorshift64(&rng) % 2)
+		random_group_cap(&vq->vm, n);
+	vq->nr_groups = (unsigned int)between(0, n < 3 ? n : 3);
+	for (unsigned int g = 0; g < vq->nr_groups; g++) {
+		struct group_qos *q = &vq->groups[g];
+
+		snprintf(q->name, sizeof(q->name), "g%u-%u", g, (unsigned int)between(0, 999));
+		q->weight = (uint32_t)between(QOS_WEIGHT_MIN, QOS_WEIGHT_MAX);
+		q->has_cap = false;
+		if (xorshift64(&rng) % 2)
+			random_group_cap(q, 1);
+		/* vCPU g is in it, so no group is empty; the others at random. */
+		memcpy(v->qos[g].group, q->name, sizeof(q->name));
+	}
+	for (unsigned int i = vq->nr_groups; vq->nr_groups && i < n; i++)
+		if (xorshift64(&rng) % 2)
+			memcpy(v->qos[i].group, vq->groups[between(0, vq->nr_groups - 1)].name,
+			       sizeof(v->qos[i].group));
+}
+
 static void random_hide(struct vm_config *cfg)
 {
 	char all[512], pick[512] = "", *save = NULL;
@@ -180,6 +216,7 @@ static void random_vm(struct random_vm *v)
 		random_qos(&v->qos[i], nr_clusters);
 	if (xorshift64(&rng) % 4 == 0)
 		random_uniform_cap(v->qos, v->cfg.nr_vcpus);
+	random_groups(v);
 	v->cfg.sched = xorshift64(&rng) % 4 ? SCHED_KIND_CAPVISOR : SCHED_KIND_HOST;
 	v->cfg.tick_ns = xorshift64(&rng) % 2 ? between(100, 100000) * 1000 : 0;
 	v->cfg.window_ns = xorshift64(&rng) % 2 ? between(500, 100000) * 1000 : 0;
@@ -218,7 +255,25 @@ static bool same_qos(const struct vcpu_qos *a, const struct vcpu_qos *b)
 	       a->has_reservation == b->has_reservation && a->runtime_ns == b->runtime_ns &&
 	       a->deadline_ns == b->deadline_ns && a->period_ns == b->period_ns &&
 	       a->has_cap == b->has_cap && a->cap_quota_ns == b->cap_quota_ns &&
-	       a->cap_period_ns == b->cap_period_ns && !strcmp(a->cluster, b->cluster);
+	       a->cap_period_ns == b->cap_period_ns && !strcmp(a->cluster, b->cluster) &&
+	       !strcmp(a->group, b->group);
+}
+
+static bool same_group(const struct group_qos *a, const struct group_qos *b)
+{
+	return !strcmp(a->name, b->name) && a->weight == b->weight && a->has_cap == b->has_cap &&
+	       (!a->has_cap || (a->cap_quota_ns == b->cap_quota_ns &&
+				a->cap_period_ns == b->cap_period_ns));
+}
+
+static bool same_groups(const struct vm_qos *a, const struct vm_qos *b)
+{
+	if (!same_group(&a->vm, &b->vm) || a->nr_groups != b->nr_groups)
+		return false;
+	for (unsigned int g = 0; g < a->nr_groups; g++)
+		if (!same_group(&a->groups[g], &b->groups[g]))
+			return false;
+	return true;
 }
 
 static bool same_host(const char *a, const char *b)
@@ -259,6 +314,8 @@ static const char *compare(const struct random_vm *v, const struct vm_config *c,
 	for (unsigned int i = 0; i < o->nr_vcpus; i++)
 		if (!same_qos(&q[i], &v->qos[i]))
 			return "per-vCPU QoS";
+	if (!same_groups(&c->vm_qos, &o->vm_qos))
+		return "VM weight, VM cap or groups";
 	if (!c->domain || !same_str(c->domain->name, v->info.name) ||
 	    !same_str(c->domain->uuid, v->info.uuid) || !same_str(c->domain->title, v->info.title))
 		return "name, uuid or title";
@@ -304,12 +361,15 @@ static void test_random_vms_round_trip(void)
 		struct vm_config back;
 		char *xml = NULL, *again = NULL;
 		const char *diff = "writing";
+		struct domain_tune tune;
 
 		random_vm(&v);
-		if (!domain_write_string(&xml, &v.cfg, v.qos, &v.info, NULL, e, sizeof(e))) {
+		domain_tune_of(&v.cfg.vm_qos, &tune);
+		if (!domain_write_string(&xml, &v.cfg, v.qos, &v.info, &tune, e, sizeof(e))) {
 			diff = read_back(xml, path, &back, qos, e, sizeof(e)) ? "reading back" :
 			       compare(&v, &back, qos);
-			if (!diff && domain_write_string(&again, &back, qos, back.domain, NULL, e,
+			domain_tune_of(&back.vm_qos, &tune);
+			if (!diff && domain_write_string(&again, &back, qos, back.domain, &tune, e,
 							 sizeof(e)))
 				diff = "writing again";
 			else if (!diff && strcmp(xml, again))

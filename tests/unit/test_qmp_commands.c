@@ -204,6 +204,96 @@ static void test_set_cap(void)
 	capture_close(&cap);
 }
 
+/* query-groups: the VM's own group first, its groups with their parent, vCPUs and cap. */
+static void test_query_groups(void)
+{
+	struct capture cap;
+	json_object *o, *ret, *g, *v;
+
+	capture_negotiated(&cap, 3);
+	cap.vm.vcpu[0].cpu_time_ns = 5;
+	cap.vm.vcpu[1].cpu_time_ns = 7;
+	cap.vm.vcpu[2].cpu_time_ns = 11;
+	CU_ASSERT(accepts(&cap, "set-group-cap",
+			  "{\"group\":\"pair\",\"quota_us\":15000,\"period_us\":10000}"));
+	capture_feed(&cap, "{\"execute\":\"query-groups\"}");
+	o = capture_line(&cap, cap.nr_lines - 1);
+	CU_ASSERT_FATAL(json_object_object_get_ex(o, "return", &ret));
+	CU_ASSERT_EQUAL_FATAL(json_object_array_length(ret), 2);
+	g = json_object_array_get_idx(ret, 0);
+	CU_ASSERT_STRING_EQUAL(json_object_get_string(json_object_object_get(g, "name")), "vm");
+	CU_ASSERT(json_object_object_get_ex(g, "parent", &v) && !v);
+	CU_ASSERT(json_object_object_get_ex(g, "cap", &v) && !v);
+	CU_ASSERT_EQUAL(json_object_get_int64(json_object_object_get(g, "cpu_time_ns")), 23);
+	CU_ASSERT_EQUAL(json_object_array_length(json_object_object_get(g, "vcpus")), 3);
+	g = json_object_array_get_idx(ret, 1);
+	CU_ASSERT_STRING_EQUAL(json_object_get_string(json_object_object_get(g, "parent")), "vm");
+	CU_ASSERT_EQUAL(json_object_get_int64(json_object_object_get(g, "cpu_time_ns")), 12);
+	CU_ASSERT_EQUAL(json_object_get_int(json_object_object_get(
+		json_object_object_get(g, "cap"), "quota_us")), 15000);
+	CU_ASSERT(json_object_object_get_ex(g, "throttled_ns", NULL));
+	CU_ASSERT(json_object_object_get_ex(g, "throttles", NULL));
+	v = json_object_object_get(g, "vcpus");
+	CU_ASSERT_EQUAL(json_object_array_length(v), 2);
+	CU_ASSERT_EQUAL(json_object_get_int(json_object_array_get_idx(v, 1)), 1);
+	json_object_put(o);
+	capture_close(&cap);
+}
+
+/* set-vm-*, set-group-*: a quota up to what the group can run at once; refusals change nothing. */
+static void test_group_weight_and_cap(void)
+{
+	struct capture cap;
+	struct fake_vm before;
+	json_object *ev, *data;
+
+	capture_negotiated(&cap, 3);
+	CU_ASSERT(accepts(&cap, "set-vm-weight", "{\"weight\":3000}"));
+	CU_ASSERT_EQUAL(cap.vm.group[0].weight, 3000);
+	CU_ASSERT(capture_is_event(&cap, cap.nr_lines - 2, "GROUP_QOS_CHANGED"));
+	ev = capture_line(&cap, cap.nr_lines - 2);
+	CU_ASSERT_FATAL(json_object_object_get_ex(ev, "data", &data));
+	CU_ASSERT_STRING_EQUAL(json_object_get_string(json_object_object_get(data, "group")), "vm");
+	CU_ASSERT_EQUAL(json_object_get_int(json_object_object_get(data, "weight")), 3000);
+	json_object_put(ev);
+	CU_ASSERT(accepts(&cap, "set-group-weight", "{\"group\":\"pair\",\"weight\":5}"));
+	CU_ASSERT_EQUAL(cap.vm.group[1].weight, 5);
+	/* Three vCPUs on four pCPUs: the VM runs at most three at once. */
+	CU_ASSERT(accepts(&cap, "set-vm-cap", "{\"quota_us\":30000,\"period_us\":10000}"));
+	CU_ASSERT(cap.vm.group[0].has_cap && cap.vm.group[0].cap.quota_us == 30000);
+	before = cap.vm;
+	CU_ASSERT(rejects(&cap, "set-vm-cap", "{\"quota_us\":30001,\"period_us\":10000}",
+			  "'quota_us' (30001) must not exceed 3 x 'period_us' (10000) = 30000: "
+			  "group 'vm' runs at most 3 vCPUs at once"));
+	CU_ASSERT(rejects(&cap, "set-group-cap",
+			  "{\"group\":\"pair\",\"quota_us\":20001,\"period_us\":10000}",
+			  "must not exceed 2 x 'period_us' (10000) = 20000"));
+	CU_ASSERT(rejects(&cap, "set-vm-cap", "{\"quota_us\":2000}", "'period_us' is missing"));
+	CU_ASSERT(rejects(&cap, "set-vm-cap", "{\"quota_us\":500,\"period_us\":10000}",
+			  "must be 0 (no cap) or at least 1000"));
+	CU_ASSERT(rejects(&cap, "set-vm-cap", "{\"quota_us\":2000,\"period_us\":999}",
+			  "Parameter 'period_us' out of range: 999 (expected 1000..1000000 us)"));
+	CU_ASSERT(rejects(&cap, "set-vm-weight", "{\"weight\":0}",
+			  "Parameter 'weight' out of range: 0 (expected 1..1048576)"));
+	CU_ASSERT(rejects(&cap, "set-group-weight", "{\"group\":\"trio\",\"weight\":5}",
+			  "no group named 'trio' (expected one of: vm, pair)"));
+	CU_ASSERT(rejects(&cap, "set-group-weight", "{\"weight\":5}", "'group' is missing"));
+	CU_ASSERT(rejects(&cap, "set-group-cap", "{\"group\":7,\"quota_us\":0}",
+			  "Invalid parameter type for 'group', expected: string"));
+	CU_ASSERT(memcmp(&before, &cap.vm, sizeof(before)) == 0);
+	CU_ASSERT(accepts(&cap, "set-vm-cap", "{\"quota_us\":0}"));
+	CU_ASSERT(!cap.vm.group[0].has_cap);
+	CU_ASSERT(accepts(&cap, "set-group-cap", "{\"group\":\"vm\",\"quota_us\":2000,"
+			  "\"period_us\":10000}"));
+	CU_ASSERT(cap.vm.group[0].has_cap);
+	CU_ASSERT(accepts(&cap, "set-group-cap", "{\"group\":\"vm\"}"));
+	CU_ASSERT(!cap.vm.group[0].has_cap);
+	/* A backend without groups (--sched host) says so. */
+	cap.vm.nr_groups = 0;
+	CU_ASSERT(rejects(&cap, "set-vm-weight", "{\"weight\":5}", "this VM has no groups"));
+	capture_close(&cap);
+}
+
 static void test_queries(void)
 {
 	struct capture cap;
@@ -213,7 +303,7 @@ static void test_queries(void)
 	capture_feed(&cap, "{\"execute\":\"query-commands\"}");
 	o = capture_line(&cap, 2);
 	CU_ASSERT_FATAL(json_object_object_get_ex(o, "return", &ret));
-	CU_ASSERT_EQUAL(json_object_array_length(ret), 16);
+	CU_ASSERT_EQUAL(json_object_array_length(ret), 21);
 	names = json_object_array_get_idx(ret, 5);
 	CU_ASSERT_STRING_EQUAL(json_object_get_string(json_object_object_get(names, "name")),
 			       "query-vcpus");
@@ -265,7 +355,8 @@ static void test_domain_xml_needs_backend(void)
 }
 
 UNIT_SUITE(qmp_commands, NULL, NULL,
-	   UNIT_TEST(test_domain_xml_needs_backend),
+	   UNIT_TEST(test_domain_xml_needs_backend), UNIT_TEST(test_query_groups),
+	   UNIT_TEST(test_group_weight_and_cap),
 	   UNIT_TEST(test_type_checks),
 	   UNIT_TEST(test_ranges_and_huge_numbers),
 	   UNIT_TEST(test_clamp_rules),

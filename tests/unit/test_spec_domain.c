@@ -75,7 +75,7 @@ static void test_elements_become_options(void)
 			       "--vcpus=4 --vcpu=0-3:cluster=cpu1 --mem=1073741824 "
 			       "--kernel=/k/vmlinux --initrd=/k/initrd --cmdline=console=ttyS0 a=b "
 			       "--vm-weight=2048 --vcpu=2:cluster=cpu0 --vcpu=0-3:cap=50000us/100000us "
-			       "--vm-cap=150000/100000 --emulator-cpus=0 --console=file:/tmp/log");
+			       "--vm-cap=150000us/100000us --emulator-cpus=0 --console=file:/tmp/log");
 	CU_ASSERT_EQUAL(d.origin[0].line, 5);
 	CU_ASSERT_STRING_EQUAL(d.origin[0].element, "vcpu");
 	CU_ASSERT_EQUAL(d.origin[8].line, 11);
@@ -209,8 +209,11 @@ static void test_bad_xml(void)
 		       "<os><type>hvm</type></os></domain>", "<vcpu>", "not a non-negative");
 	expect_refused("<domain type='kvm'><name>t</name><memory>65536</memory><vcpu>4096</vcpu>"
 		       "<os><type>hvm</type></os></domain>", "<vcpu>", "too large");
-	expect_refused(DOM_HEAD "<cputune><shares>1000000</shares></cputune></domain>",
+	/* One past the VM weight's limit (QOS_WEIGHT_MAX), and 0. */
+	expect_refused(DOM_HEAD "<cputune><shares>1048577</shares></cputune></domain>",
 		       "<shares>", "too large");
+	expect_refused(DOM_HEAD "<cputune><shares>0</shares></cputune></domain>",
+		       "<shares>", "below 1");
 	expect_refused(DOM_HEAD "<cputune><quota>1</quota></cputune></domain>", "<quota>",
 		       "below 1000");
 	expect_refused(DOM_HEAD "<cputune><period>5000000</period><quota>9000</quota></cputune>"
@@ -334,7 +337,7 @@ static void test_tune_out_and_back(void)
 		/* A vCPU quota above the period never binds: no cap. */
 		CU_ASSERT_EQUAL(has_arg(&d, want),
 				t.vcpu_quota_us != 0 && t.vcpu_quota_us <= t.vcpu_period_us);
-		snprintf(want, sizeof(want), "--vm-cap=%llu/%llu", t.vm_quota_us, t.vm_period_us);
+		snprintf(want, sizeof(want), "--vm-cap=%lluus/%lluus", t.vm_quota_us, t.vm_period_us);
 		CU_ASSERT_EQUAL(has_arg(&d, want), t.vm_quota_us != 0);
 		domain_args_free(&d);
 		free(xml);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "tests/unit/harness.h"
 #include "vmm/options.h"
+#include "vmm/qosspec.h"
 #include "vmm/vmdef.h"
 
 #include <errno.h>
@@ -145,7 +146,8 @@ static void test_keys_are_options(void)
 		bool flag = !strcmp(k, "verbose") || !strcmp(k, "no-cppc");
 
 		snprintf(json, sizeof(json), "{\"%s\": %s}", k, flag ? "true" :
-			 strstr(k, "-us") || !strcmp(k, "vcpus") ? "1" : "\"x\"");
+			 strstr(k, "-us") || !strcmp(k, "vcpus") || !strcmp(k, "vm-weight") ?
+			 "1" : "\"x\"");
 		CU_ASSERT_EQUAL_FATAL(vmdef_parse(json, &a, err, sizeof(err)), 0);
 		CU_ASSERT(vm_config_has_option(a.argv[0] + 2));
 		vmdef_free(&a);
@@ -172,7 +174,66 @@ static void test_config_file_paths(void)
 	rmdir(dir);
 }
 
+/* The VM's weight and cap, its groups, and a vCPU's group=. */
+static void test_groups_become_options(void)
+{
+	struct vmdef_args a;
+	const char *json = "{\"vm-weight\": 2048, \"vm-cap\": \"150ms/100ms\","
+			   " \"group\": [{\"name\": \"web\", \"weight\": 512, \"cap\": \"50ms/100ms\"},"
+			   "             {\"name\": \"db\", \"cap\": \"10ms/10ms\"}],"
+			   " \"vcpu\": [{\"vcpus\": \"0-1\", \"group\": \"web\"}]}";
+
+	CU_ASSERT_EQUAL_FATAL(vmdef_parse(json, &a, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(a.argc, 10);
+	CU_ASSERT_STRING_EQUAL(a.argv[0], "--vm-weight");
+	CU_ASSERT_STRING_EQUAL(a.argv[1], "2048");
+	CU_ASSERT_STRING_EQUAL(a.argv[3], "150ms/100ms");
+	CU_ASSERT_STRING_EQUAL(a.argv[4], "--group");
+	CU_ASSERT_STRING_EQUAL(a.argv[5], "web:weight=512,cap=50ms/100ms");
+	CU_ASSERT_STRING_EQUAL(a.where[5], "group[0]");
+	CU_ASSERT_STRING_EQUAL(a.argv[7], "db:cap=10ms/10ms");
+	CU_ASSERT_STRING_EQUAL(a.argv[9], "0-1:group=web");
+	for (int i = 0; i < a.argc; i += 2)
+		CU_ASSERT(vm_config_has_option(a.argv[i] + 2));
+	vmdef_free(&a);
+	expect_error("{\"group\": {}}", "group: expected an array");
+	expect_error("{\"group\": [{\"weight\": 1}]}", "group[0]: expected an object with \"name\"");
+	expect_error("{\"group\": [{\"name\": \"a\"}]}", "group[0]: no QoS key given (expected "
+		     "weight or cap)");
+	expect_error("{\"group\": [{\"name\": \"a\", \"weight\": \"1\"}]}",
+		     "group[0].weight: expected a non-negative integer, got a string");
+	expect_error("{\"group\": [{\"name\": \"a\", \"shares\": 1}]}",
+		     "group[0].shares: unknown key (expected name, weight or cap)");
+	expect_error("{\"group\": [{\"name\": 3, \"weight\": 1}]}",
+		     "group[0].name: expected a string");
+	expect_error("{\"vm-weight\": \"2048\"}", "vm-weight: expected a non-negative integer");
+	expect_error("{\"vm-cap\": 5}", "vm-cap: expected a string");
+}
+
+/* A vcpu[] entry takes every key of --vcpu (vmm/qosspec.h's one list), with its type. */
+static void test_vcpu_entry_keys_are_the_option_keys(void)
+{
+	struct vmdef_args a;
+	char json[256], want[64];
+
+	for (unsigned int i = 0; vcpu_qos_key(i); i++) {
+		const struct qos_key *k = vcpu_qos_key(i);
+
+		snprintf(json, sizeof(json), "{\"vcpu\": [{\"vcpus\": 0, \"%s\": %s}]}", k->name,
+			 k->integer ? "7" : "\"v\"");
+		CU_ASSERT_EQUAL_FATAL(vmdef_parse(json, &a, err, sizeof(err)), 0);
+		snprintf(want, sizeof(want), "0:%s=%s", k->name, k->integer ? "7" : "v");
+		CU_ASSERT_STRING_EQUAL(a.argv[1], want);
+		vmdef_free(&a);
+		/* The other type is refused, naming the key. */
+		snprintf(json, sizeof(json), "{\"vcpu\": [{\"vcpus\": 0, \"%s\": %s}]}", k->name,
+			 k->integer ? "\"7\"" : "7");
+		expect_error(json, k->name);
+	}
+}
+
 UNIT_SUITE(spec_vmdef, NULL, NULL, UNIT_TEST(test_definition_becomes_options),
 	   UNIT_TEST(test_bad_definitions_name_the_key), UNIT_TEST(test_missing_file),
 	   UNIT_TEST(test_wrong_types_are_refused), UNIT_TEST(test_strict_json),
-	   UNIT_TEST(test_keys_are_options), UNIT_TEST(test_config_file_paths))
+	   UNIT_TEST(test_keys_are_options), UNIT_TEST(test_config_file_paths),
+	   UNIT_TEST(test_groups_become_options), UNIT_TEST(test_vcpu_entry_keys_are_the_option_keys))

@@ -4,6 +4,7 @@
 #include "vmm/cpuid.h"
 #include "vmm/dutycycle.h"
 #include "vmm/options.h"
+#include "vmm/qosspec.h"
 
 #include <errno.h>
 #include <linux/kvm.h>
@@ -126,6 +127,45 @@ static void test_window_help_matches_its_limits(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(o->help, want));
 	snprintf(want, sizeof(want), ">= %llu us", DUTY_MIN_ON_NS / 1000);
 	CU_ASSERT_PTR_NOT_NULL(strstr(o->help, want));
+}
+
+/* --vm-weight's help quotes the VM weight's range and default (vmm/qosspec.h). */
+static void test_vm_weight_help_matches_its_limits(void)
+{
+	const struct vm_option *o = NULL;
+	char want[64];
+
+	for (unsigned int i = 0; vm_config_option(i); i++)
+		if (!strcmp(vm_config_option(i)->name, "vm-weight"))
+			o = vm_config_option(i);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	snprintf(want, sizeof(want), "%u..%u (default %u,", QOS_WEIGHT_MIN, QOS_WEIGHT_MAX,
+		 QOS_GROUP_WEIGHT_DEFAULT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(o->help, want));
+}
+
+/* The VM-level options land in cfg->vm_qos, and a refused one leaves it as it was. */
+static void test_vm_qos_options(void)
+{
+	char *argv[] = { "run", "--vm-weight", "2048", "--vm-cap=150ms/100ms", "--group",
+			 "web:weight=512", "--vcpu", "0:group=web", NULL };
+	char *bad[] = { "run", "--vm-weight", "9", "--group", "web:weight=0", NULL };
+	struct vm_config cfg;
+
+	vm_config_init(&cfg);
+	CU_ASSERT_EQUAL(cfg.vm_qos.vm.weight, QOS_GROUP_WEIGHT_DEFAULT);
+	CU_ASSERT_EQUAL_FATAL(vm_config_parse(&cfg, 8, argv), 0);
+	CU_ASSERT_EQUAL(cfg.vm_qos.vm.weight, 2048);
+	CU_ASSERT(cfg.vm_qos.vm.has_cap && cfg.vm_qos.vm.cap_quota_ns == 150000000);
+	CU_ASSERT_EQUAL_FATAL(cfg.vm_qos.nr_groups, 1);
+	CU_ASSERT_STRING_EQUAL(cfg.vm_qos.groups[0].name, "web");
+	CU_ASSERT_EQUAL(cfg.nr_vcpu_specs, 1);
+	vm_config_free(&cfg);
+	vm_config_init(&cfg);
+	CU_ASSERT(vm_config_parse(&cfg, 5, bad) < 0);
+	CU_ASSERT_EQUAL(cfg.vm_qos.vm.weight, 9);
+	CU_ASSERT_EQUAL(cfg.vm_qos.nr_groups, 0);
+	vm_config_free(&cfg);
 }
 
 static void test_cpu_hide_names_roundtrip(void)
@@ -260,6 +300,8 @@ static void test_cpuid_fixup(void)
 
 UNIT_SUITE(vmm_options, NULL, NULL,
 	   UNIT_TEST(test_parse_size),
+	   UNIT_TEST(test_vm_weight_help_matches_its_limits),
+	   UNIT_TEST(test_vm_qos_options),
 	   UNIT_TEST(test_run_options_defaults_and_values),
 	   UNIT_TEST(test_run_options_rejected),
 	   UNIT_TEST(test_help_and_version_flags),
