@@ -200,7 +200,9 @@ wl_seed002() {
 	duty_report $1 15000 20000 5 seed$1
 }
 
-# N busy tasks left to the guest's scheduler (no affinity): after 2 s, the
+# N busy tasks left to the guest's scheduler (no affinity): after 4 s (its
+# balancing is slow under nested emulation: in a run sampled after 2 s a
+# task moved from the little vCPU to a big one during the samples), the
 # CPU each runs on (/proc/PID/stat field 39) ten times over 2 s.
 placement() {
 	n=$1 tag=$2 pids=
@@ -208,7 +210,7 @@ placement() {
 		cvload spin -1 0 &
 		pids="$pids $!"
 	done
-	sleep 2
+	sleep 4
 	on=
 	for i in 1 2 3 4 5 6 7 8 9 10; do
 		for p in $pids; do
