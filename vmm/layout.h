@@ -62,7 +62,7 @@
 #define CPPC_REG_MAX_PERF	0x08	/* 32-bit, rw */
 #define CPPC_REG_ENABLE		0x0c	/* 32-bit, rw: cppc_enable */
 #define CPPC_REG_PERF_LIMITED	0x10	/* 32-bit, rw1c */
-#define CPPC_REG_AUTO_SEL	0x14	/* 32-bit, reads 0 */
+#define CPPC_REG_AUTO_SEL	0x14	/* 32-bit, rw: autonomous selection enable */
 #define CPPC_REG_REF_COUNTER	0x18	/* 64-bit, ro: reference perf counter */
 #define CPPC_REG_DEL_COUNTER	0x20	/* 64-bit, ro: delivered perf counter */
 #define CPPC_REG_GUARANTEED_PERF 0x28	/* 32-bit, ro: Linux reads guaranteed_perf only

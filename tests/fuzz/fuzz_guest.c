@@ -274,7 +274,8 @@ static void check_cppc(struct fuzz_vm *f)
 
 		cppc_snapshot(dev, &s);
 		if (s.min < lo || s.min > hi || s.max < lo || s.max > hi ||
-		    (s.desired && (s.desired < lo || s.desired > hi)) || s.enable > 1)
+		    (s.desired && (s.desired < lo || s.desired > hi)) || s.enable > 1 ||
+		    s.auto_sel > 1)
 			abort();
 		/*
 		 * Within the host's limits; uclamp min == max between two perf
