@@ -7,7 +7,7 @@
  */
 #include "acpi/acpi_int.h"
 #include "vmm/layout.h"
-#include "vmm/log.h"
+#include "util/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

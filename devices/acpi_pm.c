@@ -7,7 +7,7 @@
  */
 #include "devices/power.h"
 #include "vmm/layout.h"
-#include "vmm/log.h"
+#include "util/log.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  */
 #include "devices/cppc.h"
 #include "vmm/layout.h"
-#include "vmm/log.h"
+#include "util/log.h"
 
 #include <errno.h>
 #include <stdarg.h>

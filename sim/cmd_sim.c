@@ -7,7 +7,7 @@
  */
 #include "sim/sim.h"
 #include "vmm/commands.h"
-#include "vmm/paths.h"
+#include "util/paths.h"
 
 #include <errno.h>
 #include <stdio.h>

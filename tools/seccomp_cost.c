@@ -7,7 +7,7 @@
  *
  *   build/tools/seccomp_cost [N]     (default 1000000)
  */
-#include "vmm/sandbox.h"
+#include "util/sandbox.h"
 
 #include <linux/kvm.h>
 #include <stdio.h>

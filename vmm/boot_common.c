@@ -2,7 +2,7 @@
 #include "vmm/boot.h"
 #include "vmm/elf.h"
 #include "vmm/layout.h"
-#include "vmm/log.h"
+#include "util/log.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "vmm/console.h"
 #include "devices/serial.h"
-#include "vmm/evloop.h"
-#include "vmm/log.h"
+#include "util/evloop.h"
+#include "util/log.h"
 #include "vmm/options.h"
-#include "vmm/paths.h"
+#include "util/paths.h"
 #include "vmm/vm.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "vmm/cpuid.h"
-#include "vmm/log.h"
+#include "util/log.h"
 
 #include <errno.h>
 #include <linux/kvm.h>

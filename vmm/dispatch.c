@@ -12,7 +12,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-#include "vmm/log.h"
+#include "util/log.h"
 
 #define DISPATCH_IDLE_POLL_NS	(10 * 1000 * 1000)	/* tick when every vCPU is blocked */
 #define DISPATCH_NOHZ_TICKS	4	/* stretched tick period, in ticks */

@@ -6,7 +6,7 @@
  */
 #include "vmm/dispatch_internal.h"
 #include "vmm/hostsched.h"
-#include "vmm/log.h"
+#include "util/log.h"
 
 #include <sched.h>
 #include <signal.h>

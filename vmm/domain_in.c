@@ -12,7 +12,7 @@
 #include "vmm/emulator.h"
 #include "vmm/hostspec.h"
 #include "vmm/options.h"
-#include "vmm/paths.h"
+#include "util/paths.h"
 
 #include <ctype.h>
 #include <errno.h>

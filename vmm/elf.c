@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "vmm/elf.h"
-#include "vmm/log.h"
+#include "util/log.h"
 
 #include <elf.h>
 #include <errno.h>

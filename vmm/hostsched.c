@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "sched/sched.h"
-#include "vmm/log.h"
+#include "util/log.h"
 
 /* struct sched_attr of sched_setattr(2); not in glibc's headers. */
 struct host_sched_attr {

@@ -3,7 +3,7 @@
 #include "vmm/domain.h"
 #include "vmm/dutycycle.h"
 #include "vmm/emulator.h"
-#include "vmm/log.h"
+#include "util/log.h"
 #include "vmm/qosspec.h"
 #include "vmm/vmdef.h"
 

@@ -9,7 +9,7 @@
 #define CAPVISOR_OPTIONS_H
 
 #include "vmm/cpuid.h"
-#include "vmm/sandbox.h"
+#include "util/sandbox.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -11,8 +11,8 @@
  * (a command may emit an event that overflows a client, even the caller).
  */
 #include "vmm/qmp.h"
-#include "vmm/evloop.h"
-#include "vmm/log.h"
+#include "util/evloop.h"
+#include "util/log.h"
 
 #include <errno.h>
 #include <stdio.h>

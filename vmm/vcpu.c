@@ -7,8 +7,8 @@
  */
 #include "vmm/vcpu.h"
 #include "vmm/kvm_stats.h"
-#include "vmm/log.h"
-#include "vmm/sandbox.h"
+#include "util/log.h"
+#include "util/sandbox.h"
 #include "vmm/vm.h"
 
 #include <errno.h>

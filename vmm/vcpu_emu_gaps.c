@@ -10,7 +10,7 @@
  *  - fwait (0x9b): raises #MF when the x87 status word has an unmasked
  *    exception pending (FSW.ES), else does nothing (Linux's fpu__drop()).
  */
-#include "vmm/log.h"
+#include "util/log.h"
 #include "vmm/vcpu.h"
 
 #include <linux/kvm.h>

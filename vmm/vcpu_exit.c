@@ -6,7 +6,7 @@
  * one-line reason that names the vCPU, RIP and, for emulation failures, the
  * instruction bytes.
  */
-#include "vmm/log.h"
+#include "util/log.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 

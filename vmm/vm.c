@@ -7,9 +7,9 @@
  * stop).
  */
 #include "vmm/vm.h"
-#include "vmm/evloop.h"
+#include "util/evloop.h"
 #include "vmm/layout.h"
-#include "vmm/log.h"
+#include "util/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -4,7 +4,7 @@
 #include "devices/serial.h"
 #include "devices/sink.h"
 #include "vmm/layout.h"
-#include "vmm/log.h"
+#include "util/log.h"
 #include "vmm/vm.h"
 
 #include <errno.h>

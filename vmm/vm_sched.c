@@ -9,8 +9,8 @@
 
 #include "vmm/dutycycle.h"
 #include "vmm/hostsched.h"
-#include "vmm/log.h"
-#include "vmm/sandbox.h"
+#include "util/log.h"
+#include "util/sandbox.h"
 #include "vmm/vm.h"
 
 static void vs_kick(void *opaque, unsigned int vcpu)

@@ -4,8 +4,8 @@
  * each key checked for its type and turned into the option it stands for.
  */
 #include "vmm/vmdef.h"
-#include "vmm/json_strict.h"
-#include "vmm/paths.h"
+#include "util/json_strict.h"
+#include "util/paths.h"
 
 #include <errno.h>
 #include <json-c/json.h>

@@ -28,7 +28,7 @@ $(FUZZ_BUILD)/fuzz_qmp_client: $(FUZZ_QMP_CLIENT_SRCS) vmm/qmp_client.h vmm/ctl_
 # libvirt domain XML in: the reader and the option parsers it calls.
 FUZZ_DOMAIN_SRCS := tests/fuzz/fuzz_domain.c vmm/domain_in.c vmm/domain_meta.c \
 		    vmm/domain_schema.c vmm/domain_tune.c vmm/domain_util.c vmm/emulator.c \
-		    vmm/hostspec.c vmm/json_strict.c vmm/paths.c vmm/qosspec.c vmm/vmdef.c
+		    vmm/hostspec.c util/json_strict.c util/paths.c vmm/qosspec.c vmm/vmdef.c
 
 $(FUZZ_BUILD)/fuzz_domain: $(FUZZ_DOMAIN_SRCS) vmm/domain.h vmm/domain_util.h tests/fuzz/fuzz.mk
 	@mkdir -p $(dir $@)
@@ -97,9 +97,9 @@ fuzz: fuzz-guest
 
 # ---- fuzz_vmdef: VM definition files (tests/fuzz/fuzz_vmdef.c) ----
 # Seeded from tests/fuzz/vmdef/, with tests/fuzz/vmdef.dict.
-FUZZ_VMDEF_SRCS := tests/fuzz/fuzz_vmdef.c vmm/vmdef.c vmm/json_strict.c vmm/paths.c
+FUZZ_VMDEF_SRCS := tests/fuzz/fuzz_vmdef.c vmm/vmdef.c util/json_strict.c util/paths.c
 
-$(FUZZ_BUILD)/fuzz_vmdef: $(FUZZ_VMDEF_SRCS) vmm/vmdef.h vmm/json_strict.h vmm/paths.h \
+$(FUZZ_BUILD)/fuzz_vmdef: $(FUZZ_VMDEF_SRCS) vmm/vmdef.h util/json_strict.h util/paths.h \
 			  tests/fuzz/fuzz.mk
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_VMDEF_SRCS) -o $@ -ljson-c

@@ -21,9 +21,9 @@
  */
 #include "devices/cppc.h"
 #include "devices/serial.h"
-#include "vmm/evloop.h"
+#include "util/evloop.h"
 #include "vmm/layout.h"
-#include "vmm/log.h"
+#include "util/log.h"
 #include "vmm/vm.h"
 #include "vmm/vm_sched.h"
 

@@ -6,7 +6,7 @@
  * became "--option value" pairs of known keys with their JSON paths, and
  * that a refusal always says why.
  */
-#include "vmm/json_strict.h"
+#include "util/json_strict.h"
 #include "vmm/vmdef.h"
 
 #include <json-c/json.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "devices/bus.h"
 #include "tests/unit/harness.h"
-#include "vmm/log.h"
+#include "util/log.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "tests/unit/harness.h"
-#include "vmm/evloop.h"
+#include "util/evloop.h"
 
 #include <sys/epoll.h>
 #include <unistd.h>

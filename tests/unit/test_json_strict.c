@@ -8,7 +8,7 @@
  */
 #include "tests/lib/xorshift.h"
 #include "tests/unit/harness.h"
-#include "vmm/json_strict.h"
+#include "util/json_strict.h"
 
 #include <json-c/json.h>
 #include <stdbool.h>

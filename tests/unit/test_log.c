@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "tests/unit/harness.h"
-#include "vmm/log.h"
+#include "util/log.h"
 
 static void test_level_roundtrip(void)
 {

@@ -7,7 +7,7 @@
  * socket on detach. No KVM needed.
  */
 #include "tests/unit/harness.h"
-#include "vmm/evloop.h"
+#include "util/evloop.h"
 #include "vmm/hostspec.h"
 #include "vmm/qmp_attach.h"
 #include "vmm/vm.h"

@@ -6,7 +6,7 @@
  * /dev/kvm access.
  */
 #include "tests/unit/harness.h"
-#include "vmm/evloop.h"
+#include "util/evloop.h"
 #include "vmm/layout.h"
 #include "vmm/vm.h"
 

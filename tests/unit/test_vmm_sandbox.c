@@ -7,7 +7,7 @@
  * arguments capvisor uses and refused with others.
  */
 #include "tests/unit/harness.h"
-#include "vmm/sandbox.h"
+#include "util/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>

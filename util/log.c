@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "vmm/log.h"
+#include "util/log.h"
 
 #include <stdarg.h>
 #include <stdio.h>

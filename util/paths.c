@@ -3,7 +3,7 @@
  * Path arguments checked at start (vmm/paths.h): open what is given, look
  * at what was opened, refuse anything but what the option expects.
  */
-#include "vmm/paths.h"
+#include "util/paths.h"
 
 #include <errno.h>
 #include <fcntl.h>

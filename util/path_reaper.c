@@ -3,7 +3,7 @@
  * The helper that removes the control socket for a VMM that switched to an
  * unprivileged user (see vmm/path_reaper.h for why it exists).
  */
-#include "vmm/path_reaper.h"
+#include "util/path_reaper.h"
 
 #include <cap-ng.h>
 #include <errno.h>

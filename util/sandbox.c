@@ -4,8 +4,8 @@
  * class's filter on the calling thread, and trap mode's SIGSYS handler.
  * What each class may call is in sandbox_rules.c.
  */
-#include "vmm/sandbox.h"
-#include "vmm/log.h"
+#include "util/sandbox.h"
+#include "util/log.h"
 
 #include <errno.h>
 #include <linux/kvm.h>

@@ -9,7 +9,7 @@
  *
  * getpgrp is in no list: trap mode's SIGSYS handler repeats it to die.
  */
-#include "vmm/sandbox.h"
+#include "util/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>

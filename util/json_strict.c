@@ -3,7 +3,7 @@
  * Strict JSON validation (vmm/json_strict.h): a recursive-descent reader of
  * the grammar of RFC 8259 that builds nothing but the JSON path for errors.
  */
-#include "vmm/json_strict.h"
+#include "util/json_strict.h"
 
 #include <stdarg.h>
 #include <stdbool.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-#include "vmm/privs.h"
-#include "vmm/log.h"
+#include "util/privs.h"
+#include "util/log.h"
 
 #include <cap-ng.h>
 #include <dirent.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "vmm/evloop.h"
+#include "util/evloop.h"
 
 #include <errno.h>
 #include <stdatomic.h>
