@@ -28,7 +28,7 @@ WFLAGS  := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
 # libxml2 reads and writes libvirt domain XML (vmm/domain*.c).
 XML_CFLAGS := $(shell pkg-config --cflags libxml-2.0 2>/dev/null || echo -I/usr/include/libxml2)
 XML_LIBS   := $(shell pkg-config --libs libxml-2.0 2>/dev/null || echo -lxml2)
-CPPFLAGS += -std=gnu11 -D_GNU_SOURCE -DCAPVISOR_VERSION='"$(VERSION)"' -I. -MMD -MP $(XML_CFLAGS)
+CPPFLAGS += -std=gnu11 -D_GNU_SOURCE -DCAPVISOR_VERSION='"$(VERSION)"' -I. -Iinclude -MMD -MP $(XML_CFLAGS)
 ALL_CFLAGS = $(CPPFLAGS) $(WFLAGS) $(CFLAGS) $(SANFLAGS)
 LDLIBS  := -ljson-c -lcap-ng -lseccomp $(XML_LIBS) -lpthread -lm
 LDFLAGS += $(SANFLAGS)

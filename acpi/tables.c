@@ -6,7 +6,7 @@
  * because the guest reads these bytes, not our structs.
  */
 #include "acpi/acpi_int.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 #include "util/log.h"
 
 #include <errno.h>

@@ -6,7 +6,7 @@
  * once and ignored, so a guest trying S3 keeps running instead of dying.
  */
 #include "devices/power.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 #include "util/log.h"
 
 #include <stdbool.h>

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 
 void hint_init(struct hint_dev *dev, unsigned int vcpu, unsigned int nr_vcpus,
 	       const struct hint_ops *ops, void *opaque)

@@ -7,7 +7,7 @@
 #ifndef GUEST_ABI_H
 #define GUEST_ABI_H
 
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 
 typedef unsigned char u8;
 typedef unsigned short u16;

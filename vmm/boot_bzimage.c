@@ -8,7 +8,7 @@
  * Fields are accessed by their documented offsets in boot_params.
  */
 #include "vmm/boot.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 #include "util/log.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "vmm/boot.h"
 #include "vmm/elf.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 #include "util/log.h"
 
 #include <errno.h>

@@ -8,7 +8,7 @@
 #include "vmm/boot.h"
 #include "vmm/boot_pvh.h"
 #include "vmm/elf.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 #include "util/log.h"
 
 #include <errno.h>

@@ -11,7 +11,7 @@
 #include "vmm/domain.h"
 #include "vmm/emulator.h"
 #include "util/evloop.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 #include "util/log.h"
 #include "vmm/options.h"
 #include "util/path_reaper.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "vmm/e820.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 
 void guest_mem_split(uint64_t ram_size, uint64_t *low, uint64_t *high)
 {

@@ -8,7 +8,7 @@
  */
 #include "vmm/vm.h"
 #include "util/evloop.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 #include "util/log.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The VM's ACPI tables, from the description vm_sched makes (vCPU i: APIC id i, UID i). */
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 #include "util/log.h"
 #include "vmm/vm.h"
 

@@ -3,7 +3,7 @@
 #include "devices/power.h"
 #include "devices/serial.h"
 #include "devices/sink.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 #include "util/log.h"
 #include "vmm/vm.h"
 

@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 #include "vmm/vm.h"
 
 static uint64_t ns_to_ticks(const struct vm_sched *vs, uint64_t ns)

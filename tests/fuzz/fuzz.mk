@@ -8,7 +8,7 @@
 FUZZ_CC      ?= clang
 FUZZ_BUILD   := build/fuzz
 FUZZ_TIME    ?= 600
-FUZZ_FLAGS   := -std=gnu11 -D_GNU_SOURCE -DCAPVISOR_VERSION='"$(VERSION)"' -I. \
+FUZZ_FLAGS   := -std=gnu11 -D_GNU_SOURCE -DCAPVISOR_VERSION='"$(VERSION)"' -I. -Iinclude \
 		$(WFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_QMP_SRCS := tests/fuzz/fuzz_qmp.c vmm/qmp.c vmm/qmp_commands.c
 

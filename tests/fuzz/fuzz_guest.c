@@ -22,7 +22,7 @@
 #include "devices/cppc.h"
 #include "devices/serial.h"
 #include "util/evloop.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 #include "util/log.h"
 #include "vmm/vm.h"
 #include "vmm/vm_sched.h"

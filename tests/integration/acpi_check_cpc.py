@@ -249,7 +249,7 @@ def check_cpc(cfg, v, obj, flex, seen):
 def layout_macros():
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
     macros = {}
-    for line in open(os.path.join(root, "vmm", "layout.h")):
+    for line in open(os.path.join(root, "include", "capvisor", "layout.h")):
         m = re.match(r"#define\s+(\w+)\s+(0x[0-9a-fA-F]+|\d+)", line)
         if m:
             macros[m.group(1)] = int(m.group(2), 0)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "tests/unit/harness.h"
 #include "devices/hint.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 
 static unsigned int yields, last_vcpu, last_target;
 static int boost_answer;

@@ -2,7 +2,7 @@
 #include "devices/power.h"
 #include "devices/serial.h"
 #include "tests/unit/harness.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,7 +7,7 @@
  */
 #include "tests/unit/harness.h"
 #include "util/evloop.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 #include "vmm/vm.h"
 
 #include <errno.h>
