@@ -10,7 +10,7 @@
  */
 #include "vmm/domain_util.h"
 #include "vmm/emulator.h"
-#include "vmm/hostspec.h"
+#include "dispatch/hostspec.h"
 #include "vmm/options.h"
 #include "util/paths.h"
 

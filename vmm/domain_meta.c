@@ -20,8 +20,8 @@
  *   </capvisor:vm>
  */
 #include "vmm/domain_util.h"
-#include "vmm/hostspec.h"
-#include "vmm/qosspec.h"
+#include "dispatch/hostspec.h"
+#include "dispatch/qosspec.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -9,9 +9,9 @@
  * --verbose, --dump-*) are not written.
  */
 #include "vmm/domain.h"
-#include "vmm/hostspec.h"
+#include "dispatch/hostspec.h"
 #include "vmm/options.h"
-#include "vmm/qosspec.h"
+#include "dispatch/qosspec.h"
 
 #include <ctype.h>
 #include <errno.h>

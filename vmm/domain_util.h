@@ -9,7 +9,7 @@
 #define CAPVISOR_DOMAIN_UTIL_H
 
 #include "vmm/domain.h"
-#include "vmm/hostspec.h"
+#include "dispatch/hostspec.h"
 
 #include <libxml/tree.h>
 #include <stdbool.h>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "vmm/options.h"
 #include "vmm/domain.h"
-#include "vmm/dutycycle.h"
+#include "dispatch/dutycycle.h"
 #include "vmm/emulator.h"
 #include "util/log.h"
-#include "vmm/qosspec.h"
+#include "dispatch/qosspec.h"
 #include "vmm/vmdef.h"
 
 #include <ctype.h>

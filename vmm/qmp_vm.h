@@ -10,10 +10,10 @@
 
 #include <stdbool.h>
 
-#include "vmm/dispatch.h"
-#include "vmm/hostspec.h"
+#include "dispatch/dispatch.h"
+#include "dispatch/hostspec.h"
 #include "vmm/qmp_backend.h"
-#include "vmm/qosspec.h"
+#include "dispatch/qosspec.h"
 
 struct qmp_server;
 

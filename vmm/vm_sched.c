@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vmm/dutycycle.h"
-#include "vmm/hostsched.h"
+#include "dispatch/dutycycle.h"
+#include "dispatch/hostsched.h"
 #include "util/log.h"
 #include "util/sandbox.h"
 #include "vmm/vm.h"

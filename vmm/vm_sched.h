@@ -21,9 +21,9 @@
 #include "devices/cppc.h"
 #include "devices/fbctr.h"
 #include "devices/hint.h"
-#include "vmm/dispatch.h"
-#include "vmm/hostspec.h"
-#include "vmm/qosspec.h"
+#include "dispatch/dispatch.h"
+#include "dispatch/hostspec.h"
+#include "dispatch/qosspec.h"
 
 struct vm;
 

@@ -28,7 +28,7 @@ $(FUZZ_BUILD)/fuzz_qmp_client: $(FUZZ_QMP_CLIENT_SRCS) vmm/qmp_client.h vmm/ctl_
 # libvirt domain XML in: the reader and the option parsers it calls.
 FUZZ_DOMAIN_SRCS := tests/fuzz/fuzz_domain.c vmm/domain_in.c vmm/domain_meta.c \
 		    vmm/domain_schema.c vmm/domain_tune.c vmm/domain_util.c vmm/emulator.c \
-		    vmm/hostspec.c util/json_strict.c util/paths.c vmm/qosspec.c vmm/vmdef.c
+		    dispatch/hostspec.c util/json_strict.c util/paths.c dispatch/qosspec.c vmm/vmdef.c
 
 $(FUZZ_BUILD)/fuzz_domain: $(FUZZ_DOMAIN_SRCS) vmm/domain.h vmm/domain_util.h tests/fuzz/fuzz.mk
 	@mkdir -p $(dir $@)

@@ -7,7 +7,7 @@
  */
 #include "vmm/domain.h"
 #include "vmm/options.h"
-#include "vmm/qosspec.h"
+#include "dispatch/qosspec.h"
 
 #include <stdint.h>
 #include <stdlib.h>

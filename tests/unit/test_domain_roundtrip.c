@@ -11,9 +11,9 @@
 #include "tests/unit/harness.h"
 #include "vmm/cpuid.h"
 #include "vmm/domain.h"
-#include "vmm/hostspec.h"
+#include "dispatch/hostspec.h"
 #include "vmm/options.h"
-#include "vmm/qosspec.h"
+#include "dispatch/qosspec.h"
 
 #include <inttypes.h>
 #include <stdio.h>

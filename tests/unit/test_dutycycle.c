@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "tests/lib/xorshift.h"
 #include "tests/unit/harness.h"
-#include "vmm/dutycycle.h"
+#include "dispatch/dutycycle.h"
 
 #include <stdio.h>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "tests/unit/harness.h"
-#include "vmm/hostsched.h"
+#include "dispatch/hostsched.h"
 
 #include <errno.h>
 #include <sched.h>

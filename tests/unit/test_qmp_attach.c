@@ -8,7 +8,7 @@
  */
 #include "tests/unit/harness.h"
 #include "util/evloop.h"
-#include "vmm/hostspec.h"
+#include "dispatch/hostspec.h"
 #include "vmm/qmp_attach.h"
 #include "vmm/vm.h"
 #include "vmm/vm_sched.h"

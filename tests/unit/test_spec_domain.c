@@ -9,7 +9,7 @@
 #include "tests/unit/harness.h"
 #include "vmm/domain.h"
 #include "vmm/options.h"
-#include "vmm/qosspec.h"
+#include "dispatch/qosspec.h"
 
 #include <inttypes.h>
 #include <sched.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "tests/unit/harness.h"
-#include "vmm/hostspec.h"
+#include "dispatch/hostspec.h"
 
 #include <errno.h>
 #include <string.h>

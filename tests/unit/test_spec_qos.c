@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "tests/unit/harness.h"
-#include "vmm/qosspec.h"
+#include "dispatch/qosspec.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -2,7 +2,7 @@
 /* `capvisor run` option parsing, sizes, and the CPUID feature-hiding helpers. */
 #include "tests/unit/harness.h"
 #include "vmm/cpuid.h"
-#include "vmm/dutycycle.h"
+#include "dispatch/dutycycle.h"
 #include "vmm/options.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Slots and on-parts of the duty cycle (see vmm/dutycycle.h): pure arithmetic. */
-#include "vmm/dutycycle.h"
+#include "dispatch/dutycycle.h"
 
 void duty_plan(const unsigned int *capacity, const unsigned int *host_cpu, unsigned int nr_pcpus,
 	       uint64_t window_ns, struct duty_slot *slots)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "vmm/qosspec.h"
+#include "dispatch/qosspec.h"
 
 #include "sched/sched.h"
 

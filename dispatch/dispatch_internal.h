@@ -6,8 +6,8 @@
 #include <pthread.h>
 #include <time.h>
 
-#include "vmm/dispatch.h"
-#include "vmm/dutycycle.h"
+#include "dispatch/dispatch.h"
+#include "dispatch/dutycycle.h"
 
 struct dvcpu {
 	int id;				/* engine entity */

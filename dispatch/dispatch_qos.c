@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Live QoS changes, stop/cont and reports: the control socket's side. */
-#include "vmm/dispatch_internal.h"
+#include "dispatch/dispatch_internal.h"
 
 #include <stdio.h>
 #include <string.h>

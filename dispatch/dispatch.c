@@ -3,7 +3,7 @@
  * The dispatcher thread: ticks the engine, turns KVM's view of halted vCPUs
  * into engine wakeup/block events, and kicks vCPUs whose time is up.
  */
-#include "vmm/dispatch_internal.h"
+#include "dispatch/dispatch_internal.h"
 
 #include <errno.h>
 #include <stdio.h>

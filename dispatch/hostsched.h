@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "vmm/qosspec.h"
+#include "dispatch/qosspec.h"
 
 /* The nice value whose weight is closest to `weight` (sched_prio_to_weight). */
 int hostsched_weight_to_nice(unsigned int weight);

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vmm/hostspec.h"
+#include "dispatch/hostspec.h"
 
 #define QOS_WEIGHT_MIN	1
 #define QOS_WEIGHT_MAX	(1u << 20)

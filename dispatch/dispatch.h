@@ -26,8 +26,8 @@
 #include <sys/types.h>
 
 #include "sched/sched.h"
-#include "vmm/hostspec.h"
-#include "vmm/qosspec.h"
+#include "dispatch/hostspec.h"
+#include "dispatch/qosspec.h"
 
 struct dispatch;
 

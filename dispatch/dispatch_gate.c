@@ -4,8 +4,8 @@
  * while the engine has it current on a pCPU and that pCPU's duty cycle is in
  * its on-part, and otherwise waits outside KVM_RUN using no CPU.
  */
-#include "vmm/dispatch_internal.h"
-#include "vmm/hostsched.h"
+#include "dispatch/dispatch_internal.h"
+#include "dispatch/hostsched.h"
 #include "util/log.h"
 
 #include <sched.h>

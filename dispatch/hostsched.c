@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "vmm/hostsched.h"
+#include "dispatch/hostsched.h"
 
 #include <errno.h>
 #include <linux/sched.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "vmm/hostspec.h"
+#include "dispatch/hostspec.h"
 
 #include <ctype.h>
 #include <errno.h>
