@@ -8,7 +8,7 @@
 #ifndef CAPVISOR_BOOT_H
 #define CAPVISOR_BOOT_H
 
-#include "vmm/e820.h"
+#include "vmm/kvm/e820.h"
 
 #include <stdbool.h>
 #include <stddef.h>

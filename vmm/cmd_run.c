@@ -19,7 +19,7 @@
 #include "util/privs.h"
 #include "vmm/qmp_attach.h"
 #include "util/sandbox.h"
-#include "vmm/vm.h"
+#include "vmm/kvm/vm.h"
 #include "vmm/vm_sched.h"
 
 #include <errno.h>

@@ -5,7 +5,7 @@
 #include "util/log.h"
 #include "vmm/options.h"
 #include "util/paths.h"
-#include "vmm/vm.h"
+#include "vmm/kvm/vm.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
 #ifndef CAPVISOR_ELF_H
 #define CAPVISOR_ELF_H
 
-#include "vmm/e820.h"
+#include "vmm/kvm/e820.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -8,7 +8,7 @@
 #ifndef CAPVISOR_OPTIONS_H
 #define CAPVISOR_OPTIONS_H
 
-#include "vmm/cpuid.h"
+#include "vmm/kvm/cpuid.h"
 #include "util/sandbox.h"
 
 #include <stdbool.h>

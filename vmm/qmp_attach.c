@@ -2,7 +2,7 @@
 #include "vmm/qmp_attach.h"
 #include "vmm/qmp.h"
 #include "vmm/qmp_vm.h"
-#include "vmm/vm.h"
+#include "vmm/kvm/vm.h"
 #include "vmm/vm_sched.h"
 
 #include <stdio.h>

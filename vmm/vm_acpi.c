@@ -2,7 +2,7 @@
 /* The VM's ACPI tables, from the description vm_sched makes (vCPU i: APIC id i, UID i). */
 #include "capvisor/layout.h"
 #include "util/log.h"
-#include "vmm/vm.h"
+#include "vmm/kvm/vm.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
 #include "devices/sink.h"
 #include "capvisor/layout.h"
 #include "util/log.h"
-#include "vmm/vm.h"
+#include "vmm/kvm/vm.h"
 
 #include <errno.h>
 #include <linux/kvm.h>

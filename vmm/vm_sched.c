@@ -11,7 +11,7 @@
 #include "dispatch/hostsched.h"
 #include "util/log.h"
 #include "util/sandbox.h"
-#include "vmm/vm.h"
+#include "vmm/kvm/vm.h"
 
 static void vs_kick(void *opaque, unsigned int vcpu)
 {

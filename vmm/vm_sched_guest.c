@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "capvisor/layout.h"
-#include "vmm/vm.h"
+#include "vmm/kvm/vm.h"
 
 static uint64_t ns_to_ticks(const struct vm_sched *vs, uint64_t ns)
 {

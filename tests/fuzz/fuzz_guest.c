@@ -24,7 +24,7 @@
 #include "util/evloop.h"
 #include "capvisor/layout.h"
 #include "util/log.h"
-#include "vmm/vm.h"
+#include "vmm/kvm/vm.h"
 #include "vmm/vm_sched.h"
 
 #include <fcntl.h>

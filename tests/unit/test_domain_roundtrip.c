@@ -9,7 +9,7 @@
 #include "sched/sched.h"
 #include "tests/lib/xorshift.h"
 #include "tests/unit/harness.h"
-#include "vmm/cpuid.h"
+#include "vmm/kvm/cpuid.h"
 #include "vmm/domain.h"
 #include "dispatch/hostspec.h"
 #include "vmm/options.h"

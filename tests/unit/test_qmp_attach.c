@@ -10,7 +10,7 @@
 #include "util/evloop.h"
 #include "dispatch/hostspec.h"
 #include "vmm/qmp_attach.h"
-#include "vmm/vm.h"
+#include "vmm/kvm/vm.h"
 #include "vmm/vm_sched.h"
 
 #include <stdio.h>

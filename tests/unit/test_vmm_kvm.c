@@ -8,7 +8,7 @@
 #include "tests/unit/harness.h"
 #include "util/evloop.h"
 #include "capvisor/layout.h"
-#include "vmm/vm.h"
+#include "vmm/kvm/vm.h"
 
 #include <errno.h>
 #include <stdio.h>

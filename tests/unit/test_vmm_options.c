@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* `capvisor run` option parsing, sizes, and the CPUID feature-hiding helpers. */
 #include "tests/unit/harness.h"
-#include "vmm/cpuid.h"
+#include "vmm/kvm/cpuid.h"
 #include "dispatch/dutycycle.h"
 #include "vmm/options.h"
 

@@ -6,7 +6,7 @@
  * buses, the vCPUs with their CPUID, and the lifecycle (start, exit request,
  * stop).
  */
-#include "vmm/vm.h"
+#include "vmm/kvm/vm.h"
 #include "util/evloop.h"
 #include "capvisor/layout.h"
 #include "util/log.h"

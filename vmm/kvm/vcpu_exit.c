@@ -7,8 +7,8 @@
  * instruction bytes.
  */
 #include "util/log.h"
-#include "vmm/vcpu.h"
-#include "vmm/vm.h"
+#include "vmm/kvm/vcpu.h"
+#include "vmm/kvm/vm.h"
 
 #include <errno.h>
 #include <linux/kvm.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "vmm/kvm_stats.h"
+#include "vmm/kvm/kvm_stats.h"
 
 #include <errno.h>
 #include <linux/kvm.h>

@@ -11,7 +11,7 @@
  *    exception pending (FSW.ES), else does nothing (Linux's fpu__drop()).
  */
 #include "util/log.h"
-#include "vmm/vcpu.h"
+#include "vmm/kvm/vcpu.h"
 
 #include <linux/kvm.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "vmm/e820.h"
+#include "vmm/kvm/e820.h"
 #include "capvisor/layout.h"
 
 void guest_mem_split(uint64_t ram_size, uint64_t *low, uint64_t *high)

@@ -5,11 +5,11 @@
  * vCPUs): their first KVM_RUN sleeps until the boot vCPU's INIT/SIPI and then
  * returns -EAGAIN once, which the loop treats like -EINTR: run again.
  */
-#include "vmm/vcpu.h"
-#include "vmm/kvm_stats.h"
+#include "vmm/kvm/vcpu.h"
+#include "vmm/kvm/kvm_stats.h"
 #include "util/log.h"
 #include "util/sandbox.h"
-#include "vmm/vm.h"
+#include "vmm/kvm/vm.h"
 
 #include <errno.h>
 #include <linux/kvm.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "vmm/cpuid.h"
+#include "vmm/kvm/cpuid.h"
 #include "util/log.h"
 
 #include <errno.h>

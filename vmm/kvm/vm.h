@@ -11,9 +11,9 @@
 #include "acpi/acpi.h"
 #include "devices/bus.h"
 #include "vmm/boot.h"
-#include "vmm/cpuid.h"
-#include "vmm/e820.h"
-#include "vmm/vcpu.h"
+#include "vmm/kvm/cpuid.h"
+#include "vmm/kvm/e820.h"
+#include "vmm/kvm/vcpu.h"
 
 #include <pthread.h>
 #include <stdbool.h>
