@@ -12,7 +12,7 @@
 #ifndef CAPVISOR_VCPU_H
 #define CAPVISOR_VCPU_H
 
-#include "vmm/boot.h"
+#include "vmm/boot/boot.h"
 
 #include <pthread.h>
 #include <signal.h>

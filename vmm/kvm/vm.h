@@ -10,7 +10,7 @@
 
 #include "acpi/acpi.h"
 #include "devices/bus.h"
-#include "vmm/boot.h"
+#include "vmm/boot/boot.h"
 #include "vmm/kvm/cpuid.h"
 #include "vmm/kvm/e820.h"
 #include "vmm/kvm/vcpu.h"

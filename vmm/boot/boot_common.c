@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-#include "vmm/boot.h"
-#include "vmm/elf.h"
+#include "vmm/boot/boot.h"
+#include "vmm/boot/elf.h"
 #include "capvisor/layout.h"
 #include "util/log.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "vmm/elf.h"
+#include "vmm/boot/elf.h"
 #include "util/log.h"
 
 #include <elf.h>

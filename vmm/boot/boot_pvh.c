@@ -5,9 +5,9 @@
  * and enter at the PHYS32_ENTRY note in flat 32-bit protected mode, paging
  * off, EBX = &start_info (xen/include/public/arch-x86/hvm/start_info.h).
  */
-#include "vmm/boot.h"
-#include "vmm/boot_pvh.h"
-#include "vmm/elf.h"
+#include "vmm/boot/boot.h"
+#include "vmm/boot/boot_pvh.h"
+#include "vmm/boot/elf.h"
 #include "capvisor/layout.h"
 #include "util/log.h"
 

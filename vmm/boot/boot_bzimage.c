@@ -7,7 +7,7 @@
  * code32_start + 0x200 with identity-mapped page tables and RSI = zero page.
  * Fields are accessed by their documented offsets in boot_params.
  */
-#include "vmm/boot.h"
+#include "vmm/boot/boot.h"
 #include "capvisor/layout.h"
 #include "util/log.h"
 
