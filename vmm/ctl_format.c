@@ -9,7 +9,7 @@
  * error naming the member (`[3].cpu_time_ns`) instead of a garbage row.
  */
 #include "vmm/ctl_format.h"
-#include "vmm/qmp_backend.h"
+#include "vmm/qmp/qmp_backend.h"
 
 #include <inttypes.h>
 #include <math.h>

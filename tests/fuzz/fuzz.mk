@@ -10,18 +10,18 @@ FUZZ_BUILD   := build/fuzz
 FUZZ_TIME    ?= 600
 FUZZ_FLAGS   := -std=gnu11 -D_GNU_SOURCE -DCAPVISOR_VERSION='"$(VERSION)"' -I. -Iinclude \
 		$(WFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_QMP_SRCS := tests/fuzz/fuzz_qmp.c vmm/qmp.c vmm/qmp_commands.c
+FUZZ_QMP_SRCS := tests/fuzz/fuzz_qmp.c vmm/qmp/qmp.c vmm/qmp/qmp_commands.c
 
 # The client side: what ctl and top make of a server's bytes.
 FUZZ_QMP_CLIENT_SRCS := tests/fuzz/fuzz_qmp_client.c vmm/qmp_client.c vmm/ctl_format.c
 
-$(FUZZ_BUILD)/fuzz_qmp: $(FUZZ_QMP_SRCS) vmm/qmp.h vmm/qmp_backend.h vmm/qmp_commands.h \
+$(FUZZ_BUILD)/fuzz_qmp: $(FUZZ_QMP_SRCS) vmm/qmp/qmp.h vmm/qmp/qmp_backend.h vmm/qmp/qmp_commands.h \
 			tests/lib/qmp_fake_vm.h tests/fuzz/fuzz.mk
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_QMP_SRCS) -o $@ -ljson-c
 
 $(FUZZ_BUILD)/fuzz_qmp_client: $(FUZZ_QMP_CLIENT_SRCS) vmm/qmp_client.h vmm/ctl_format.h \
-			       vmm/qmp_backend.h tests/fuzz/fuzz.mk
+			       vmm/qmp/qmp_backend.h tests/fuzz/fuzz.mk
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_QMP_CLIENT_SRCS) -o $@ -ljson-c -lm
 

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vmm/qmp.h"
+#include "vmm/qmp/qmp.h"
 
 #define FAKE_MAX_VCPUS	64
 

@@ -9,8 +9,8 @@
  * dropped (the newline is where we resynchronise), and one error reply is
  * sent. Output is one JSON object per line.
  */
-#include "vmm/qmp.h"
-#include "vmm/qmp_commands.h"
+#include "vmm/qmp/qmp.h"
+#include "vmm/qmp/qmp_commands.h"
 
 #include <stdarg.h>
 #include <stdint.h>

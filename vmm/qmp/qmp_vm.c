@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-#include "vmm/qmp_vm.h"
+#include "vmm/qmp/qmp_vm.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "vmm/qmp.h"
+#include "vmm/qmp/qmp.h"
 
 static int no_dispatcher(struct qmp_error *err)
 {

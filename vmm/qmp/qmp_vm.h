@@ -12,7 +12,7 @@
 
 #include "dispatch/dispatch.h"
 #include "dispatch/hostspec.h"
-#include "vmm/qmp_backend.h"
+#include "vmm/qmp/qmp_backend.h"
 #include "dispatch/qosspec.h"
 
 struct qmp_server;

@@ -7,7 +7,7 @@
  * "Invalid parameter type for 'x', expected: integer"); range errors name the
  * field, the value and the accepted range.
  */
-#include "vmm/qmp_commands.h"
+#include "vmm/qmp/qmp_commands.h"
 
 #include <inttypes.h>
 #include <stdio.h>

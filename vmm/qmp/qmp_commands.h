@@ -13,7 +13,7 @@
 
 #include <json-c/json.h>
 
-#include "vmm/qmp.h"
+#include "vmm/qmp/qmp.h"
 
 #define QMP_MAX_PARAMS	6
 

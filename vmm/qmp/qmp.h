@@ -22,7 +22,7 @@
 
 #include <json-c/json.h>
 
-#include "vmm/qmp_backend.h"
+#include "vmm/qmp/qmp_backend.h"
 
 struct evloop;
 struct qmp_server;

@@ -10,7 +10,7 @@
  * its queue over the limit. Clients are freed only outside session callbacks
  * (a command may emit an event that overflows a client, even the caller).
  */
-#include "vmm/qmp.h"
+#include "vmm/qmp/qmp.h"
 #include "util/evloop.h"
 #include "util/log.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "vmm/qmp_attach.h"
-#include "vmm/qmp.h"
-#include "vmm/qmp_vm.h"
+#include "vmm/qmp/qmp_attach.h"
+#include "vmm/qmp/qmp.h"
+#include "vmm/qmp/qmp_vm.h"
 #include "vmm/kvm/vm.h"
 #include "vmm/vm_sched.h"
 
