@@ -6,7 +6,7 @@
  * scenario (the message names the field).
  */
 #include "sim/sim.h"
-#include "vmm/commands.h"
+#include "cli/commands.h"
 #include "util/paths.h"
 
 #include <errno.h>

@@ -6,14 +6,14 @@
  * The main thread only runs the event loop (signals through signalfd, console
  * input); the vCPUs run on their own threads.
  */
-#include "vmm/commands.h"
+#include "cli/commands.h"
 #include "vmm/console.h"
-#include "vmm/domain.h"
+#include "cli/domain.h"
 #include "vmm/emulator.h"
 #include "util/evloop.h"
 #include "capvisor/layout.h"
 #include "util/log.h"
-#include "vmm/options.h"
+#include "cli/options.h"
 #include "util/path_reaper.h"
 #include "util/paths.h"
 #include "util/privs.h"

@@ -3,7 +3,7 @@
 #include "devices/serial.h"
 #include "util/evloop.h"
 #include "util/log.h"
-#include "vmm/options.h"
+#include "cli/options.h"
 #include "util/paths.h"
 #include "vmm/kvm/vm.h"
 

@@ -5,8 +5,8 @@
  * a leak or a hang; an accepted one must be writable back out. libvirt's
  * schema is left out (it is libvirt's code, and slow per input).
  */
-#include "vmm/domain.h"
-#include "vmm/options.h"
+#include "cli/domain.h"
+#include "cli/options.h"
 #include "dispatch/qosspec.h"
 
 #include <stdint.h>

@@ -15,8 +15,8 @@
  * the server sends, greeting first. Requests carry ids 1 (qmp_capabilities),
  * 2, 3, ...
  */
-#include "vmm/ctl_format.h"
-#include "vmm/qmp_client.h"
+#include "cli/ctl_format.h"
+#include "cli/qmp_client.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -7,7 +7,7 @@
  * that a refusal always says why.
  */
 #include "util/json_strict.h"
-#include "vmm/vmdef.h"
+#include "cli/vmdef.h"
 
 #include <json-c/json.h>
 #include <stdbool.h>

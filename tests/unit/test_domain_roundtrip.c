@@ -10,9 +10,9 @@
 #include "tests/lib/xorshift.h"
 #include "tests/unit/harness.h"
 #include "vmm/kvm/cpuid.h"
-#include "vmm/domain.h"
+#include "cli/domain.h"
 #include "dispatch/hostspec.h"
-#include "vmm/options.h"
+#include "cli/options.h"
 #include "dispatch/qosspec.h"
 
 #include <inttypes.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "tests/unit/harness.h"
-#include "vmm/options.h"
-#include "vmm/vmdef.h"
+#include "cli/options.h"
+#include "cli/vmdef.h"
 
 #include <errno.h>
 #include <stdbool.h>

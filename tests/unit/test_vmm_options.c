@@ -3,7 +3,7 @@
 #include "tests/unit/harness.h"
 #include "vmm/kvm/cpuid.h"
 #include "dispatch/dutycycle.h"
-#include "vmm/options.h"
+#include "cli/options.h"
 
 #include <errno.h>
 #include <linux/kvm.h>

@@ -8,7 +8,7 @@
  * the printers only ever see what they expect, and a wrong reply is an
  * error naming the member (`[3].cpu_time_ns`) instead of a garbage row.
  */
-#include "vmm/ctl_format.h"
+#include "cli/ctl_format.h"
 #include "vmm/qmp/qmp_backend.h"
 
 #include <inttypes.h>

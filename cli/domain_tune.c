@@ -5,7 +5,7 @@
  * shares as the VM weight, period/quota in microseconds as the caps, so the
  * options' own checks decide what is in range (docs/libvirt.md).
  */
-#include "vmm/domain_util.h"
+#include "cli/domain_util.h"
 
 #include <errno.h>
 #include <stdio.h>

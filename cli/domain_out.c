@@ -8,9 +8,9 @@
  * Run-time settings that are not the VM (--api-socket, --user, --stats-json,
  * --verbose, --dump-*) are not written.
  */
-#include "vmm/domain.h"
+#include "cli/domain.h"
 #include "dispatch/hostspec.h"
-#include "vmm/options.h"
+#include "cli/options.h"
 #include "dispatch/qosspec.h"
 
 #include <ctype.h>

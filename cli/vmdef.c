@@ -3,7 +3,7 @@
  * VM definition files (vmm/vmdef.h): strict JSON (vmm/json_strict.c), then
  * each key checked for its type and turned into the option it stands for.
  */
-#include "vmm/vmdef.h"
+#include "cli/vmdef.h"
 #include "util/json_strict.h"
 #include "util/paths.h"
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "vmm/options.h"
-#include "vmm/domain.h"
+#include "cli/options.h"
+#include "cli/domain.h"
 #include "dispatch/dutycycle.h"
 #include "vmm/emulator.h"
 #include "util/log.h"
 #include "dispatch/qosspec.h"
-#include "vmm/vmdef.h"
+#include "cli/vmdef.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -11,7 +11,7 @@
  * any failure the connection is marked unusable, since what comes next
  * can no longer be matched to a request.
  */
-#include "vmm/qmp_client.h"
+#include "cli/qmp_client.h"
 
 #include <errno.h>
 #include <math.h>

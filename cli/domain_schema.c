@@ -5,7 +5,7 @@
  * installed, validate against libvirt's own domain.rng so a schema error is
  * libvirt's. Errors carry the file, line and element libxml2 reports.
  */
-#include "vmm/domain_util.h"
+#include "cli/domain_util.h"
 
 #include <errno.h>
 #include <libxml/parser.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* capvisor: a KVM VMM whose vCPU scheduler gives every guest honest capacity. */
-#include "vmm/commands.h"
+#include "cli/commands.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
 #ifndef CAPVISOR_DOMAIN_UTIL_H
 #define CAPVISOR_DOMAIN_UTIL_H
 
-#include "vmm/domain.h"
+#include "cli/domain.h"
 #include "dispatch/hostspec.h"
 
 #include <libxml/tree.h>

@@ -11,9 +11,9 @@
  * checked (ctl_check_reply) before it is shown, and anything invalid ends
  * it with an error (enum ctl_exit).
  */
-#include "vmm/commands.h"
-#include "vmm/ctl_format.h"
-#include "vmm/qmp_client.h"
+#include "cli/commands.h"
+#include "cli/ctl_format.h"
+#include "cli/qmp_client.h"
 
 #include <errno.h>
 #include <math.h>

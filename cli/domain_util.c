@@ -4,7 +4,7 @@
  * argument vector with the origin of each entry, attribute and text access
  * that refuse what they do not expect.
  */
-#include "vmm/domain_util.h"
+#include "cli/domain_util.h"
 
 #include <ctype.h>
 #include <errno.h>

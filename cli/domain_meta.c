@@ -19,7 +19,7 @@
  *     <capvisor:cpu hide="cx16,xsave"/>
  *   </capvisor:vm>
  */
-#include "vmm/domain_util.h"
+#include "cli/domain_util.h"
 #include "dispatch/hostspec.h"
 #include "dispatch/qosspec.h"
 

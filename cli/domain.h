@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "vmm/vmdef.h"
+#include "cli/vmdef.h"
 
 struct vm_config;
 struct vcpu_qos;

@@ -8,10 +8,10 @@
  * whatever the document order. Elements capvisor cannot honour are refused
  * with the reason; none is skipped silently. docs/libvirt.md has the table.
  */
-#include "vmm/domain_util.h"
+#include "cli/domain_util.h"
 #include "vmm/emulator.h"
 #include "dispatch/hostspec.h"
-#include "vmm/options.h"
+#include "cli/options.h"
 #include "util/paths.h"
 
 #include <ctype.h>

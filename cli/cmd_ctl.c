@@ -7,8 +7,8 @@
  * anything else), the reply checked and printed as a table or, with
  * --json, raw. Exit status: enum ctl_exit (qmp_client.h).
  */
-#include "vmm/commands.h"
-#include "vmm/qmp_client.h"
+#include "cli/commands.h"
+#include "cli/qmp_client.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/ctl_format.h"
+#include "cli/ctl_format.h"
 
 static void usage(FILE *f)
 {
