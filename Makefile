@@ -25,7 +25,7 @@ endif
 VERSION := 0.1.0
 CFLAGS  ?= -O2 -g
 WFLAGS  := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-# libxml2 reads and writes libvirt domain XML (vmm/domain*.c).
+# libxml2 reads and writes libvirt domain XML (cli/domain*.c).
 XML_CFLAGS := $(shell pkg-config --cflags libxml-2.0 2>/dev/null || echo -I/usr/include/libxml2)
 XML_LIBS   := $(shell pkg-config --libs libxml-2.0 2>/dev/null || echo -lxml2)
 CPPFLAGS += -std=gnu11 -D_GNU_SOURCE -DCAPVISOR_VERSION='"$(VERSION)"' -I. -Iinclude -MMD -MP $(XML_CFLAGS)

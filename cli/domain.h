@@ -4,7 +4,7 @@
  *
  * In: domain_load() turns a <domain> into the argument vector of `capvisor
  * run` options it means ("--vcpus=4", "--mem=268435456", "--vcpu=0:cluster=
- * cpu1", ...), the same way a VM definition file does (vmm/vmdef.h), so there
+ * cpu1", ...), the same way a VM definition file does (cli/vmdef.h), so there
  * is one validation path. Every argument remembers the element and line it
  * came from, so an option that rejects its value can say where in the XML
  * it was. What the XML says that no option carries (name, uuid, title,

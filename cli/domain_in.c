@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * libvirt domain XML in: parse with libxml2, validate against libvirt's own
- * schema when it is installed (vmm/domain_schema.c), then walk
+ * schema when it is installed (cli/domain_schema.c), then walk
  * the elements capvisor knows in a fixed order and turn each into `capvisor
  * run` options. The order of the rule table is the order of the options, so
  * a default (<vcpu cpuset>) comes before what overrides it (<vcpupin>)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared by the parts of the domain XML reader (vmm/domain_in.c for libvirt's
- * elements, vmm/domain_meta.c for capvisor's <metadata> element): the parse
+ * Shared by the parts of the domain XML reader (cli/domain_in.c for libvirt's
+ * elements, cli/domain_meta.c for capvisor's <metadata> element): the parse
  * context, errors that name the element and line, and the argument vector
  * being built.
  */
@@ -44,7 +44,7 @@ int domain_uint(struct domain_ctx *c, const xmlNode *n, const char *s, uint64_t 
 		const char *what, uint64_t *out);
 bool domain_is(const xmlNode *n, const char *name);
 
-/* Parse untrusted XML (vmm/domain_schema.c); NULL with err filled. */
+/* Parse untrusted XML (cli/domain_schema.c); NULL with err filled. */
 xmlDoc *domain_read_doc(const char *xml, size_t len, const char *name, char *err,
 			size_t errlen);
 /* libvirt's schema when installed: 0 valid or no schema, -EINVAL with err filled. */
@@ -55,10 +55,10 @@ int domain_libvirt_validate(xmlDoc *doc, const char *name, char *err, size_t err
  */
 int domain_cpuset_cluster(struct domain_ctx *c, const xmlNode *n, const char *cpuset,
 			  char *cluster, size_t len);
-/* <cputune> and <devices> (vmm/domain_tune.c). */
+/* <cputune> and <devices> (cli/domain_tune.c). */
 int domain_cputune(struct domain_ctx *c, const xmlNode *n);
 int domain_devices(struct domain_ctx *c, const xmlNode *n);
-/* capvisor's <metadata> element (vmm/domain_meta.c). */
+/* capvisor's <metadata> element (cli/domain_meta.c). */
 int domain_meta_parse(struct domain_ctx *c, const xmlNode *vm);	/* all but <vcpu> */
 int domain_meta_vcpus(struct domain_ctx *c, const xmlNode *vm);	/* the <vcpu> entries */
 

@@ -408,7 +408,7 @@ static int set_domain(struct vm_config *cfg, const char *arg)
 		return -ENOMEM;
 	rc = domain_load(arg, &def->dom, err, sizeof(err));
 	if (rc) {
-		/* A path refused at open names the option already (vmm/paths.h). */
+		/* A path refused at open names the option already (util/paths.h). */
 		if (rc == -ENOENT)
 			pr_err("%s", err);
 		else

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `capvisor run` options: one table (vmm/options.c) maps each option to a
+ * `capvisor run` options: one table (cli/options.c) maps each option to a
  * setter on struct vm_config, so new options are one table entry and one
  * field. Every setter validates its argument and names the option and what
  * was expected when it rejects it.
@@ -64,7 +64,7 @@ struct vm_config {
 	/* Control socket and privileges. */
 	const char *api_socket;
 	const char *user;
-	enum sandbox_mode seccomp;	/* filters of the run phase (vmm/sandbox.h) */
+	enum sandbox_mode seccomp;	/* filters of the run phase (util/sandbox.h) */
 	bool seccomp_set;		/* given: overrides a sanitizer build's default */
 	struct vm_origin origin;	/* of the option being parsed */
 };
@@ -79,7 +79,7 @@ struct vm_option {
 void vm_config_init(struct vm_config *cfg);
 /*
  * argv[0] is the subcommand name. `--config FILE` (a VM definition, see
- * vmm/vmdef.h) is expanded in place. 0, or -EINVAL after printing one error
+ * cli/vmdef.h) is expanded in place. 0, or -EINVAL after printing one error
  * line. Strings in cfg point into argv or into storage kept by
  * vm_config_free().
  */

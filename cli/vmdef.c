@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * VM definition files (vmm/vmdef.h): strict JSON (vmm/json_strict.c), then
+ * VM definition files (cli/vmdef.h): strict JSON (util/json_strict.c), then
  * each key checked for its type and turned into the option it stands for.
  */
 #include "cli/vmdef.h"

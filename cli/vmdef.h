@@ -26,7 +26,7 @@ struct vmdef_args {
 };
 
 /*
- * The file must be strict JSON (vmm/json_strict.h): one object, no
+ * The file must be strict JSON (util/json_strict.h): one object, no
  * duplicate or unknown keys, each value of its key's type (an integer key
  * takes neither "1" nor 1.5 nor true). Returns 0, or -EINVAL/-ENOENT/-ENOMEM
  * with err naming the option, the file, the JSON path and what was expected.

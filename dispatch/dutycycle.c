@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Slots and on-parts of the duty cycle (see vmm/dutycycle.h): pure arithmetic. */
+/* Slots and on-parts of the duty cycle (see dispatch/dutycycle.h): pure arithmetic. */
 #include "dispatch/dutycycle.h"
 
 void duty_plan(const unsigned int *capacity, const unsigned int *host_cpu, unsigned int nr_pcpus,

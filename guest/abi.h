@@ -2,7 +2,8 @@
 /*
  * The interface between the test guest's ring-0 core and its ring-3
  * workloads: syscall numbers, the boot information ring 3 may read, and the
- * memory map of the guest image. Freestanding: no includes but vmm/layout.h.
+ * memory map of the guest image. Freestanding: no includes but
+ * capvisor/layout.h.
  */
 #ifndef GUEST_ABI_H
 #define GUEST_ABI_H

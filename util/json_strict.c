@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Strict JSON validation (vmm/json_strict.h): a recursive-descent reader of
+ * Strict JSON validation (util/json_strict.h): a recursive-descent reader of
  * the grammar of RFC 8259 that builds nothing but the JSON path for errors.
  */
 #include "util/json_strict.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The helper that removes the control socket for a VMM that switched to an
- * unprivileged user (see vmm/path_reaper.h for why it exists).
+ * unprivileged user (see util/path_reaper.h for why it exists).
  */
 #include "util/path_reaper.h"
 

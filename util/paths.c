@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Path arguments checked at start (vmm/paths.h): open what is given, look
+ * Path arguments checked at start (util/paths.h): open what is given, look
  * at what was opened, refuse anything but what the option expects.
  */
 #include "util/paths.h"

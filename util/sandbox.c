@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The seccomp sandbox's machinery (vmm/sandbox.h): modes, installing a
+ * The seccomp sandbox's machinery (util/sandbox.h): modes, installing a
  * class's filter on the calling thread, and trap mode's SIGSYS handler.
  * What each class may call is in sandbox_rules.c.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: libvirt domain XML in (vmm/domain_*.c). Any input must
+ * libFuzzer target: libvirt domain XML in (cli/domain_*.c). Any input must
  * give either an argument vector or an error naming a place, never a crash,
  * a leak or a hang; an accepted one must be writable back out. libvirt's
  * schema is left out (it is libvirt's code, and slow per input).

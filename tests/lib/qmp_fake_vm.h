@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * An in-memory fake VM behind the QMP backend ops (vmm/qmp_backend.h), for
+ * An in-memory fake VM behind the QMP backend ops (vmm/qmp/qmp_backend.h), for
  * the protocol tests, tests/progs/qmp_mock_vm and the fuzzer: no KVM, no
  * engine. Implementation header: include it in exactly one file per program.
  *

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The strict JSON check (vmm/json_strict.c) on random documents from a
+ * The strict JSON check (util/json_strict.c) on random documents from a
  * printed seed: valid ones are accepted, every proper prefix and an
  * injected duplicate key are refused, and whatever it accepts json-c's own
  * strict parser accepts too (json-c is the independent oracle for the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * qmp_attach_vm() with the real backend (vmm/qmp_vm.c) over a VM shell with
+ * qmp_attach_vm() with the real backend (vmm/qmp/qmp_vm.c) over a VM shell with
  * no vCPUs and no dispatcher (what --sched host gives the backend): the
  * socket is served on the VM's event loop, queries work, QoS changes are
  * refused, quit emits SHUTDOWN, ends the VM as a poweroff and removes the

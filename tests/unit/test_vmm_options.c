@@ -111,7 +111,7 @@ static void test_help_and_version_flags(void)
 		CU_ASSERT(vm_config_option(i)->help && *vm_config_option(i)->help);
 }
 
-/* --window-us's help quotes the limits of vmm/dutycycle.h: it fails if they drift apart. */
+/* --window-us's help quotes the limits of dispatch/dutycycle.h: it fails if they drift apart. */
 static void test_window_help_matches_its_limits(void)
 {
 	const struct vm_option *o = NULL;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The guest's physical memory map (e820 types), built from the RAM size and
- * vmm/layout.h, and the guest-memory view the boot code writes through.
+ * include/capvisor/layout.h, and the guest-memory view the boot code writes through.
  */
 #ifndef CAPVISOR_E820_H
 #define CAPVISOR_E820_H

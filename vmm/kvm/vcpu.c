@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * vCPU threads and the kick protocol (see vmm/vcpu.h). APs are created in
+ * vCPU threads and the kick protocol (see vmm/kvm/vcpu.h). APs are created in
  * KVM_MP_STATE_UNINITIALIZED (the in-kernel LAPIC default for non-boot
  * vCPUs): their first KVM_RUN sleeps until the boot vCPU's INIT/SIPI and then
  * returns -EAGAIN once, which the loop treats like -EINTR: run again.
@@ -196,7 +196,7 @@ static bool stay_inside(struct vcpu *v, int reason)
 }
 
 /*
- * EAGAIN is expected once per AP (vmm/vcpu.h); a stream of them means KVM
+ * EAGAIN is expected once per AP (vmm/kvm/vcpu.h); a stream of them means KVM
  * cannot get going (e.g. it cannot start a per-VM worker thread from this
  * one): stop with a clear error instead of spinning on KVM_RUN forever.
  */

@@ -2,8 +2,8 @@
 /*
  * What the control socket needs from a VM: one ops table, implemented by the
  * real VM (struct vm + the scheduling engine) and by the in-memory fake of
- * tests/progs/qmp_mock_vm.c. The protocol layer (vmm/qmp.c) and the command
- * table (vmm/qmp_commands.c) only ever see this table, so neither knows about
+ * tests/progs/qmp_mock_vm.c. The protocol layer (vmm/qmp/qmp.c) and the command
+ * table (vmm/qmp/qmp_commands.c) only ever see this table, so neither knows about
  * KVM, threads or the engine.
  *
  * Rules every backend follows:

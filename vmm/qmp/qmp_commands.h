@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The command table behind the QMP session (vmm/qmp.c): each command has a
+ * The command table behind the QMP session (vmm/qmp/qmp.c): each command has a
  * name, an argument schema (types, required/optional, ranges) and a handler.
  * Arguments are checked against the schema before a handler runs, so
  * handlers and backends only ever see well-typed, in-range values.
