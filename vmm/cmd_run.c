@@ -17,7 +17,7 @@
 #include "util/path_reaper.h"
 #include "util/paths.h"
 #include "util/privs.h"
-#include "vmm/qmp/qmp_attach.h"
+#include "vmm/qmp_attach.h"
 #include "util/sandbox.h"
 #include "vmm/kvm/vm.h"
 #include "vmm/vm_sched.h"

@@ -9,7 +9,7 @@
 #include "tests/unit/harness.h"
 #include "util/evloop.h"
 #include "dispatch/hostspec.h"
-#include "vmm/qmp/qmp_attach.h"
+#include "vmm/qmp_attach.h"
 #include "vmm/kvm/vm.h"
 #include "vmm/vm_sched.h"
 

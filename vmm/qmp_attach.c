@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "vmm/qmp/qmp_attach.h"
+#include "vmm/qmp_attach.h"
 #include "vmm/qmp/qmp.h"
 #include "vmm/qmp/qmp_vm.h"
 #include "vmm/kvm/vm.h"
