@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* capvisor: a KVM VMM whose vCPU scheduler gives every guest honest capacity. */
 #include "cli/commands.h"
+#include "util/util.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,7 +25,7 @@ static const struct subcommand subcommands[] = {
 	{ "top", cmd_top, "live per-vCPU view of a running VM", true },
 };
 
-#define NR_SUBCOMMANDS (sizeof(subcommands) / sizeof(subcommands[0]))
+#define NR_SUBCOMMANDS ARRAY_SIZE(subcommands)
 
 static void usage(FILE *f)
 {

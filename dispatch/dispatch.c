@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "util/log.h"
+#include "util/util.h"
 
 #define DISPATCH_IDLE_POLL_NS	(10 * 1000 * 1000)	/* tick when every vCPU is blocked */
 #define DISPATCH_NOHZ_TICKS	4	/* stretched tick period, in ticks */
@@ -31,7 +32,7 @@ uint64_t dispatch_now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return ns_from_timespec(&ts);
 }
 
 /* Every timed wait here is on a CLOCK_MONOTONIC deadline. */
@@ -281,7 +282,7 @@ uint64_t dispatch_thread_cpu(clockid_t clock)
 
 	if (clock_gettime(clock, &ts))
 		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return ns_from_timespec(&ts);
 }
 
 /*
@@ -529,10 +530,7 @@ static uint64_t next_wake(struct dispatch *d, uint64_t now)
 
 static void timed_wait(struct dispatch *d, uint64_t abs_ns)
 {
-	struct timespec ts = {
-		.tv_sec = (time_t)(abs_ns / 1000000000ull),
-		.tv_nsec = (long)(abs_ns % 1000000000ull),
-	};
+	struct timespec ts = timespec_from_ns(abs_ns);
 
 	pthread_cond_timedwait(&d->tick_cond, &d->lock, &ts);
 	d->counters.wakeups++;

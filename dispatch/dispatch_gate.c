@@ -7,6 +7,7 @@
 #include "dispatch/dispatch_internal.h"
 #include "dispatch/hostsched.h"
 #include "util/log.h"
+#include "util/util.h"
 
 #include <sched.h>
 #include <signal.h>
@@ -41,10 +42,8 @@ static void arm_onpart_timer(struct dvcpu *v, uint64_t abs_ns)
 
 	if (!v->has_timer)
 		return;
-	if (abs_ns != UINT64_MAX) {
-		its.it_value.tv_sec = (time_t)(abs_ns / 1000000000ull);
-		its.it_value.tv_nsec = (long)(abs_ns % 1000000000ull);
-	}
+	if (abs_ns != UINT64_MAX)
+		its.it_value = timespec_from_ns(abs_ns);
 	timer_settime(v->onpart_timer, TIMER_ABSTIME, &its, NULL);
 }
 
@@ -78,10 +77,7 @@ static void pin_to(struct dispatch *d, struct dvcpu *v, unsigned int host)
 
 static void wait_until(struct dispatch *d, struct dvcpu *v, uint64_t abs_ns)
 {
-	struct timespec ts = {
-		.tv_sec = (time_t)(abs_ns / 1000000000ull),
-		.tv_nsec = (long)(abs_ns % 1000000000ull),
-	};
+	struct timespec ts = timespec_from_ns(abs_ns);
 
 	if (abs_ns == UINT64_MAX)
 		pthread_cond_wait(&v->cond, &d->lock);

@@ -4,6 +4,7 @@
  * unprivileged user (see util/path_reaper.h for why it exists).
  */
 #include "util/path_reaper.h"
+#include "util/util.h"
 
 #include <cap-ng.h>
 #include <errno.h>
@@ -34,7 +35,7 @@ static void __attribute__((noreturn)) helper_main(int rfd, const char *path, dev
 	char byte;
 
 	/* A ^C on the terminal reaches the whole process group: outlive the VMM. */
-	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(ignored); i++)
 		signal(ignored[i], SIG_IGN);
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);

@@ -6,6 +6,7 @@
  */
 #include "util/sandbox.h"
 #include "util/log.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <linux/kvm.h>
@@ -58,7 +59,7 @@ static const char *const class_names[SANDBOX_NR_CLASSES] = {
 
 int sandbox_parse_mode(const char *s, enum sandbox_mode *out)
 {
-	for (size_t i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(mode_names); i++)
 		if (s && !strcmp(s, mode_names[i])) {
 			*out = (enum sandbox_mode)i;
 			return 0;
@@ -68,7 +69,7 @@ int sandbox_parse_mode(const char *s, enum sandbox_mode *out)
 
 const char *sandbox_mode_name(enum sandbox_mode mode)
 {
-	return (unsigned int)mode < sizeof(mode_names) / sizeof(mode_names[0]) ?
+	return (unsigned int)mode < ARRAY_SIZE(mode_names) ?
 	       mode_names[mode] : "?";
 }
 

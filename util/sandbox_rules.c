@@ -10,6 +10,7 @@
  * getpgrp is in no list: trap mode's SIGSYS handler repeats it to die.
  */
 #include "util/sandbox.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +22,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#define NR(a)	((int)(sizeof(a) / sizeof((a)[0])))
+#define NR(a)	((int)ARRAY_SIZE(a))	/* libseccomp counts in int */
 /* Argument n equals v; (argument n & mask) equals v. Every field given, for clang. */
 #define ARG_EQ(n, v)		SCMP_CMP(n, SCMP_CMP_EQ, (scmp_datum_t)(v), 0)
 #define ARG_MASKED(n, mask, v)	SCMP_CMP(n, SCMP_CMP_MASKED_EQ, (scmp_datum_t)(mask), (scmp_datum_t)(v))
