@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: MIT
+/*
+ * `capvisor run`'s options (cli/options.h): the option table and its
+ * setters on struct vm_config, numbers and sizes, --config and --domain
+ * expanded in place, and the help text.
+ */
 #include "cli/options.h"
 #include "cli/domain.h"
 #include "dispatch/dutycycle.h"

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The scheduler hint device (devices/hint.h): decodes a guest's YIELD and
+ * YIELD_TO writes into hint_ops calls and counts every access it ignores.
+ */
 #include "devices/hint.h"
 
 #include <string.h>

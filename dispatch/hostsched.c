@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: MIT
+/*
+ * `--sched host` (dispatch/hostsched.h): maps a vCPU's QoS onto the host
+ * kernel's settings for its own thread: nice, SCHED_DEADLINE, util clamps,
+ * affinity.
+ */
 #include "dispatch/hostsched.h"
 
 #include <errno.h>

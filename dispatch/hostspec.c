@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The emulated host (dispatch/hostspec.h): parses --host, fills in default
+ * levels and MHz, and packs pCPUs onto host CPUs by capacity.
+ */
 #include "dispatch/hostspec.h"
 
 #include <ctype.h>

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: MIT
+/*
+ * Per-vCPU QoS as given by the user (dispatch/qosspec.h): vCPU sets in
+ * libvirt's cpuset syntax, durations, and the weight, uclamp, reservation,
+ * cap and cluster keys, each range-checked before it changes anything.
+ */
 #include "dispatch/qosspec.h"
 
 #include "sched/sched.h"

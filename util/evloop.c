@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The epoll event loop (util/evloop.h): fd sources and periodic timers
+ * (timerfd), run by the main thread until evloop_stop().
+ */
 #include "util/evloop.h"
 
 #include <errno.h>

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: MIT
+/*
+ * Levelled logging to stderr (util/log.h); the level is process-wide.
+ */
 #include "util/log.h"
 
 #include <stdarg.h>

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: MIT
+/*
+ * Dropping privileges after setup (util/privs.h): capabilities through
+ * libcap-ng, the bounding and ambient sets, and --user's uid and gid.
+ */
 #include "util/privs.h"
 #include "util/log.h"
 

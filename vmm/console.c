@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The console behind COM1 (vmm/console.h): output to stdout or a file,
+ * stdin through the event loop, the terminal in raw mode and restored on
+ * exit and on fatal signals.
+ */
 #include "vmm/console.h"
 #include "devices/serial.h"
 #include "util/evloop.h"

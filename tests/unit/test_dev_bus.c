@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The PIO/MMIO bus: overlapping and empty ranges refused, accesses reach
+ * the device that claims them, unclaimed reads return ones and are counted.
+ */
 #include "devices/bus.h"
 #include "tests/unit/harness.h"
 #include "util/log.h"

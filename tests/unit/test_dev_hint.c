@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The scheduler hint device: its page address, YIELD and YIELD_TO reaching
+ * the scheduler, hostile accesses ignored.
+ */
 #include "tests/unit/harness.h"
 #include "devices/hint.h"
 #include "capvisor/layout.h"

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: MIT
+/*
+ * Duty-cycle slots and on-parts: disjoint slots on a shared host CPU,
+ * on-times that follow the level and stay within the slot.
+ */
 #include "tests/lib/xorshift.h"
 #include "tests/unit/harness.h"
 #include "dispatch/dutycycle.h"

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The event loop: fd callbacks until evloop_stop(), periodic timers.
+ */
 #include "tests/unit/harness.h"
 #include "util/evloop.h"
 

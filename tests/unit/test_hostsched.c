@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: MIT
+/*
+ * `--sched host`: weight to nice, the settings applied to the calling
+ * thread, and full speed through the util clamps alone.
+ */
 #include "tests/unit/harness.h"
 #include "dispatch/hostsched.h"
 

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: MIT
+/*
+ * Logging: the process-wide level is set and read back.
+ */
 #include "tests/unit/harness.h"
 #include "util/log.h"
 

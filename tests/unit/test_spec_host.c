@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: MIT
+/*
+ * --host: clusters, levels and MHz lists, errors that name the problem,
+ * packing pCPUs onto host CPUs, the default host.
+ */
 #include "tests/unit/harness.h"
 #include "dispatch/hostspec.h"
 

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: MIT
+/*
+ * --vcpu: libvirt cpuset syntax, durations, keys applied to the chosen
+ * vCPUs, a rejected spec that changes nothing.
+ */
 #include "tests/unit/harness.h"
 #include "dispatch/qosspec.h"
 

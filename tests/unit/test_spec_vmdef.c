@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: MIT
+/*
+ * VM definition files (--config): keys become options, bad definitions and
+ * types name the key, strict JSON, and a directory, FIFO or device refused
+ * as the file without blocking.
+ */
 #include "tests/unit/harness.h"
 #include "cli/options.h"
 #include "cli/vmdef.h"

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: MIT
+/*
+ * What both kernel formats share (vmm/boot/boot.h): format detection,
+ * the dispatch to the PVH or bzImage loader, and where the command line
+ * and the initrd go in guest memory.
+ */
 #include "vmm/boot/boot.h"
 #include "vmm/boot/elf.h"
 #include "capvisor/layout.h"

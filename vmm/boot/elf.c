@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: MIT
+/*
+ * ELF64 parsing for PVH kernels (vmm/boot/elf.h): header and program
+ * header checks, the PVH entry note, loading PT_LOAD segments; every offset
+ * from the untrusted file is bounds-checked first.
+ */
 #include "vmm/boot/elf.h"
 #include "util/log.h"
 

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The guest's CPUID (vmm/kvm/cpuid.h): KVM's supported leaves fixed up for
+ * N CPUs, the KVM leaves and the TSC frequency, --cpu-hide and the default
+ * features this host's KVM cannot run.
+ */
 #include "vmm/kvm/cpuid.h"
 #include "util/log.h"
 

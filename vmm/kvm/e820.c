@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The guest's memory map (vmm/kvm/e820.h): the split of RAM around the
+ * MMIO hole, the e820 table, and bounds-checked guest-memory pointers.
+ */
 #include "vmm/kvm/e820.h"
 #include "capvisor/layout.h"
 

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: MIT
+/*
+ * KVM binary statistics (vmm/kvm/kvm_stats.h): reads the descriptors once,
+ * then each value with one pread().
+ */
 #include "vmm/kvm/kvm_stats.h"
 
 #include <errno.h>

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The control socket's backend for a real VM (vmm/qmp/qmp_vm.h): queries
+ * read the engine and the dispatcher, QoS changes go to the dispatcher,
+ * stop/cont/quit act on the VM.
+ */
 #include "vmm/qmp/qmp_vm.h"
 
 #include <stdio.h>
