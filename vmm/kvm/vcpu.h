@@ -27,7 +27,7 @@ struct kvm_run;
 struct kvm_stats;
 
 /*
- * Optional gate around KVM_RUN (the dispatcher of issue 4). enter() is called
+ * Optional gate around KVM_RUN (the dispatcher, dispatch/). enter() is called
  * before every KVM_RUN, may block, and returns false when the vCPU thread must
  * end. leave() is called after every KVM_RUN with the exit reason (or -errno
  * when KVM_RUN failed, e.g. -EINTR after a kick).

@@ -53,7 +53,7 @@ struct vm_params {
 	unsigned int nr_vcpus;
 	uint64_t mem_size;
 	cpuid_feature_set cpu_hide;
-	bool aperfmperf;	/* CPUID leaf 6 ECX bit 0 (issue 5) */
+	bool aperfmperf;	/* CPUID leaf 6 ECX bit 0: APERF/MPERF */
 };
 
 struct vm {
