@@ -146,4 +146,7 @@ extern struct bootinfo bootinfo;
 extern struct pvclock pvclock[GUEST_MAX_CPUS];
 extern struct steal_time steal[GUEST_MAX_CPUS];
 
+/* The user image's entry point (guest/user/main.c), entered by the ring-0 core. */
+void user_main(unsigned int cpu) __attribute__((noreturn));
+
 #endif

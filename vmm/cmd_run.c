@@ -19,6 +19,7 @@
 #include "util/privs.h"
 #include "vmm/qmp_attach.h"
 #include "util/sandbox.h"
+#include "vmm/boot/guest_blob.h"
 #include "vmm/kvm/vm.h"
 #include "vmm/vm_sched.h"
 
@@ -41,9 +42,6 @@
 #define EXIT_SIGNAL_BASE	128
 
 #define MAX_FILE_SIZE		(1ULL << 30)
-
-extern const uint8_t capvisor_guest_elf[];
-extern const uint8_t capvisor_guest_elf_end[];
 
 struct file_buf {
 	uint8_t *data;

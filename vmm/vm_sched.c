@@ -338,8 +338,6 @@ static void gate_leave(void *opaque, unsigned int vcpu, int exit_reason)
 
 static const struct vcpu_gate_ops vs_gate_ops = { gate_enter, gate_leave };
 
-int vm_sched_register_msrs(struct vm_sched *vs, char *err, size_t errlen); /* vm_sched_guest.c */
-
 int vm_sched_attach(struct vm_sched *vs, struct vm *vm, char *err, size_t errlen)
 {
 	int rc = 0;

@@ -72,9 +72,11 @@ void vm_sched_qos_changed(struct vm_sched *vs, unsigned int vcpu);
 void vm_sched_aperfmperf(struct vm_sched *vs, unsigned int vcpu, uint64_t *aperf,
 			 uint64_t *mperf);
 
-/* Per-vCPU summary at exit (text), and the same as JSON to an open file (0 or -EIO). */
 /* The dispatcher's tick hook (opaque: the vm_sched): CPPC feedback counters. */
 void vm_sched_feed_cppc(void *opaque);
+/* Register the MSRs the dispatcher serves: APERF, MPERF, AMD P-state control (vm_sched_guest.c). */
+int vm_sched_register_msrs(struct vm_sched *vs, char *err, size_t errlen);
+/* Per-vCPU summary at exit (text), and the same as JSON to an open file (0 or -EIO). */
 void vm_sched_print_summary(struct vm_sched *vs, FILE *f);
 int vm_sched_write_stats_json(struct vm_sched *vs, int fd);
 

@@ -69,8 +69,6 @@ static int msr_write(struct vcpu *v, uint32_t msr, uint64_t val, void *opaque)
 	return 0;
 }
 
-int vm_sched_register_msrs(struct vm_sched *vs, char *err, size_t errlen);
-
 int vm_sched_register_msrs(struct vm_sched *vs, char *err, size_t errlen)
 {
 	static const uint32_t msrs[] = { MSR_IA32_MPERF, MSR_IA32_APERF, MSR_AMD_PSTATE_CTL };

@@ -16,7 +16,7 @@ FUZZ_QMP_SRCS := tests/fuzz/fuzz_qmp.c vmm/qmp/qmp.c vmm/qmp/qmp_commands.c
 FUZZ_QMP_CLIENT_SRCS := tests/fuzz/fuzz_qmp_client.c cli/qmp_client.c cli/ctl_format.c
 
 $(FUZZ_BUILD)/fuzz_qmp: $(FUZZ_QMP_SRCS) vmm/qmp/qmp.h vmm/qmp/qmp_backend.h vmm/qmp/qmp_commands.h \
-			tests/lib/qmp_fake_vm.h tests/fuzz/fuzz.mk
+			tests/lib/qmp_fake_vm.h tests/fuzz/fuzz.h tests/fuzz/fuzz.mk
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_QMP_SRCS) -o $@ -ljson-c
 

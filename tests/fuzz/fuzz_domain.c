@@ -5,6 +5,7 @@
  * a leak or a hang; an accepted one must be writable back out. libvirt's
  * schema is left out (it is libvirt's code, and slow per input).
  */
+#include "tests/fuzz/fuzz.h"
 #include "cli/domain.h"
 #include "cli/options.h"
 #include "dispatch/qosspec.h"
@@ -12,9 +13,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

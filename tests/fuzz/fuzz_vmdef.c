@@ -6,6 +6,7 @@
  * became "--option value" pairs of known keys with their JSON paths, and
  * that a refusal always says why.
  */
+#include "tests/fuzz/fuzz.h"
 #include "util/json_strict.h"
 #include "cli/vmdef.h"
 
@@ -14,8 +15,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static bool known_option(const char *opt)
 {
