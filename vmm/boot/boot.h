@@ -43,7 +43,6 @@ struct boot_input {
 /* Which format the file is in; "unknown" files are rejected with a message. */
 enum kernel_format { KERNEL_UNKNOWN, KERNEL_PVH_ELF, KERNEL_BZIMAGE };
 enum kernel_format boot_detect(const uint8_t *kernel, size_t len);
-const char *boot_format_name(enum kernel_format f);
 
 /* Detect and load; 0 or -errno with a message naming the field. */
 int boot_load(const struct boot_input *in, struct boot_entry *out);

@@ -23,18 +23,6 @@ enum kernel_format boot_detect(const uint8_t *kernel, size_t len)
 	return KERNEL_UNKNOWN;
 }
 
-const char *boot_format_name(enum kernel_format f)
-{
-	switch (f) {
-	case KERNEL_PVH_ELF:
-		return "PVH ELF";
-	case KERNEL_BZIMAGE:
-		return "bzImage";
-	default:
-		return "unknown";
-	}
-}
-
 int boot_load(const struct boot_input *in, struct boot_entry *out)
 {
 	switch (boot_detect(in->kernel, in->kernel_len)) {

@@ -66,16 +66,6 @@ _Static_assert(NR_FEATURES <= 64, "cpuid_feature_set has 64 bits");
 #define LEAF6_ECX_APERFMPERF	(1u << 0)
 #define EXT8_EBX_CPPC		(1u << 27)
 
-unsigned int cpuid_nr_features(void)
-{
-	return NR_FEATURES;
-}
-
-const char *cpuid_feature_name(unsigned int i)
-{
-	return i < NR_FEATURES ? features[i].name : NULL;
-}
-
 static int feature_index(const char *name, size_t len)
 {
 	for (unsigned int i = 0; i < NR_FEATURES; i++)

@@ -15,11 +15,9 @@
 
 struct kvm_cpuid2;
 
-/* A set of hideable features: bit i is cpuid_feature_name(i). */
+/* A set of hideable features: bit i is the i-th entry of cpuid.c's table. */
 typedef uint64_t cpuid_feature_set;
 
-unsigned int cpuid_nr_features(void);
-const char *cpuid_feature_name(unsigned int i);
 /* "cx16,xsave" -> set; "" or "none" -> empty. -EINVAL naming the unknown feature. */
 int cpuid_parse_hide(const char *list, cpuid_feature_set *out);
 /* Render a set as "cx16,xsave" (or "none"). */

@@ -42,16 +42,3 @@ void e820_build(struct e820_table *t, const struct guest_mem *mem)
 		add(t, LAYOUT_RAM_ABOVE_4G, LAYOUT_RAM_ABOVE_4G + mem->high_size, E820_RAM);
 }
 
-const char *e820_type_name(uint32_t type)
-{
-	switch (type) {
-	case E820_RAM:
-		return "usable";
-	case E820_RESERVED:
-		return "reserved";
-	case E820_ACPI:
-		return "ACPI data";
-	default:
-		return "unknown";
-	}
-}

@@ -48,6 +48,5 @@ void *guest_mem_ptr(const struct guest_mem *mem, uint64_t gpa, uint64_t len);
  * tables' area, RAM from 1 MiB, the MMIO hole reserved, RAM above 4 GiB.
  */
 void e820_build(struct e820_table *t, const struct guest_mem *mem);
-const char *e820_type_name(uint32_t type);
 
 #endif

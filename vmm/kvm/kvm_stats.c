@@ -110,12 +110,3 @@ int kvm_stats_read(const struct kvm_stats *st, int handle, uint64_t *value)
 	return 0;
 }
 
-unsigned int kvm_stats_count(const struct kvm_stats *st)
-{
-	return st->nr;
-}
-
-const char *kvm_stats_name(const struct kvm_stats *st, int handle)
-{
-	return handle >= 0 && (unsigned int)handle < st->nr ? st->entries[handle].name : NULL;
-}

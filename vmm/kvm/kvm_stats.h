@@ -18,7 +18,5 @@ void kvm_stats_close(struct kvm_stats *st);
 int kvm_stats_find(const struct kvm_stats *st, const char *name);
 /* Value (first element) of a statistic: 0 or -errno. One pread(). */
 int kvm_stats_read(const struct kvm_stats *st, int handle, uint64_t *value);
-unsigned int kvm_stats_count(const struct kvm_stats *st);
-const char *kvm_stats_name(const struct kvm_stats *st, int handle);
 
 #endif

@@ -84,6 +84,5 @@ void qmp_server_free(struct qmp_server *srv);
 void qmp_server_emit_event(struct qmp_server *srv, const char *name, json_object *data);
 /* Overrides QMP_OUTQ_MAX (tests use a small one). */
 void qmp_server_set_outq_limit(struct qmp_server *srv, size_t bytes);
-unsigned int qmp_server_nr_clients(const struct qmp_server *srv);
 
 #endif

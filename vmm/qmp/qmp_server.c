@@ -506,7 +506,3 @@ void qmp_server_set_outq_limit(struct qmp_server *srv, size_t bytes)
 	srv->outq_pause = bytes / 2 < QMP_OUTQ_PAUSE ? bytes / 2 : QMP_OUTQ_PAUSE;
 }
 
-unsigned int qmp_server_nr_clients(const struct qmp_server *srv)
-{
-	return srv->nr_clients;
-}
