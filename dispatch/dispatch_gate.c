@@ -5,7 +5,7 @@
  * its on-part, and otherwise waits outside KVM_RUN using no CPU.
  */
 #include "dispatch/dispatch_internal.h"
-#include "dispatch/hostsched.h"
+#include "dispatch/kernelsched.h"
 #include "util/log.h"
 #include "util/util.h"
 

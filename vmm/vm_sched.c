@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "dispatch/dutycycle.h"
-#include "dispatch/hostsched.h"
+#include "dispatch/kernelsched.h"
 #include "util/log.h"
 #include "util/sandbox.h"
 #include "vmm/kvm/vm.h"

@@ -4,7 +4,7 @@
  * thread, and full speed through the util clamps alone.
  */
 #include "tests/unit/harness.h"
-#include "dispatch/hostsched.h"
+#include "dispatch/kernelsched.h"
 
 #include <errno.h>
 #include <sched.h>

@@ -4,7 +4,7 @@
  * kernel's settings for its own thread: nice, SCHED_DEADLINE, util clamps,
  * affinity.
  */
-#include "dispatch/hostsched.h"
+#include "dispatch/kernelsched.h"
 
 #include <errno.h>
 #include <linux/sched.h>
