@@ -49,11 +49,11 @@ static void arm_onpart_timer(struct dvcpu *v, uint64_t abs_ns)
 
 /*
  * The duty cycle hands out host CPU time; host frequency scaling must not
- * shrink what that time is worth (hostsched_request_full_speed()).
+ * shrink what that time is worth (kernelsched_request_full_speed()).
  */
 static void ask_full_speed(struct dispatch *d)
 {
-	int rc = hostsched_request_full_speed();
+	int rc = kernelsched_request_full_speed();
 
 	if (rc && !d->full_speed_warned) {
 		d->full_speed_warned = true;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * `--sched host` (dispatch/hostsched.h): maps a vCPU's QoS onto the host
+ * `--sched host` (dispatch/kernelsched.h): maps a vCPU's QoS onto the host
  * kernel's settings for its own thread: nice, SCHED_DEADLINE, util clamps,
  * affinity.
  */
@@ -21,7 +21,7 @@
 #include "util/log.h"
 
 /* struct sched_attr of sched_setattr(2); not in glibc's headers. */
-struct host_sched_attr {
+struct kernel_sched_attr {
 	uint32_t size;
 	uint32_t sched_policy;
 	uint64_t sched_flags;
@@ -45,7 +45,7 @@ struct host_sched_attr {
 #define SCHED_FLAG_KEEP_ALL		0x18
 #endif
 
-int hostsched_weight_to_nice(unsigned int weight)
+int kernelsched_weight_to_nice(unsigned int weight)
 {
 	int best = 0;
 	unsigned long best_diff = ~0ul;
@@ -62,7 +62,7 @@ int hostsched_weight_to_nice(unsigned int weight)
 	return best;
 }
 
-static int set_attr(struct host_sched_attr *attr)
+static int set_attr(struct kernel_sched_attr *attr)
 {
 	attr->size = sizeof(*attr);
 	return syscall(SYS_sched_setattr, 0, attr, 0) ? -errno : 0;
@@ -76,7 +76,7 @@ static int apply_deadline(const struct vcpu_qos *q, char *err, size_t errlen)
 	 * SCHED_DEADLINE thread may not fork otherwise: KVM_RUN then fails with
 	 * EAGAIN every time and a 1-vCPU VM never starts.
 	 */
-	struct host_sched_attr attr = {
+	struct kernel_sched_attr attr = {
 		.sched_policy = SCHED_DEADLINE,
 		.sched_flags = SCHED_FLAG_RESET_ON_FORK,
 		.sched_runtime = q->runtime_ns,
@@ -96,7 +96,7 @@ static int apply_deadline(const struct vcpu_qos *q, char *err, size_t errlen)
 /* Util clamps on the calling thread, its policy, priority and nice kept. */
 static int set_util_clamps(unsigned int min, unsigned int max)
 {
-	struct host_sched_attr attr = {
+	struct kernel_sched_attr attr = {
 		.sched_policy = SCHED_OTHER,
 		.sched_flags = SCHED_FLAG_KEEP_ALL | SCHED_FLAG_UTIL_CLAMP_MIN |
 			       SCHED_FLAG_UTIL_CLAMP_MAX,
@@ -116,12 +116,12 @@ static void apply_uclamp(const struct vcpu_qos *q)
 			"uclamp %u-%u is not enforced", strerror(-rc), q->uclamp_min, q->uclamp_max);
 }
 
-int hostsched_request_full_speed(void)
+int kernelsched_request_full_speed(void)
 {
 	return set_util_clamps(SCHED_CAPACITY_SCALE, SCHED_CAPACITY_SCALE);
 }
 
-int hostsched_apply_self(const struct vcpu_qos *q, int host_cpu, char *err, size_t errlen)
+int kernelsched_apply_self(const struct vcpu_qos *q, int host_cpu, char *err, size_t errlen)
 {
 	if (host_cpu >= 0) {
 		cpu_set_t set;
@@ -137,8 +137,8 @@ int hostsched_apply_self(const struct vcpu_qos *q, int host_cpu, char *err, size
 	}
 	if (q->has_reservation)
 		return apply_deadline(q, err, errlen);
-	if (setpriority(PRIO_PROCESS, (id_t)gettid(), hostsched_weight_to_nice(q->weight))) {
-		snprintf(err, errlen, "nice %d for weight %u: %s", hostsched_weight_to_nice(q->weight),
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), kernelsched_weight_to_nice(q->weight))) {
+		snprintf(err, errlen, "nice %d for weight %u: %s", kernelsched_weight_to_nice(q->weight),
 			 q->weight, strerror(errno));
 		return -errno;
 	}

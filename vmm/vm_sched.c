@@ -318,7 +318,7 @@ static bool gate_enter(void *opaque, unsigned int vcpu)
 	}
 	if (!vs->host_applied[vcpu]) {
 		vs->host_applied[vcpu] = true;
-		if (hostsched_apply_self(&vs->qos[vcpu], host_mode_cpu(vs, vcpu), err, sizeof(err)))
+		if (kernelsched_apply_self(&vs->qos[vcpu], host_mode_cpu(vs, vcpu), err, sizeof(err)))
 			pr_warn("--sched host, vCPU %u: %s", vcpu, err);
 	}
 	return true;

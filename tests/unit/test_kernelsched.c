@@ -25,14 +25,14 @@ struct attr_out {
 
 static void test_weight_maps_to_nearest_nice(void)
 {
-	CU_ASSERT_EQUAL(hostsched_weight_to_nice(1024), 0);
-	CU_ASSERT_EQUAL(hostsched_weight_to_nice(88761), -20);
-	CU_ASSERT_EQUAL(hostsched_weight_to_nice(1u << 20), -20);
-	CU_ASSERT_EQUAL(hostsched_weight_to_nice(15), 19);
-	CU_ASSERT_EQUAL(hostsched_weight_to_nice(1), 19);
+	CU_ASSERT_EQUAL(kernelsched_weight_to_nice(1024), 0);
+	CU_ASSERT_EQUAL(kernelsched_weight_to_nice(88761), -20);
+	CU_ASSERT_EQUAL(kernelsched_weight_to_nice(1u << 20), -20);
+	CU_ASSERT_EQUAL(kernelsched_weight_to_nice(15), 19);
+	CU_ASSERT_EQUAL(kernelsched_weight_to_nice(1), 19);
 	/* 2048 lies between nice -3 (1991) and -4 (2501). */
-	CU_ASSERT_EQUAL(hostsched_weight_to_nice(2048), -3);
-	CU_ASSERT_EQUAL(hostsched_weight_to_nice(512), 3);	/* 526 */
+	CU_ASSERT_EQUAL(kernelsched_weight_to_nice(2048), -3);
+	CU_ASSERT_EQUAL(kernelsched_weight_to_nice(512), 3);	/* 526 */
 }
 
 static void test_apply_sets_thread_nice(void)
@@ -42,12 +42,12 @@ static void test_apply_sets_thread_nice(void)
 
 	vcpu_qos_default(&q);
 	q.weight = 335;		/* nice 5 */
-	CU_ASSERT_EQUAL(hostsched_apply_self(&q, -1, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(kernelsched_apply_self(&q, -1, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(getpriority(PRIO_PROCESS, (id_t)gettid()), 5);
 	/* Back to nice 0 needs privilege; tests run as root here, skip quietly otherwise. */
 	q.weight = 1024;
 	if (geteuid() == 0)
-		CU_ASSERT_EQUAL(hostsched_apply_self(&q, -1, err, sizeof(err)), 0);
+		CU_ASSERT_EQUAL(kernelsched_apply_self(&q, -1, err, sizeof(err)), 0);
 }
 
 /*
@@ -61,7 +61,7 @@ static void test_full_speed_sets_only_the_clamps(void)
 
 	setpriority(PRIO_PROCESS, (id_t)gettid(), 2);
 	nice_before = getpriority(PRIO_PROCESS, (id_t)gettid());
-	rc = hostsched_request_full_speed();
+	rc = kernelsched_request_full_speed();
 	CU_ASSERT(rc == 0 || rc == -EOPNOTSUPP || rc == -EINVAL || rc == -E2BIG);
 	CU_ASSERT_EQUAL(getpriority(PRIO_PROCESS, (id_t)gettid()), nice_before);
 	CU_ASSERT_EQUAL(syscall(SYS_sched_getattr, 0, &a, sizeof(a), 0), 0);
@@ -74,5 +74,5 @@ static void test_full_speed_sets_only_the_clamps(void)
 		setpriority(PRIO_PROCESS, (id_t)gettid(), 0);
 }
 
-UNIT_SUITE(hostsched, NULL, NULL, UNIT_TEST(test_weight_maps_to_nearest_nice),
+UNIT_SUITE(kernelsched, NULL, NULL, UNIT_TEST(test_weight_maps_to_nearest_nice),
 	   UNIT_TEST(test_apply_sets_thread_nice), UNIT_TEST(test_full_speed_sets_only_the_clamps))
