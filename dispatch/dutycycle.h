@@ -9,6 +9,21 @@
  * host_spec_place()), so they never compete for it. Within its slot the
  * pCPU's current vCPU runs for the first P*W/1024 ns and waits outside
  * KVM_RUN for the rest.
+ *
+ * --host big=1:1024,little=2:512 with W = 4 ms, one column per 0.25 ms;
+ * '#' an on-part (the vCPU may be in KVM_RUN), '.' off (it waits outside):
+ *
+ *   time (ms)              0   1   2   3   4   5   6   7   8
+ *   windows                [ window 0     )[ window 1     )
+ *   host CPU 0
+ *     big    C=1024 P=768  ############....############....   slot [0,4)
+ *   host CPU 1
+ *     little C=512  P=384  ######..........######..........   slot [0,2)
+ *     little C=512  P=512  ........########........########   slot [2,4)
+ *
+ * The first little's on-part may run past 1.5 ms up to its room (2 ms, the
+ * next slot) to make up time the host took from earlier on-parts; the
+ * second's room ends with the window.
  */
 #ifndef CAPVISOR_DUTYCYCLE_H
 #define CAPVISOR_DUTYCYCLE_H
