@@ -16,6 +16,14 @@
  *    a tick and the engine decides whether it keeps running.
  * The control socket calls the dispatch_set_*() functions from the main
  * thread; they take the same mutex and take effect at once.
+ *
+ * The seam: dispatch/ drives sched/ in real time as sim/ does in virtual
+ * time, and includes no KVM header. It needs from the vCPU layer only
+ * struct dispatch_vcpu_ops (kick a vCPU, is it halted), the kick signal for
+ * the on-part timers a vCPU thread arms on itself, and two optional
+ * callbacks (thread_init, tick_hook). It offers the vCPU threads the gate
+ * (dispatch_vcpu_enter()/leave(), which vmm/vm_sched.c plugs into the
+ * vCPU's struct vcpu_gate_ops), and everyone else live QoS and reports.
  */
 #ifndef CAPVISOR_DISPATCH_H
 #define CAPVISOR_DISPATCH_H
