@@ -6,9 +6,11 @@
  */
 #include "cli/options.h"
 #include "cli/domain.h"
+#include "dispatch/dispatch.h"
 #include "dispatch/dutycycle.h"
 #include "vmm/emulator.h"
 #include "util/log.h"
+#include "util/util.h"
 #include "dispatch/qosspec.h"
 #include "cli/vmdef.h"
 
@@ -201,18 +203,17 @@ static int set_us(const char *opt, const char *arg, unsigned long long min, unsi
 
 static int set_tick(struct vm_config *cfg, const char *arg)
 {
-	return set_us("tick-us", arg, 100, 100000, &cfg->tick_ns);
+	return set_us("tick-us", arg, DISPATCH_TICK_MIN_US, DISPATCH_TICK_MAX_US, &cfg->tick_ns);
 }
 
 static int set_window(struct vm_config *cfg, const char *arg)
 {
-	return set_us("window-us", arg, DUTY_MIN_WINDOW_NS / 1000, DUTY_MAX_WINDOW_NS / 1000,
-		      &cfg->window_ns);
+	return set_us("window-us", arg, DUTY_MIN_WINDOW_US, DUTY_MAX_WINDOW_US, &cfg->window_ns);
 }
 
 static int set_slice(struct vm_config *cfg, const char *arg)
 {
-	return set_us("slice-us", arg, 100, 100000, &cfg->slice_ns);
+	return set_us("slice-us", arg, DISPATCH_SLICE_MIN_US, DISPATCH_SLICE_MAX_US, &cfg->slice_ns);
 }
 
 static int set_no_cppc(struct vm_config *cfg, const char *arg)
@@ -302,10 +303,14 @@ static const struct vm_option options[] = {
 	{ "vcpu", "SET:KEY=VAL,..", "QoS of vCPUs SET (e.g. 0-3,^2): weight=, uclamp=MIN-MAX, "
 	  "reservation=RUN/DEADLINE/PERIOD, cluster= (repeatable)", set_vcpu },
 	{ "sched", "capvisor|host", "who schedules the vCPU threads (default capvisor)", set_sched },
-	{ "tick-us", "US", "scheduler tick (default 1000)", set_tick },
-	{ "window-us", "US", "duty-cycle window of emulated capacity, 500..100000 (default 4000); "
-	  "every level must run >= 200 us of it", set_window },
-	{ "slice-us", "US", "fair-class base slice of the engine (default 4000)", set_slice },
+	{ "tick-us", "US", "scheduler tick (default " STRINGIFY(DISPATCH_DEFAULT_TICK_US) ")",
+	  set_tick },
+	{ "window-us", "US", "duty-cycle window of emulated capacity, "
+	  STRINGIFY(DUTY_MIN_WINDOW_US) ".." STRINGIFY(DUTY_MAX_WINDOW_US)
+	  " (default " STRINGIFY(DUTY_DEFAULT_WINDOW_US) "); every level must run >= "
+	  STRINGIFY(DUTY_MIN_ON_US) " us of it", set_window },
+	{ "slice-us", "US", "fair-class base slice of the engine (default "
+	  STRINGIFY(DISPATCH_DEFAULT_SLICE_US) ")", set_slice },
 	{ "no-cppc", NULL, "no _CPC, CPPC registers or APERF/MPERF for the guest", set_no_cppc },
 	{ "stats-json", "FILE", "write the per-vCPU summary as JSON at exit", set_stats_json },
 	{ "api-socket", "PATH", "serve the QMP control socket on PATH (docs/qmp.md)",

@@ -178,7 +178,7 @@ struct dispatch *dispatch_create(const struct dispatch_config *cfg, char *err, s
 	d->thread_init = cfg->thread_init;
 	d->kick_signal = cfg->kick_signal;
 	d->nr_vcpus = cfg->nr_vcpus;
-	d->tick_ns = cfg->tick_ns ? cfg->tick_ns : 1000000;
+	d->tick_ns = cfg->tick_ns ? cfg->tick_ns : DISPATCH_DEFAULT_TICK_NS;
 	d->window_ns = cfg->window_ns ? cfg->window_ns : DUTY_DEFAULT_WINDOW_NS;
 	d->no_pin = cfg->no_pin;
 	build_topology(cfg->host, &topo);
@@ -186,11 +186,7 @@ struct dispatch *dispatch_create(const struct dispatch_config *cfg, char *err, s
 	/* Admission keeps reservations for the supply the duty cycle really gives. */
 	scfg.dl_supply_window_ns = d->window_ns;
 	scfg.dl_supply_latency_ns = d->tick_ns + DISPATCH_KICK_LATENCY_NS;
-	/*
-	 * A switch between vCPU threads costs a kick and a handoff (~100 us on
-	 * PVM hosts, a few us on VMX/SVM); a 4 ms slice keeps that near 2%.
-	 */
-	scfg.slice_ns = cfg->slice_ns ? cfg->slice_ns : 4000000;
+	scfg.slice_ns = cfg->slice_ns ? cfg->slice_ns : DISPATCH_DEFAULT_SLICE_NS;
 	d->epoch_ns = dispatch_now_ns();
 	if (init_pcpus(d, cfg)) {
 		snprintf(err, errlen, "out of memory");

@@ -39,6 +39,23 @@
 
 struct dispatch;
 
+/*
+ * --tick-us and --slice-us: the one home of their defaults and ranges
+ * (plain numbers: help texts print them). The window's are in dutycycle.h.
+ */
+#define DISPATCH_DEFAULT_TICK_US	1000
+#define DISPATCH_TICK_MIN_US		100
+#define DISPATCH_TICK_MAX_US		100000
+/*
+ * A switch between vCPU threads costs a kick and a handoff (~100 us on PVM
+ * hosts, a few us on VMX/SVM); a 4 ms slice keeps that near 2%.
+ */
+#define DISPATCH_DEFAULT_SLICE_US	4000
+#define DISPATCH_SLICE_MIN_US		100
+#define DISPATCH_SLICE_MAX_US		100000
+#define DISPATCH_DEFAULT_TICK_NS	(DISPATCH_DEFAULT_TICK_US * 1000ull)
+#define DISPATCH_DEFAULT_SLICE_NS	(DISPATCH_DEFAULT_SLICE_US * 1000ull)
+
 /* What the dispatcher needs from the vCPU layer. */
 struct dispatch_vcpu_ops {
 	/* Force the vCPU out of KVM_RUN (immediate_exit + signal): never lost. */
@@ -52,9 +69,9 @@ struct dispatch_config {
 	const unsigned int *host_cpu;	/* pCPU -> host CPU (host_spec_place) */
 	unsigned int nr_vcpus;
 	const struct vcpu_qos *qos;	/* one per vCPU */
-	uint64_t tick_ns;		/* engine tick [1 ms] */
-	uint64_t window_ns;		/* duty-cycle window [4 ms] */
-	uint64_t slice_ns;		/* fair-class base slice [4 ms] */
+	uint64_t tick_ns;		/* engine tick, 0: DISPATCH_DEFAULT_TICK_NS */
+	uint64_t window_ns;		/* duty-cycle window, 0: DUTY_DEFAULT_WINDOW_NS */
+	uint64_t slice_ns;		/* fair-class base slice, 0: DISPATCH_DEFAULT_SLICE_NS */
 	bool no_pin;			/* leave host CPU placement to the host */
 	const struct dispatch_vcpu_ops *ops;
 	void *opaque;

@@ -33,9 +33,13 @@
 
 #define DUTY_ALWAYS UINT64_MAX
 
-#define DUTY_DEFAULT_WINDOW_NS	4000000ull		/* --window-us 4000 */
-#define DUTY_MIN_WINDOW_NS	500000ull		/* --window-us 500..100000 */
-#define DUTY_MAX_WINDOW_NS	100000000ull
+/* --window-us: the one home of its default and range (plain numbers: help texts print them). */
+#define DUTY_DEFAULT_WINDOW_US	4000
+#define DUTY_MIN_WINDOW_US	500
+#define DUTY_MAX_WINDOW_US	100000
+#define DUTY_DEFAULT_WINDOW_NS	(DUTY_DEFAULT_WINDOW_US * 1000ull)
+#define DUTY_MIN_WINDOW_NS	(DUTY_MIN_WINDOW_US * 1000ull)
+#define DUTY_MAX_WINDOW_NS	(DUTY_MAX_WINDOW_US * 1000ull)
 
 /*
  * The shortest on-part in which a vCPU still runs. The vCPU thread is woken
@@ -46,7 +50,8 @@
  * 4 ms window and not in 30 s with a 16 ms one, 100 us and more booted in
  * under 2 s. Twice the slowest kick leaves room for a loaded host.
  */
-#define DUTY_MIN_ON_NS		200000ull
+#define DUTY_MIN_ON_US		200
+#define DUTY_MIN_ON_NS		(DUTY_MIN_ON_US * 1000ull)
 
 /* The lowest level (1..1024) whose on-part in a window is at least DUTY_MIN_ON_NS. */
 unsigned int duty_min_level(uint64_t window_ns);

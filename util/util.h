@@ -12,6 +12,10 @@
 
 #define NSEC_PER_SEC	1000000000ull
 
+/* A macro's value as a string literal, for help texts built from the constants. */
+#define STRINGIFY(x)	STRINGIFY_(x)
+#define STRINGIFY_(x)	#x
+
 /* Elements of an array; a pointer instead of an array does not compile. */
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]) + UTIL_MUST_BE_ARRAY(a))
 #define UTIL_MUST_BE_ARRAY(a) \

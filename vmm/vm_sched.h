@@ -34,8 +34,8 @@ struct vm_sched_config {
 	struct host_spec host;		/* filled with the default when !host_set */
 	bool host_set;
 	uint64_t tick_ns;		/* [1 ms] */
-	uint64_t window_ns;		/* duty-cycle window [4 ms] */
-	uint64_t slice_ns;		/* fair-class base slice [4 ms] */
+	uint64_t window_ns;		/* duty-cycle window, 0: DUTY_DEFAULT_WINDOW_NS */
+	uint64_t slice_ns;		/* fair-class base slice, 0: DISPATCH_DEFAULT_SLICE_NS */
 	bool no_cppc;			/* no _CPC, CPPC pages or APERF/MPERF */
 };
 
