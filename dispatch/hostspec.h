@@ -14,10 +14,15 @@
 
 #include <stddef.h>
 
+#include "sched/sched.h"
+
+/* Limits of --host; where the engine has the same limit, it is the engine's. */
 #define HOST_MAX_CLUSTERS	8
 #define HOST_MAX_LEVELS		16
-#define HOST_MAX_PCPUS		256
-#define HOST_NAME_MAX_LEN	31
+#define HOST_MAX_PCPUS		SCHED_MAX_CPUS
+#define HOST_NAME_MAX_LEN	(SCHED_NAME_MAX - 1)	/* without the NUL */
+_Static_assert(HOST_MAX_CLUSTERS <= SCHED_MAX_CLUSTERS, "every --host cluster is an engine cluster");
+_Static_assert(HOST_MAX_LEVELS <= SCHED_MAX_LEVELS, "every --host level is an engine level");
 #define HOST_TOP_MHZ		3000	/* default MHz of capacity 1024 */
 
 struct host_cluster_spec {

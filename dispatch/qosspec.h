@@ -16,9 +16,11 @@
 #include <stdint.h>
 
 #include "dispatch/hostspec.h"
+#include "sched/sched.h"
 
-#define QOS_WEIGHT_MIN	1
-#define QOS_WEIGHT_MAX	(1u << 20)
+/* The engine's weight range; the reservation limits are Linux's (sched_deadline). */
+#define QOS_WEIGHT_MIN	SCHED_WEIGHT_MIN
+#define QOS_WEIGHT_MAX	SCHED_WEIGHT_MAX
 #define QOS_PERIOD_MAX_NS	(4ull * 1000 * 1000 * 1000)	/* 4 s */
 #define QOS_RUNTIME_MIN_NS	1000ull				/* 1 us */
 

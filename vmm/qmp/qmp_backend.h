@@ -24,22 +24,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dispatch/qosspec.h"
 #include "sched/sched.h"
 
-/* Limits the schema enforces before a backend sees a value. */
-#define QMP_WEIGHT_MIN		1
-#define QMP_WEIGHT_MAX		(1 << 20)	/* as --vcpu weight= (QOS_WEIGHT_MAX); nice -20 is 88761 */
-#define QMP_UCLAMP_MAX		1024
-#define QMP_RES_RUNTIME_MIN_US	1
-#define QMP_RES_PERIOD_MAX_US	4000000		/* 4 s, Linux's sched_deadline_period_max_us */
+/* Limits the schema enforces before a backend sees a value: those of --vcpu and --host. */
+#define QMP_WEIGHT_MIN		QOS_WEIGHT_MIN
+#define QMP_WEIGHT_MAX		QOS_WEIGHT_MAX	/* nice -20 is 88761 */
+#define QMP_UCLAMP_MAX		SCHED_CAPACITY_SCALE
+#define QMP_RES_RUNTIME_MIN_US	(QOS_RUNTIME_MIN_NS / 1000)
+#define QMP_RES_PERIOD_MAX_US	(QOS_PERIOD_MAX_NS / 1000)
 /* Caps: the engine's limits (SCHED_CAP_*), in us. */
 #define QMP_CAP_PERIOD_MIN_US	(SCHED_CAP_PERIOD_MIN_NS / 1000)
 #define QMP_CAP_PERIOD_MAX_US	(SCHED_CAP_PERIOD_MAX_NS / 1000)
 #define QMP_CAP_QUOTA_MIN_US	(SCHED_CAP_QUOTA_MIN_NS / 1000)
-#define QMP_MAX_VCPUS		1024
-#define QMP_MAX_CLUSTERS	8
-#define QMP_MAX_PCPUS		256
-#define QMP_NAME_LEN		32
+#define QMP_MAX_VCPUS		1024	/* what a client accepts in a reply; VMs have fewer */
+#define QMP_MAX_CLUSTERS	HOST_MAX_CLUSTERS
+#define QMP_MAX_PCPUS		HOST_MAX_PCPUS
+#define QMP_NAME_LEN		(HOST_NAME_MAX_LEN + 1)
 
 /* The QMP error classes we send (QEMU's names, see docs/qmp.md). */
 enum qmp_error_class {
