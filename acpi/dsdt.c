@@ -5,7 +5,7 @@
  * pages, and \_S5. The ASL equivalent is in docs/acpi.md.
  */
 #include "acpi/acpi_int.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 
 #include <stdio.h>
 

@@ -5,7 +5,7 @@
  * the dispatcher). See acpi.h and docs/acpi.md for why 1024 -> 255.
  */
 #include "acpi/acpi.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 
 #include <errno.h>
 

@@ -6,8 +6,8 @@
  * lock (the dispatcher holds the engine's lock when it calls cppc_account()).
  */
 #include "devices/cppc.h"
-#include "vmm/layout.h"
-#include "vmm/log.h"
+#include "capvisor/layout.h"
+#include "util/log.h"
 
 #include <errno.h>
 #include <stdarg.h>

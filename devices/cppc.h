@@ -2,7 +2,7 @@
 /*
  * The per-vCPU CPPC register page (ACPI 6.5, 8.4.6): what the `_CPC` of
  * vCPU i points at, LAYOUT_CPPC_BASE + i * LAYOUT_PER_VCPU_STRIDE, with the
- * CPPC_REG_* offsets of vmm/layout.h. Independent of KVM: the MMIO bus calls
+ * CPPC_REG_* offsets of include/capvisor/layout.h. Independent of KVM: the MMIO bus calls
  * the ops, the dispatcher feeds the counters with cppc_account(), the QoS
  * code sets the host's limits, and the engine asks cppc_effective_request().
  *

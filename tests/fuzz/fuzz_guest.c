@@ -19,12 +19,13 @@
  * did: an access no device claims reads as all ones, each vCPU's CPPC
  * state stays in its ranges and its feedback counters never go back.
  */
+#include "tests/fuzz/fuzz.h"
 #include "devices/cppc.h"
 #include "devices/serial.h"
-#include "vmm/evloop.h"
-#include "vmm/layout.h"
-#include "vmm/log.h"
-#include "vmm/vm.h"
+#include "util/evloop.h"
+#include "capvisor/layout.h"
+#include "util/log.h"
+#include "vmm/kvm/vm.h"
 #include "vmm/vm_sched.h"
 
 #include <fcntl.h>
@@ -37,8 +38,6 @@
 #define FUZZ_MAX_VCPUS	4
 #define RUN_SIZE	(3 * 4096)	/* kvm_run and its PIO data page */
 #define PIO_DATA_OFFSET	4096
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 struct input {
 	const uint8_t *p;

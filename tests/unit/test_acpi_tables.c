@@ -5,7 +5,7 @@
  */
 #include "tests/unit/harness.h"
 #include "acpi/acpi.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 
 #include <errno.h>
 #include <stdio.h>

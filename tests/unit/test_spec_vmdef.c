@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: MIT
+/*
+ * VM definition files (--config): keys become options, bad definitions and
+ * types name the key, strict JSON, and a directory, FIFO or device refused
+ * as the file without blocking.
+ */
 #include "tests/unit/harness.h"
-#include "vmm/options.h"
-#include "vmm/qosspec.h"
-#include "vmm/vmdef.h"
+#include "cli/options.h"
+#include "cli/vmdef.h"
+#include "dispatch/qosspec.h"
 
 #include <errno.h>
 #include <stdbool.h>
