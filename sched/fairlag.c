@@ -294,6 +294,45 @@ static uint64_t left_capacity(struct sched_rq *rq, uint64_t now_left)
 	return rq->lag_cap;
 }
 
+/*
+ * The capacities the tracked entities of one component share, descending.
+ * Each pCPU's left capacity (lag_cap, what rate_on() predicts with) counts
+ * what the sleepers used on it; but where they ran is an accident of
+ * their wakeups, not part of the ideal: the ideal treats them as entities
+ * capped at their demand, which then take nothing from the entities whose
+ * share is a whole pCPU, only from the pool the others share. So their
+ * use summed over the component is taken off the slowest pCPUs, which
+ * leaves the prefix sums min(P_k, P_m - used): what the oracle's
+ * constraints are with sleepers whose rates are below the busy ones'.
+ */
+static unsigned int component_capacity(struct sched *s, const struct sched_cpumask *comp,
+				       uint64_t dt, const uint64_t *used, uint64_t *caps)
+{
+	uint64_t sleep = 0;
+	unsigned int m = 0;
+
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		uint64_t cap, busy, full;
+
+		if (!sched_cpumask_test(comp, cpu))
+			continue;
+		cap = fair_capacity(&s->rq[cpu]);
+		busy = dt ? used[cpu] * SCHED_CAPACITY_SCALE / dt : 0;
+		full = cap << (RATE_SHIFT - 10);
+		sleep += full - left_capacity(&s->rq[cpu], (busy < cap ? cap - busy : 0)
+						   << (RATE_SHIFT - 10));
+		caps[m++] = full;
+	}
+	qsort(caps, m, sizeof(*caps), cmp_u64_desc);
+	for (unsigned int q = m; q-- > 0 && sleep;) {
+		uint64_t take = caps[q] < sleep ? caps[q] : sleep;
+
+		caps[q] -= take;
+		sleep -= take;
+	}
+	return m;
+}
+
 /* Solve the ideal rate of every collected entity, component by component. */
 static void solve(struct sched *s, unsigned int n, uint64_t dt, const uint64_t *used)
 {
@@ -315,17 +354,7 @@ static void solve(struct sched *s, unsigned int n, uint64_t dt, const uint64_t *
 
 		while (j < n && s->lag_ents[j].comp == c)
 			j++;
-		for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
-			uint64_t cap, busy;
-
-			if (!sched_cpumask_test(&comp[c], cpu))
-				continue;
-			cap = fair_capacity(&s->rq[cpu]);
-			busy = dt ? used[cpu] * SCHED_CAPACITY_SCALE / dt : 0;
-			caps[m++] = left_capacity(&s->rq[cpu], (busy < cap ? cap - busy : 0)
-							   << (RATE_SHIFT - 10));
-		}
-		qsort(caps, m, sizeof(*caps), cmp_u64_desc);
+		m = component_capacity(s, &comp[c], dt, used, caps);
 		cap_fill(s, &s->lag_ents[i], j - i, caps, m);
 		i = j;
 	}
@@ -479,12 +508,20 @@ static void plans_on(struct sched_rq *src, struct sched_rq *dst, struct sched_en
 	double before = base + rq_cost(dst, 0, NULL, NULL);
 	unsigned int tries = 0;
 
+	/*
+	 * A pCPU whose entity's share is all of it takes no one more: what
+	 * another ran there would be lost to that one for good (newidle
+	 * would then pull the newcomer onto the next idle pCPU, and the two
+	 * chase each other). Exchanges with it are fine.
+	 */
+	bool room = !dst->lag_full;
+
 	/* x alone, only when src keeps work: an idle pCPU helps no lag */
-	if (src->nr_running > 1 && may_help(src, dst, x))
+	if (room && src->nr_running > 1 && may_help(src, dst, x))
 		consider_plan(best, before - rq_cost(src, -(int64_t)x->weight, x, NULL) -
 			      rq_cost(dst, x->weight, NULL, x), x, dst->cpu, NULL, 0);
 	/* the one furthest ahead on src makes room for x */
-	if (push && sched_cpumask_test(&push->allowed, dst->cpu))
+	if (room && push && sched_cpumask_test(&push->allowed, dst->cpu))
 		consider_plan(best, before - rq_cost(src, -(int64_t)push->weight, push, NULL) -
 			      rq_cost(dst, push->weight, NULL, push), push, dst->cpu, NULL, 0);
 	if (!may_help(src, dst, x))
