@@ -367,9 +367,14 @@ static void solve(struct sched *s, unsigned int n, uint64_t dt, const uint64_t *
  */
 static uint64_t rate_on(const struct sched_rq *rq, const struct sched_entity *se, int64_t extra)
 {
-	uint64_t w = (uint64_t)((int64_t)rq->lag_weight + extra);
+	uint64_t w = (uint64_t)((int64_t)rq->lag_weight + extra), prod;
 
-	return w ? (uint64_t)((unsigned __int128)rq->lag_cap * se->weight / w) : 0;
+	if (!w)
+		return 0;
+	/* lag_cap < 2^21 and weights < 2^17: a 64-bit division, not __udivti3 */
+	if (!__builtin_mul_overflow(rq->lag_cap, (uint64_t)se->weight, &prod))
+		return prod / w;
+	return (uint64_t)((unsigned __int128)rq->lag_cap * se->weight / w);
 }
 
 /* Lag (work ns) of se predicted `h` ns ahead at progress rate `r`. */
@@ -488,14 +493,12 @@ static void consider_plan(struct lag_plan *best, double gain, struct sched_entit
 
 /*
  * Can x on dst progress faster (when behind) or slower (when ahead) than
- * now? The bounds: all of dst's capacity, or its share with x added to
- * everything there. Saves evaluating moves that cannot help x.
+ * now_rate, its rate where it is? The bounds: all of dst's capacity, or
+ * its share with x added to everything there. Saves evaluating moves that
+ * cannot help x.
  */
-static bool may_help(const struct sched_rq *src, const struct sched_rq *dst,
-		     const struct sched_entity *x)
+static bool may_help(const struct sched_rq *dst, const struct sched_entity *x, uint64_t now_rate)
 {
-	uint64_t now_rate = rate_on(src, x, 0);
-
 	if (x->lag > 0)
 		return dst->lag_cap > now_rate;
 	return rate_on(dst, x, x->weight) < now_rate;
@@ -503,7 +506,8 @@ static bool may_help(const struct sched_rq *src, const struct sched_rq *dst,
 
 /* The options on one destination pCPU for x (on src), into *best. */
 static void plans_on(struct sched_rq *src, struct sched_rq *dst, struct sched_entity *x,
-		     struct sched_entity *push, double base, struct lag_plan *best)
+		     uint64_t now_rate, struct sched_entity *push, double base,
+		     struct lag_plan *best)
 {
 	double before = base + rq_cost(dst, 0, NULL, NULL);
 	unsigned int tries = 0;
@@ -517,14 +521,14 @@ static void plans_on(struct sched_rq *src, struct sched_rq *dst, struct sched_en
 	bool room = !dst->lag_full;
 
 	/* x alone, only when src keeps work: an idle pCPU helps no lag */
-	if (room && src->nr_running > 1 && may_help(src, dst, x))
+	if (room && src->nr_running > 1 && may_help(dst, x, now_rate))
 		consider_plan(best, before - rq_cost(src, -(int64_t)x->weight, x, NULL) -
 			      rq_cost(dst, x->weight, NULL, x), x, dst->cpu, NULL, 0);
 	/* the one furthest ahead on src makes room for x */
 	if (room && push && sched_cpumask_test(&push->allowed, dst->cpu))
 		consider_plan(best, before - rq_cost(src, -(int64_t)push->weight, push, NULL) -
 			      rq_cost(dst, push->weight, NULL, push), push, dst->cpu, NULL, 0);
-	if (!may_help(src, dst, x))
+	if (!may_help(dst, x, now_rate))
 		return;
 	/* x in exchange for one of the first SWAP_TRIES entities there */
 	for (struct slist *p = dst->queued.next; p != &dst->queued && tries < SWAP_TRIES;
@@ -552,6 +556,7 @@ static bool improve(struct sched *s, struct sched_entity *x, uint64_t now)
 	struct sched_rq *src = &s->rq[x->cpu];
 	struct sched_entity *push = extreme(src, true, x);
 	double base = rq_cost(src, 0, NULL, NULL);
+	uint64_t now_rate = rate_on(src, x, 0);
 	struct lag_plan best = { NULL, NULL, 0, 0, 0 };
 
 	best.gain = (double)LAG_GAIN_MIN_NS * LAG_GAIN_MIN_NS;
@@ -559,7 +564,7 @@ static bool improve(struct sched *s, struct sched_entity *x, uint64_t now)
 		best.gain = base / 16;
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
 		if (cpu != src->cpu && sched_cpumask_test(&x->allowed, cpu))
-			plans_on(src, &s->rq[cpu], x, push, base, &best);
+			plans_on(src, &s->rq[cpu], x, now_rate, push, base, &best);
 	if (!best.a)
 		return false;
 	/*
@@ -574,13 +579,37 @@ static bool improve(struct sched *s, struct sched_entity *x, uint64_t now)
 	return true;
 }
 
-static int cmp_abs_pred_desc(const void *a, const void *b)
+/* x before y among the candidates: larger |lag| first, then lower id. */
+static bool lag_worse(const struct lag_ent *x, const struct lag_ent *y)
 {
-	const struct lag_ent *x = a, *y = b;
+	return x->pred != y->pred ? x->pred > y->pred : x->se->id < y->se->id;
+}
 
-	if (x->pred != y->pred)
-		return x->pred < y->pred ? 1 : -1;
-	return x->se->id - y->se->id;
+/*
+ * The (at most) LAG_ATTEMPTS worst lags among the tracked entities beyond
+ * LAG_MOVE_NS, worst first, into top[]; returns how many. Only these are
+ * tried, so they are kept by insertion into a short sorted list rather
+ * than sorting every candidate: O(n) for n tracked entities, where the
+ * sort was a tenth of a balance's cost at 256 entities.
+ */
+static unsigned int worst_lags(struct sched *s, unsigned int n, struct lag_ent *top)
+{
+	unsigned int nr = 0;
+
+	for (unsigned int k = 0; k < n; k++) {
+		struct lag_ent *e = &s->lag_ents[k];
+		int64_t lag = e->se->lag;
+		unsigned int j;
+
+		e->pred = (uint64_t)(lag < 0 ? -lag : lag);
+		if (e->pred < LAG_MOVE_NS || (nr == LAG_ATTEMPTS && !lag_worse(e, &top[nr - 1])))
+			continue;
+		j = nr < LAG_ATTEMPTS ? nr++ : nr - 1;
+		for (; j && lag_worse(e, &top[j - 1]); j--)
+			top[j] = top[j - 1];
+		top[j] = *e;
+	}
+	return nr;
 }
 
 /*
@@ -640,8 +669,9 @@ int fair_lag_wake_target(struct sched *s, const struct sched_entity *se)
 void fair_lag_balance(struct sched *s, uint64_t now)
 {
 	uint64_t used[SCHED_MAX_CPUS];
+	struct lag_ent top[LAG_ATTEMPTS];
 	uint64_t dt = now - s->lag_last;
-	unsigned int n, nc = 0;
+	unsigned int n, nc;
 
 	/* Lags move by tens of ms: the busy interval is often enough. */
 	if (s->lag_last && dt < s->cfg.balance_interval_ns * s->cfg.busy_factor)
@@ -683,21 +713,9 @@ void fair_lag_balance(struct sched *s, uint64_t now)
 	}
 	update_wake_targets(s, n);
 	/* The LAG_ATTEMPTS worst lags first, at most one move per pCPU. */
-	for (unsigned int k = 0; k < n; k++) {
-		struct sched_entity *se = s->lag_ents[k].se;
-		struct lag_ent t;
-
-		s->lag_ents[k].pred = (uint64_t)(se->lag < 0 ? -se->lag : se->lag);
-		if (s->lag_ents[k].pred < LAG_MOVE_NS)
-			continue;
-		t = s->lag_ents[nc];	/* the candidates first */
-		s->lag_ents[nc++] = s->lag_ents[k];
-		s->lag_ents[k] = t;
-	}
-	if (nc > 1)
-		qsort(s->lag_ents, nc, sizeof(*s->lag_ents), cmp_abs_pred_desc);
-	for (unsigned int k = 0, moves = 0; k < nc && k < LAG_ATTEMPTS && moves < s->nr_cpus; k++) {
-		struct sched_entity *se = s->lag_ents[k].se;
+	nc = worst_lags(s, n, top);
+	for (unsigned int k = 0, moves = 0; k < nc && moves < s->nr_cpus; k++) {
+		struct sched_entity *se = top[k].se;
 
 		if (se->lag_tracked && se->lag_moved != s->lag_round && improve(s, se, now)) {
 			moves++;
