@@ -245,6 +245,14 @@ def check_cpc(cfg, v, obj, flex, seen):
             "space (Linux 6.1 then drops the _CPC)" % uid)
     for name in REGS:
         check_register(cfg, v, name, el[IDX[name]], seen)
+    # EPP: Functional Fixed Hardware (Linux 6.12 writes EPP only to PCC or
+    # FFH registers), the field of MSR_AMD_CPPC_REQ that capvisor serves.
+    L = layout_macros()
+    g = gas(el[IDX["epp"]])
+    want = (SPACE_FFH, L["CPPC_EPP_BITS"], L["CPPC_EPP_SHIFT"], L["MSR_AMD_CPPC_REQ"])
+    if g is None or (g["space"], g["width"], g["offset"], g["addr"]) != want:
+        err("C%03X _CPC epp: %r, expected FFH (space, width, offset, MSR) %r" %
+            (uid, g, want))
 
 
 def layout_macros():
