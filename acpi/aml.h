@@ -137,6 +137,7 @@ void aml_end(struct aml_buf *b, size_t mark);
 enum acpi_space_id {
 	ACPI_SPACE_SYSTEM_MEMORY = 0,
 	ACPI_SPACE_SYSTEM_IO	 = 1,
+	ACPI_SPACE_FFH		 = 0x7f,	/* Functional Fixed Hardware: an MSR on x86 */
 };
 
 enum acpi_access_size {

@@ -132,6 +132,17 @@ static void emit_register(struct aml_buf *b, uint8_t width, uint64_t addr)
 	aml_free(&r);
 }
 
+/* ResourceTemplate () { Register (FFixedHW, width, offset, msr, QWordAcc) } */
+static void emit_msr_register(struct aml_buf *b, uint8_t width, uint8_t offset, uint32_t msr)
+{
+	struct aml_buf r;
+
+	aml_init(&r);
+	res_generic_register(&r, ACPI_SPACE_FFH, width, offset, ACPI_ACCESS_QWORD, msr);
+	aml_resource_template(b, &r);
+	aml_free(&r);
+}
+
 static void emit_null_register(struct aml_buf *b)
 {
 	struct aml_buf r;
@@ -174,7 +185,8 @@ static void emit_cpc(struct aml_buf *b, const struct acpi_cppc_caps *c, uint64_t
 	emit_register(b, 32, page + CPPC_REG_ENABLE);
 	emit_register(b, 32, page + CPPC_REG_AUTO_SEL);	/* 6.12's guided mode sets it */
 	emit_null_register(b);		/* autonomous activity window */
-	emit_null_register(b);		/* energy performance preference */
+	/* Energy performance preference: 6.12's active mode needs it in FFH. */
+	emit_msr_register(b, CPPC_EPP_BITS, CPPC_EPP_SHIFT, MSR_AMD_CPPC_REQ);
 	aml_integer(b, acpi_cppc_reference_perf(c));
 	aml_integer(b, c->lowest_freq_mhz);
 	aml_integer(b, c->nominal_freq_mhz);

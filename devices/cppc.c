@@ -71,6 +71,7 @@ int cppc_init(struct cppc_dev *dev, unsigned int vcpu, const struct acpi_cppc_ca
 	dev->min = caps->lowest_perf;
 	dev->max = caps->highest_perf;
 	dev->guaranteed = caps->guaranteed_perf;
+	dev->epp = CPPC_EPP_DEFAULT;
 	/* Delivered may run ahead of reference up to highest / reference perf. */
 	dev->served.max_ratio = (caps->highest_perf * 1024 + acpi_cppc_reference_perf(caps) - 1) /
 				acpi_cppc_reference_perf(caps);
@@ -118,6 +119,9 @@ static uint32_t asked_locked(const struct cppc_dev *dev)
 {
 	if (dev->desired || !dev->auto_sel)
 		return dev->desired;
+	/* EPP 0: all performance (6.12's active mode with the performance policy). */
+	if (!dev->epp)
+		return dev->max;
 	return dev->min > dev->caps.lowest_perf ? dev->min : 0;
 }
 
@@ -180,6 +184,38 @@ int cppc_set_host_limits(struct cppc_dev *dev, unsigned int uclamp_min, unsigned
 	changed = effective_locked(dev) != before;
 	notify_unlock(dev, changed);
 	return 0;
+}
+
+static void count_request(struct cppc_dev *dev, bool changed);
+
+uint32_t cppc_get_epp(struct cppc_dev *dev)
+{
+	uint32_t epp;
+
+	pthread_mutex_lock(&dev->lock);
+	epp = dev->epp;
+	pthread_mutex_unlock(&dev->lock);
+	return epp;
+}
+
+void cppc_set_epp(struct cppc_dev *dev, uint32_t epp)
+{
+	bool changed;
+	uint32_t before;
+
+	pthread_mutex_lock(&dev->lock);
+	dev->stats.writes++;
+	before = effective_locked(dev);
+	if (epp > CPPC_EPP_MAX) {
+		dev->stats.ignored++;
+		warn_once(dev, WARN_VALUE, "energy performance preference %u, expected 0..%u", epp,
+			  CPPC_EPP_MAX);
+	} else {
+		dev->epp = epp;
+	}
+	changed = effective_locked(dev) != before;
+	count_request(dev, changed);
+	notify_unlock(dev, changed);
 }
 
 void cppc_set_guaranteed(struct cppc_dev *dev, uint32_t perf)

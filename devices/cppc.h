@@ -34,6 +34,8 @@
 
 #define CPPC_PERF_LIMITED_DESIRED	0x1u	/* delivered < desired */
 #define CPPC_PERF_LIMITED_MINIMUM	0x2u	/* delivered < min_perf */
+#define CPPC_EPP_MAX			255u
+#define CPPC_EPP_DEFAULT		128u	/* what the guest reads before it writes: balanced */
 
 struct cppc_stats {
 	uint64_t reads;
@@ -67,6 +69,7 @@ struct cppc_dev {
 
 	pthread_mutex_t lock;		/* vCPU thread, dispatcher and QoS writer */
 	uint32_t desired, min, max, enable, auto_sel, perf_limited, guaranteed;
+	uint32_t epp;			/* energy performance preference, 0..255 */
 	unsigned int host_min_cap, host_max_cap;	/* uclamp, capacity scale */
 	uint32_t host_min, host_max;			/* the same on the perf scale */
 	uint64_t ref_counter, del_counter;
@@ -117,6 +120,15 @@ bool cppc_in_use(struct cppc_dev *dev);
 uint32_t cppc_effective_request(struct cppc_dev *dev);
 /* The same on the capacity scale, clamped to the uclamp range; 0 = none. */
 unsigned int cppc_effective_request_capacity(struct cppc_dev *dev);
+
+/*
+ * The energy performance preference (the guest reaches it through an MSR,
+ * see MSR_AMD_CPPC_REQ): 0 asks for performance, 255 for energy. With
+ * autonomous selection on and desired 0, EPP 0 makes max_perf the request.
+ * cppc_set_epp() ignores (and counts) a value above 255.
+ */
+uint32_t cppc_get_epp(struct cppc_dev *dev);
+void cppc_set_epp(struct cppc_dev *dev, uint32_t epp);
 
 void cppc_get_stats(struct cppc_dev *dev, struct cppc_stats *out);
 void cppc_snapshot(struct cppc_dev *dev, struct cppc_snapshot *out);

@@ -52,6 +52,10 @@ static int msr_read(struct vcpu *v, uint32_t msr, uint64_t *val, void *opaque)
 		*val = 0;
 		return 0;
 	}
+	if (msr == MSR_AMD_CPPC_REQ) {
+		*val = vs->cppc ? (uint64_t)cppc_get_epp(&vs->cppc[v->index]) << CPPC_EPP_SHIFT : 0;
+		return 0;
+	}
 	/*
 	 * Only the vCPU's own thread reads its MSRs, so its served pair needs
 	 * no lock. Neither counter reads the same value twice (fbctr.h:
@@ -63,16 +67,24 @@ static int msr_read(struct vcpu *v, uint32_t msr, uint64_t *val, void *opaque)
 	return 0;
 }
 
-/* Writes are ignored: the counters are the host's account, not the guest's. */
+/*
+ * Writes are ignored (the counters are the host's account, not the guest's)
+ * but for the EPP field of MSR_AMD_CPPC_REQ, `_CPC`'s FFH register.
+ */
 static int msr_write(struct vcpu *v, uint32_t msr, uint64_t val, void *opaque)
 {
-	(void)v, (void)msr, (void)val, (void)opaque;
+	struct vm_sched *vs = opaque;
+
+	if (msr == MSR_AMD_CPPC_REQ && vs->cppc)
+		cppc_set_epp(&vs->cppc[v->index],
+			     (uint32_t)(val >> CPPC_EPP_SHIFT) & ((1u << CPPC_EPP_BITS) - 1));
 	return 0;
 }
 
 int vm_sched_register_msrs(struct vm_sched *vs, char *err, size_t errlen)
 {
-	static const uint32_t msrs[] = { MSR_IA32_MPERF, MSR_IA32_APERF, MSR_AMD_PSTATE_CTL };
+	static const uint32_t msrs[] = { MSR_IA32_MPERF, MSR_IA32_APERF, MSR_AMD_PSTATE_CTL,
+					 MSR_AMD_CPPC_REQ };
 
 	if (!vs->d)
 		return 0;	/* --sched host: no counters to serve */

@@ -78,5 +78,14 @@
 #define MSR_IA32_MPERF		0xe7
 #define MSR_IA32_APERF		0xe8
 #define MSR_AMD_PSTATE_CTL	0xc0010062	/* write-ignored */
+/*
+ * The energy performance preference of `_CPC` is a Functional Fixed Hardware
+ * register: bits 31:24 of this MSR (where AMD's MSR-mode CPPC keeps it).
+ * Linux 6.12 writes EPP only to PCC or FFH registers; capvisor serves just
+ * that field (the rest reads 0, writes to it are ignored).
+ */
+#define MSR_AMD_CPPC_REQ	0xc00102b3
+#define CPPC_EPP_SHIFT		24
+#define CPPC_EPP_BITS		8
 
 #endif

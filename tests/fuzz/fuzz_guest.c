@@ -190,10 +190,11 @@ static uint64_t pick_mmio(struct input *in, unsigned int nr_vcpus)
 
 static uint32_t pick_msr(struct input *in)
 {
-	static const uint32_t msrs[] = { MSR_IA32_MPERF, MSR_IA32_APERF, MSR_AMD_PSTATE_CTL };
+	static const uint32_t msrs[] = { MSR_IA32_MPERF, MSR_IA32_APERF, MSR_AMD_PSTATE_CTL,
+					 MSR_AMD_CPPC_REQ };
 	uint8_t r = take(in);
 
-	return r % 4 < 3 ? msrs[r % 4] : (uint32_t)take_n(in, 4);
+	return r % 5 < 4 ? msrs[r % 5] : (uint32_t)take_n(in, 4);
 }
 
 static void exit_io(struct vcpu *v, struct input *in, bool out)
@@ -274,7 +275,7 @@ static void check_cppc(struct fuzz_vm *f)
 		cppc_snapshot(dev, &s);
 		if (s.min < lo || s.min > hi || s.max < lo || s.max > hi ||
 		    (s.desired && (s.desired < lo || s.desired > hi)) || s.enable > 1 ||
-		    s.auto_sel > 1)
+		    s.auto_sel > 1 || cppc_get_epp(dev) > CPPC_EPP_MAX)
 			abort();
 		/*
 		 * Within the host's limits; uclamp min == max between two perf

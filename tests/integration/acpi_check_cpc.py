@@ -38,7 +38,8 @@ REGS = {"guaranteed_perf": ("guaranteed", 32), "desired_perf": ("desired", 32),
         "min_perf": ("min", 32), "max_perf": ("max", 32),
         "reference_perf_counter": ("ref_counter", 64),
         "delivered_perf_counter": ("del_counter", 64),
-        "perf_limited": ("perf_limited", 32), "cppc_enable": ("enable", 32)}
+        "perf_limited": ("perf_limited", 32), "cppc_enable": ("enable", 32),
+        "auto_sel_enable": ("auto_sel", 32)}
 SPACE_MEM, SPACE_IO, SPACE_PCC, SPACE_FFH = 0, 1, 0x0a, 0x7f
 
 errors = []
@@ -244,6 +245,14 @@ def check_cpc(cfg, v, obj, flex, seen):
             "space (Linux 6.1 then drops the _CPC)" % uid)
     for name in REGS:
         check_register(cfg, v, name, el[IDX[name]], seen)
+    # EPP: Functional Fixed Hardware (Linux 6.12 writes EPP only to PCC or
+    # FFH registers), the field of MSR_AMD_CPPC_REQ that capvisor serves.
+    L = layout_macros()
+    g = gas(el[IDX["epp"]])
+    want = (SPACE_FFH, L["CPPC_EPP_BITS"], L["CPPC_EPP_SHIFT"], L["MSR_AMD_CPPC_REQ"])
+    if g is None or (g["space"], g["width"], g["offset"], g["addr"]) != want:
+        err("C%03X _CPC epp: %r, expected FFH (space, width, offset, MSR) %r" %
+            (uid, g, want))
 
 
 def layout_macros():
@@ -288,7 +297,8 @@ def config_from_tables(d):
                           "perf_limited": L["CPPC_REG_PERF_LIMITED"],
                           "ref_counter": L["CPPC_REG_REF_COUNTER"],
                           "del_counter": L["CPPC_REG_DEL_COUNTER"],
-                          "guaranteed": L["CPPC_REG_GUARANTEED_PERF"]},
+                          "guaranteed": L["CPPC_REG_GUARANTEED_PERF"],
+                          "auto_sel": L["CPPC_REG_AUTO_SEL"]},
             "vcpus": vcpus}
 
 

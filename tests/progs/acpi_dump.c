@@ -131,10 +131,10 @@ static int write_config(const struct opts *o, const struct acpi_vcpu_desc *v)
 		LAYOUT_MMIO_HOLE_START, LAYOUT_MMIO_HOLE_END, LAYOUT_PER_VCPU_STRIDE);
 	fprintf(f, " \"s5_slp_typ\": %d, \"cppc_regs\": {\"desired\": %d, \"min\": %d, "
 		"\"max\": %d, \"enable\": %d, \"perf_limited\": %d, \"ref_counter\": %d, "
-		"\"del_counter\": %d, \"guaranteed\": %d},\n", ACPI_S5_SLP_TYP,
+		"\"del_counter\": %d, \"guaranteed\": %d, \"auto_sel\": %d},\n", ACPI_S5_SLP_TYP,
 		CPPC_REG_DESIRED_PERF, CPPC_REG_MIN_PERF, CPPC_REG_MAX_PERF, CPPC_REG_ENABLE,
 		CPPC_REG_PERF_LIMITED, CPPC_REG_REF_COUNTER, CPPC_REG_DEL_COUNTER,
-		CPPC_REG_GUARANTEED_PERF);
+		CPPC_REG_GUARANTEED_PERF, CPPC_REG_AUTO_SEL);
 	fprintf(f, " \"vcpus\": [\n");
 	for (i = 0; i < o->vcpus; i++) {
 		const struct acpi_cppc_caps *c = &v[i].cppc;

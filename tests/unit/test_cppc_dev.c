@@ -555,7 +555,41 @@ static void test_autonomous_selection(void)
 	cppc_destroy(&d);
 }
 
+/*
+ * The energy performance preference (served through MSR_AMD_CPPC_REQ):
+ * balanced until the guest writes it, 0..255 kept, anything else dropped;
+ * under autonomous selection with desired 0, EPP 0 asks for max_perf.
+ */
+static void test_energy_preference(void)
+{
+	struct cppc_dev d;
+	struct cppc_stats st;
+
+	cppc_init(&d, 0, &little);
+	CU_ASSERT_EQUAL(cppc_get_epp(&d), CPPC_EPP_DEFAULT);
+	cppc_set_epp(&d, 0);
+	CU_ASSERT_EQUAL(cppc_get_epp(&d), 0);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 0);	/* not enabled, no auto_sel */
+	wr(&d, CPPC_REG_ENABLE, 1, 4);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 0);	/* auto_sel off: desired 0 asks nothing */
+	wr(&d, CPPC_REG_AUTO_SEL, 1, 4);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 128);	/* EPP 0: max_perf */
+	wr(&d, CPPC_REG_MAX_PERF, 100, 4);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 100);
+	CU_ASSERT_EQUAL(cppc_set_host_limits(&d, 0, 320), 0);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), acpi_perf_from_capacity_floor(320));
+	cppc_set_epp(&d, 128);					/* balanced: the floor rule */
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 0);
+	cppc_set_epp(&d, 256);					/* out of range: kept 128 */
+	CU_ASSERT_EQUAL(cppc_get_epp(&d), 128);
+	cppc_get_stats(&d, &st);
+	CU_ASSERT_EQUAL(st.ignored, 1);
+	CU_ASSERT(st.requests >= 2);
+	cppc_destroy(&d);
+}
+
 UNIT_SUITE(cppc_dev, NULL, NULL,
+	   UNIT_TEST(test_energy_preference),
 	   UNIT_TEST(test_autonomous_selection),
 	   UNIT_TEST(test_requests_counted_past_disable),
 	   UNIT_TEST(test_no_deadlock_with_engine_lock),
