@@ -247,10 +247,17 @@ static struct sched_entity *pick_movable(struct sched_rq *src, struct sched_rq *
 		if (!best_max) {
 			/*
 			 * newidle: the one furthest behind its fair share (first
-			 * on ties), among those whose share dst can give.
+			 * on ties), among those whose share dst can give. Not
+			 * one already ahead by a move's worth: the idle time
+			 * would put it further ahead, and the fluid balance
+			 * that put it beside others would undo it at the next
+			 * balance (a light entity next to sleepers otherwise
+			 * collects their idle gaps, pulled from pCPU to pCPU).
 			 */
 			bool ok = se->lag_rate <= ((uint64_t)dst->capacity << 10);
 
+			if (se->lag_tracked && se->lag < -(int64_t)FAIR_LAG_MOVE_NS)
+				continue;
 			if (ok && (!best || se->lag > best->lag))
 				best = se;
 			if (!ok && !fallback)

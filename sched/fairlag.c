@@ -26,7 +26,7 @@
  */
 #include "sched/internal.h"
 
-#define LAG_MOVE_NS	(20 * NSEC_PER_MSEC)	/* lag (work) worth a move */
+#define LAG_MOVE_NS	FAIR_LAG_MOVE_NS	/* lag (work) worth a move */
 #define LAG_GAIN_MIN_NS	(1 * NSEC_PER_MSEC)	/* smallest improvement worth a move */
 #define LAG_HORIZON_NS	(200 * NSEC_PER_MSEC)	/* how far ahead lags are predicted */
 #define LAG_ATTEMPTS	16			/* entities tried per balance: bounds its cost */

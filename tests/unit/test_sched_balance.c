@@ -225,6 +225,47 @@ static void test_newidle_pull_and_skip(void)
 }
 
 /*
+ * Does a pCPU going idle pull the waiting entity when its fluid lag (work
+ * ahead of its ideal: negative) is `lag`?
+ */
+static bool newidle_pulls_with_lag(int64_t lag)
+{
+	struct sched_config cfg = { 0 };
+	struct sched_cpu_stats cs;
+	struct sched *s;
+	uint64_t now = 2 * MS;
+	int lonely, id[3];
+
+	cfg.balance_interval_ns = 1000 * MS;	/* keep the periodic balance out */
+	s = mk_sched(2, 1024, 0, 0, &cfg);
+	id[0] = add_ent(s, "a", 1024, true, 0);
+	id[1] = add_ent(s, "b", 1024, true, 0);
+	id[2] = add_ent(s, "c", 1024, true, 0);	/* one of the three waits */
+	sched_tick(s, now);			/* the fluid balance's first round */
+	for (int i = 0; i < 3; i++) {		/* as a later round leaves them */
+		s->ent[id[i]]->lag_tracked = true;
+		s->ent[id[i]]->lag = lag;
+	}
+	lonely = s->rq[0].nr_running == 1 ? 0 : 1;
+	sched_block(s, curr_of(s, (unsigned int)lonely), now);
+	sched_cpu_stats(s, (unsigned int)lonely, &cs);
+	sched_destroy(s);
+	return cs.nr_newidle_pulled == 1;
+}
+
+/*
+ * Newidle does not pull an entity already ahead of its fluid ideal by a
+ * move's worth (the idle time would put it further ahead); short of that
+ * it does.
+ */
+static void test_newidle_skips_entity_ahead(void)
+{
+	CU_ASSERT_TRUE(newidle_pulls_with_lag(0));
+	CU_ASSERT_TRUE(newidle_pulls_with_lag(-(int64_t)FAIR_LAG_MOVE_NS + (int64_t)MS));
+	CU_ASSERT_FALSE(newidle_pulls_with_lag(-(int64_t)FAIR_LAG_MOVE_NS - (int64_t)MS));
+}
+
+/*
  * Walking the domains stops once avg_idle < cost so far + the next
  * domain's max cost (rule 26): the cluster domain is tried, the host
  * domain is not, and nothing is pulled from the other cluster.
@@ -386,6 +427,7 @@ UNIT_SUITE(sched_balance_perf, NULL, NULL,
 	   UNIT_TEST(test_newidle_cost_decay),
 	   UNIT_TEST(test_newidle_cost_periodic_decay),
 	   UNIT_TEST(test_newidle_pull_and_skip),
+	   UNIT_TEST(test_newidle_skips_entity_ahead),
 	   UNIT_TEST(test_newidle_abort),
 	   UNIT_TEST(test_avg_idle),
 	   UNIT_TEST(test_perf_round),
