@@ -97,9 +97,9 @@ fuzz: fuzz-guest
 
 # ---- fuzz_vmdef: VM definition files (tests/fuzz/fuzz_vmdef.c) ----
 # Seeded from tests/fuzz/vmdef/, with tests/fuzz/vmdef.dict.
-FUZZ_VMDEF_SRCS := tests/fuzz/fuzz_vmdef.c vmm/vmdef.c vmm/json_strict.c vmm/paths.c
+FUZZ_VMDEF_SRCS := tests/fuzz/fuzz_vmdef.c vmm/vmdef.c vmm/json_strict.c vmm/paths.c vmm/qosspec.c
 
-$(FUZZ_BUILD)/fuzz_vmdef: $(FUZZ_VMDEF_SRCS) vmm/vmdef.h vmm/json_strict.h vmm/paths.h \
+$(FUZZ_BUILD)/fuzz_vmdef: $(FUZZ_VMDEF_SRCS) vmm/vmdef.h vmm/json_strict.h vmm/paths.h vmm/qosspec.h \
 			  tests/fuzz/fuzz.mk
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_VMDEF_SRCS) -o $@ -ljson-c
