@@ -25,17 +25,20 @@ endif
 VERSION := 0.1.0
 CFLAGS  ?= -O2 -g
 WFLAGS  := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-# libxml2 reads and writes libvirt domain XML (vmm/domain*.c).
+# libxml2 reads and writes libvirt domain XML (cli/domain*.c).
 XML_CFLAGS := $(shell pkg-config --cflags libxml-2.0 2>/dev/null || echo -I/usr/include/libxml2)
 XML_LIBS   := $(shell pkg-config --libs libxml-2.0 2>/dev/null || echo -lxml2)
-CPPFLAGS += -std=gnu11 -D_GNU_SOURCE -DCAPVISOR_VERSION='"$(VERSION)"' -I. -MMD -MP $(XML_CFLAGS)
+CPPFLAGS += -std=gnu11 -D_GNU_SOURCE -DCAPVISOR_VERSION='"$(VERSION)"' -I. -Iinclude -MMD -MP $(XML_CFLAGS)
 ALL_CFLAGS = $(CPPFLAGS) $(WFLAGS) $(CFLAGS) $(SANFLAGS)
 LDLIBS  := -ljson-c -lcap-ng -lseccomp $(XML_LIBS) -lpthread -lm
 LDFLAGS += $(SANFLAGS)
 
 # Everything but main() goes into one archive that the binary, the unit
 # tests, the benchmarks and the fuzzers link against.
-CORE_SRCS := $(filter-out vmm/main.c,$(wildcard sched/*.c sim/*.c vmm/*.c devices/*.c acpi/*.c))
+# SRC_DIRS is the one list of source folders; MAIN_SRC holds main().
+SRC_DIRS  := sched sim dispatch vmm vmm/kvm vmm/boot vmm/qmp cli devices acpi util
+MAIN_SRC  := cli/main.c
+CORE_SRCS := $(filter-out $(MAIN_SRC),$(wildcard $(addsuffix /*.c,$(SRC_DIRS))))
 CORE_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CORE_SRCS))
 LIB       := $(BUILD)/libcapvisor.a
 BIN       := $(BUILD)/capvisor
@@ -50,15 +53,17 @@ $(BUILD)/%.o: %.c
 # The test guest is built by guest/guest.mk and embedded as the default kernel.
 include guest/guest.mk
 
-$(BUILD)/vmm/guest_blob.o: vmm/guest_blob.S $(GUEST_ELF)
+GUEST_BLOB     := vmm/boot/guest_blob.S
+GUEST_BLOB_OBJ := $(BUILD)/$(GUEST_BLOB:.S=.o)
+$(GUEST_BLOB_OBJ): $(GUEST_BLOB) $(GUEST_ELF)
 	@mkdir -p $(dir $@)
 	$(CC) -DGUEST_ELF_PATH='"$(GUEST_ELF)"' -c $< -o $@
 
-$(LIB): $(CORE_OBJS) $(BUILD)/vmm/guest_blob.o
+$(LIB): $(CORE_OBJS) $(GUEST_BLOB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BIN): $(BUILD)/vmm/main.o $(LIB)
+$(BIN): $(patsubst %.c,$(BUILD)/%.o,$(MAIN_SRC)) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 deps:

@@ -91,8 +91,9 @@ unsigned int acpi_capacity_from_perf(uint32_t perf);	/* rounded to nearest */
  * `_CPC` capabilities of a vCPU on a cluster with nr ascending performance
  * levels (capacity scale, last = the cluster's capacity) and their MHz:
  * highest = nominal = top level (no boost is emulated: every level is
- * sustained), lowest = lowest_nonlinear = first level (emulated performance
- * is linear all the way down), guaranteed from guaranteed_capacity (capped at
+ * sustained), lowest = first level, lowest_nonlinear = second level (the
+ * knee Linux 6.12 requires above lowest; the first level when there is only
+ * one), guaranteed from guaranteed_capacity (capped at
  * highest), reference = ACPI_CPPC_PERF_MAX (capacity 1024) for everyone. Returns 0, or -EINVAL when there is no level or the first level
  * or its MHz is 0 (the order of the levels is the host spec parser's job).
  */

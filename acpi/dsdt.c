@@ -5,7 +5,7 @@
  * pages, and \_S5. The ASL equivalent is in docs/acpi.md.
  */
 #include "acpi/acpi_int.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 
 #include <stdio.h>
 
@@ -172,7 +172,7 @@ static void emit_cpc(struct aml_buf *b, const struct acpi_cppc_caps *c, uint64_t
 	emit_register(b, 64, page + CPPC_REG_DEL_COUNTER);
 	emit_register(b, 32, page + CPPC_REG_PERF_LIMITED);
 	emit_register(b, 32, page + CPPC_REG_ENABLE);
-	aml_integer(b, 0);		/* autonomous selection: not supported */
+	emit_register(b, 32, page + CPPC_REG_AUTO_SEL);	/* 6.12's guided mode sets it */
 	emit_null_register(b);		/* autonomous activity window */
 	emit_null_register(b);		/* energy performance preference */
 	aml_integer(b, acpi_cppc_reference_perf(c));

@@ -5,7 +5,7 @@
  * the dispatcher). See acpi.h and docs/acpi.md for why 1024 -> 255.
  */
 #include "acpi/acpi.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 
 #include <errno.h>
 
@@ -58,7 +58,14 @@ int acpi_cppc_caps_from_levels(const unsigned int *levels, const unsigned int *m
 	out->highest_perf = acpi_perf_from_capacity(top);
 	out->nominal_perf = out->highest_perf;
 	out->lowest_perf = acpi_perf_from_capacity(levels[0]);
-	out->lowest_nonlinear_perf = out->lowest_perf;
+	/*
+	 * Emulated performance is linear all the way down, but real CPUs have
+	 * a nonlinear knee above their lowest level and Linux 6.12's
+	 * amd-pstate refuses a CPU without one (lowest_nonlinear_freq must
+	 * lie above lowest_freq); it also uses it as the default policy
+	 * minimum. The second level plays that part; the first stays reachable.
+	 */
+	out->lowest_nonlinear_perf = nr > 1 ? acpi_perf_from_capacity(levels[1]) : out->lowest_perf;
 	out->guaranteed_perf = acpi_perf_from_capacity(guaranteed_capacity < top ?
 						       guaranteed_capacity : top);
 	out->reference_perf = acpi_perf_from_capacity(ACPI_CAPACITY_SCALE);

@@ -6,8 +6,8 @@
  * because the guest reads these bytes, not our structs.
  */
 #include "acpi/acpi_int.h"
-#include "vmm/layout.h"
-#include "vmm/log.h"
+#include "capvisor/layout.h"
+#include "util/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

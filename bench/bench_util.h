@@ -6,6 +6,8 @@
 #ifndef CAPVISOR_BENCH_UTIL_H
 #define CAPVISOR_BENCH_UTIL_H
 
+#include "util/util.h"
+
 #include <stdint.h>
 #include <time.h>
 
@@ -14,7 +16,7 @@ static inline uint64_t now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return ns_from_timespec(&ts);
 }
 
 /* qsort() comparator for uint64_t samples, ascending. */

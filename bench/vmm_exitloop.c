@@ -8,6 +8,8 @@
  *
  *   vmm_exitloop N VMM [ARGS...]     (the ELF path is appended as the last argument)
  */
+#include "util/util.h"
+
 #include <elf.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -26,7 +28,7 @@ static uint64_t now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return ns_from_timespec(&ts);
 }
 
 static size_t put_code(uint8_t *c, uint32_t n)

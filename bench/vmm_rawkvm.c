@@ -8,6 +8,8 @@
  *
  *   vmm_rawkvm ring0|ring3 N
  */
+#include "util/util.h"
+
 #include <fcntl.h>
 #include <linux/kvm.h>
 #include <stdint.h>
@@ -30,7 +32,7 @@ static uint64_t now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return ns_from_timespec(&ts);
 }
 
 static void die(const char *what)

@@ -6,8 +6,8 @@
  * once and ignored, so a guest trying S3 keeps running instead of dying.
  */
 #include "devices/power.h"
-#include "vmm/layout.h"
-#include "vmm/log.h"
+#include "capvisor/layout.h"
+#include "util/log.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * registration happens at VM setup and takes the write lock).
  */
 #include "devices/bus.h"
-#include "vmm/log.h"
+#include "util/log.h"
 
 #include <errno.h>
 #include <stdatomic.h>

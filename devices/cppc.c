@@ -6,8 +6,8 @@
  * lock (the dispatcher holds the engine's lock when it calls cppc_account()).
  */
 #include "devices/cppc.h"
-#include "vmm/layout.h"
-#include "vmm/log.h"
+#include "capvisor/layout.h"
+#include "util/log.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -106,16 +106,31 @@ static void notify_unlock(struct cppc_dev *dev, bool changed)
 		fn(dev, opaque);
 }
 
+/*
+ * What the guest asks for before any clamp: desired, or with autonomous
+ * selection on and desired 0 its floor. Linux 6.12's amd-pstate in guided
+ * mode (auto_sel 1) writes schedutil's choice into min_perf and 0 into
+ * desired: the platform is to pick a level in [min, max]. The engine takes
+ * a request as the exact level, so capvisor picks the floor; a floor at
+ * lowest asks nothing, and the engine's own choice decides.
+ */
+static uint32_t asked_locked(const struct cppc_dev *dev)
+{
+	if (dev->desired || !dev->auto_sel)
+		return dev->desired;
+	return dev->min > dev->caps.lowest_perf ? dev->min : 0;
+}
+
 static uint32_t effective_locked(const struct cppc_dev *dev)
 {
-	uint32_t lo = dev->min, hi = dev->max, r, hlo = dev->host_min;
+	uint32_t lo = dev->min, hi = dev->max, r, hlo = dev->host_min, asked = asked_locked(dev);
 
-	if (!dev->enable || !dev->desired)
+	if (!dev->enable || !asked)
 		return 0;
 	/* min above max (mid-update by the guest): max wins, as a ceiling should. */
 	if (lo > hi)
 		lo = hi;
-	r = clamp32(dev->desired, lo, hi);
+	r = clamp32(asked, lo, hi);
 	if (hlo > dev->host_max)
 		hlo = dev->host_max;
 	return clamp32(r, hlo, dev->host_max);
@@ -196,8 +211,8 @@ void cppc_account(struct cppc_dev *dev, uint64_t ref_ticks, uint32_t delivered_p
 	num = (unsigned __int128)ref_ticks * delivered_perf + dev->del_remainder;
 	dev->del_counter += (uint64_t)(num / reference);
 	dev->del_remainder = (uint64_t)(num % reference);
-	if (ref_ticks && dev->enable && dev->desired) {
-		desired = clamp32(dev->desired, dev->min < dev->max ? dev->min : dev->max,
+	if (ref_ticks && dev->enable && asked_locked(dev)) {
+		desired = clamp32(asked_locked(dev), dev->min < dev->max ? dev->min : dev->max,
 				  dev->max);
 		if (delivered_perf < desired)
 			dev->perf_limited |= CPPC_PERF_LIMITED_DESIRED;
@@ -219,7 +234,8 @@ void cppc_snapshot(struct cppc_dev *dev, struct cppc_snapshot *out)
 	pthread_mutex_lock(&dev->lock);
 	*out = (struct cppc_snapshot){
 		.desired = dev->desired, .min = dev->min, .max = dev->max,
-		.enable = dev->enable, .perf_limited = dev->perf_limited,
+		.enable = dev->enable, .auto_sel = dev->auto_sel,
+		.perf_limited = dev->perf_limited,
 		.guaranteed = dev->guaranteed, .ref_counter = dev->ref_counter,
 		.del_counter = dev->del_counter, .host_min = dev->host_min,
 		.host_max = dev->host_max, .effective = effective_locked(dev),
@@ -304,8 +320,10 @@ static uint32_t read_reg32(const struct cppc_dev *dev, uint64_t offset)
 		return dev->perf_limited;
 	case CPPC_REG_GUARANTEED_PERF:
 		return dev->guaranteed;
+	case CPPC_REG_AUTO_SEL:
+		return dev->auto_sel;
 	default:
-		return 0;	/* auto_sel: autonomous selection is not supported */
+		return 0;
 	}
 }
 
@@ -380,12 +398,14 @@ static void write_reg32(struct cppc_dev *dev, uint64_t offset, uint32_t v)
 		dev->max = perf_in_range(dev, v);
 		return;
 	case CPPC_REG_ENABLE:
+	case CPPC_REG_AUTO_SEL:
 		if (v > 1) {
 			dev->stats.ignored++;
-			warn_once(dev, WARN_VALUE, "cppc_enable value %u, expected 0 or 1", v);
+			warn_once(dev, WARN_VALUE, "%s value %u, expected 0 or 1",
+				  offset == CPPC_REG_ENABLE ? "cppc_enable" : "auto_sel_enable", v);
 			return;
 		}
-		dev->enable = v;
+		*(offset == CPPC_REG_ENABLE ? &dev->enable : &dev->auto_sel) = v;
 		return;
 	case CPPC_REG_PERF_LIMITED:
 		dev->perf_limited &= ~v;	/* write 1 to clear */

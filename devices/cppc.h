@@ -2,7 +2,7 @@
 /*
  * The per-vCPU CPPC register page (ACPI 6.5, 8.4.6): what the `_CPC` of
  * vCPU i points at, LAYOUT_CPPC_BASE + i * LAYOUT_PER_VCPU_STRIDE, with the
- * CPPC_REG_* offsets of vmm/layout.h. Independent of KVM: the MMIO bus calls
+ * CPPC_REG_* offsets of include/capvisor/layout.h. Independent of KVM: the MMIO bus calls
  * the ops, the dispatcher feeds the counters with cppc_account(), the QoS
  * code sets the host's limits, and the engine asks cppc_effective_request().
  *
@@ -12,7 +12,7 @@
  * max         0x08    32    rw   clamped to [lowest, highest]
  * enable      0x0c    32    rw   0 or 1; other values ignored
  * perf_limited 0x10   32    rw1c bit 0 desired excursion, bit 1 minimum excursion
- * auto_sel    0x14    32    ro   reads 0 (autonomous selection unsupported)
+ * auto_sel    0x14    32    rw   0 or 1; 1 with desired 0: min_perf is the request
  * ref counter 0x18    64    ro   8-byte read, or 4-byte reads of each half
  * del counter 0x20    64    ro   same
  * guaranteed  0x28    32    ro   what capvisor guarantees this vCPU (perf scale)
@@ -49,7 +49,7 @@ struct cppc_stats {
 
 /* What the guest would read, plus what capvisor makes of it (for the demo). */
 struct cppc_snapshot {
-	uint32_t desired, min, max, enable, perf_limited, guaranteed;
+	uint32_t desired, min, max, enable, auto_sel, perf_limited, guaranteed;
 	uint64_t ref_counter, del_counter;
 	uint32_t host_min, host_max;	/* perf scale */
 	uint32_t effective;		/* cppc_effective_request() */
@@ -66,7 +66,7 @@ struct cppc_dev {
 	struct acpi_cppc_caps caps;	/* fixed at init */
 
 	pthread_mutex_t lock;		/* vCPU thread, dispatcher and QoS writer */
-	uint32_t desired, min, max, enable, perf_limited, guaranteed;
+	uint32_t desired, min, max, enable, auto_sel, perf_limited, guaranteed;
 	unsigned int host_min_cap, host_max_cap;	/* uclamp, capacity scale */
 	uint32_t host_min, host_max;			/* the same on the perf scale */
 	uint64_t ref_counter, del_counter;
@@ -109,8 +109,10 @@ bool cppc_in_use(struct cppc_dev *dev);
 
 /*
  * The request the engine should see, perf scale: 0 when the guest makes none
- * (cppc_enable 0 or desired 0), else desired clamped into the guest's
- * [min, max] and then into the host's limits. Never outside the host limits.
+ * (cppc_enable 0, or desired 0 without autonomous selection), else desired
+ * (with auto_sel 1 and desired 0: min_perf when above lowest) clamped into
+ * the guest's [min, max] and then into the host's limits. Never outside the
+ * host limits.
  */
 uint32_t cppc_effective_request(struct cppc_dev *dev);
 /* The same on the capacity scale, clamped to the uclamp range; 0 = none. */

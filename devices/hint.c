@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The scheduler hint device (devices/hint.h): decodes a guest's YIELD and
+ * YIELD_TO writes into hint_ops calls and counts every access it ignores.
+ */
 #include "devices/hint.h"
 
 #include <string.h>
 
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 
 void hint_init(struct hint_dev *dev, unsigned int vcpu, unsigned int nr_vcpus,
 	       const struct hint_ops *ops, void *opaque)

@@ -6,7 +6,7 @@
  * also the FADT reset register. No interrupts are raised.
  */
 #include "devices/power.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 
 #include <pthread.h>
 #include <stdbool.h>

@@ -5,7 +5,7 @@
  * empty interrupt fires right after every write, as QEMU and kvmtool do.
  */
 #include "devices/serial.h"
-#include "vmm/log.h"
+#include "util/log.h"
 
 #include <pthread.h>
 #include <stdbool.h>

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The sink (devices/sink.h): a range that reads as all ones and drops writes,
+ * for ports a guest pokes with nothing behind them.
+ */
 #include "devices/sink.h"
 
 #include <string.h>

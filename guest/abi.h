@@ -2,12 +2,13 @@
 /*
  * The interface between the test guest's ring-0 core and its ring-3
  * workloads: syscall numbers, the boot information ring 3 may read, and the
- * memory map of the guest image. Freestanding: no includes but vmm/layout.h.
+ * memory map of the guest image. Freestanding: no includes but
+ * capvisor/layout.h.
  */
 #ifndef GUEST_ABI_H
 #define GUEST_ABI_H
 
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 
 typedef unsigned char u8;
 typedef unsigned short u16;
@@ -144,5 +145,8 @@ struct bootinfo {
 extern struct bootinfo bootinfo;
 extern struct pvclock pvclock[GUEST_MAX_CPUS];
 extern struct steal_time steal[GUEST_MAX_CPUS];
+
+/* The user image's entry point (guest/user/main.c), entered by the ring-0 core. */
+void user_main(unsigned int cpu) __attribute__((noreturn));
 
 #endif

@@ -8,7 +8,7 @@ GUEST_ELF   := $(GUEST_BUILD)/capvisor-guest.elf
 GUEST_SRCS  := $(wildcard guest/*.c guest/*.S guest/user/*.c)
 GUEST_OBJS  := $(patsubst guest/%,$(GUEST_BUILD)/%.o,$(GUEST_SRCS))
 GUEST_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
-	-Wmissing-prototypes -O2 -g -I. -ffreestanding -fno-pic -fno-pie \
+	-Wmissing-prototypes -O2 -g -I. -Iinclude -ffreestanding -fno-pic -fno-pie \
 	-fno-stack-protector -fno-builtin -mno-red-zone -mgeneral-regs-only \
 	-mcmodel=small -fno-asynchronous-unwind-tables -fno-unwind-tables \
 	-fcf-protection=none -nostdinc -MMD -MP

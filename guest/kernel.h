@@ -94,6 +94,9 @@ static inline void cpu_relax(void)
 void enter_user(u64 rip, u64 rsp, u64 arg) __attribute__((noreturn));
 void idle_wait(const volatile u32 *flag);
 void isr_spurious(void);
+/* trap.c, called by entry.S's stubs */
+struct trap_frame;
+void isr_dispatch(struct trap_frame *f);
 void kmain(void);
 void ap_main(unsigned int idx);
 extern const u64 isr_table[34];

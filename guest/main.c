@@ -25,9 +25,6 @@ struct hvm_memmap_entry {
 
 struct percpu percpu[GUEST_MAX_CPUS];
 
-/* The user image's entry point (guest/user/main.c). */
-void user_main(unsigned int cpu) __attribute__((noreturn));
-
 
 void start_user(struct percpu *cpu)
 {

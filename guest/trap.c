@@ -36,8 +36,6 @@ static struct idt_gate idt[256] __attribute__((aligned(16)));
 _Static_assert(__builtin_offsetof(struct percpu, timer_fired) == 24, "see entry.S");
 static volatile u32 msr_faulted[GUEST_MAX_CPUS];
 
-void isr_dispatch(struct trap_frame *f);
-
 static void set_gate_type(unsigned int vec, u64 handler, u8 ist, u8 type)
 {
 	struct idt_gate *g = &idt[vec];

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Engine core: runqueues, the pick across classes (deadline before fair),
+ * Engine core: runqueues, the pick across classes (in sched_classes[] order),
  * wakeup/block/yield, the tick, and the per-pCPU "current" queries.
  *
  * Every entry point brings the runqueues it touches up to `now`
@@ -12,6 +12,11 @@
 
 #include <stdarg.h>	/* va_list for sched_errf(): a freestanding header */
 #include <stdlib.h>
+
+const struct sched_class *const sched_classes[SCHED_NR_CLASSES] = {
+	&dl_sched_class,
+	&fair_sched_class,
+};
 
 int sched_errf(char *err, size_t errlen, int code, const char *fmt, ...)
 {
@@ -283,17 +288,23 @@ void wakeup_preempt(struct sched *s, struct sched_rq *rq, struct sched_entity *s
 
 	if (!curr || !curr->on_rq)
 		resched_rq(rq);
-	else if (dl_entity(se) != dl_entity(curr))
-		rq->need_resched |= dl_entity(se);
+	else if (se->class != curr->class)
+		rq->need_resched |= sched_class_above(se->class, curr->class);
 	else if (se->class->wakeup_preempt(s, rq, se))
 		resched_rq(rq);
 }
 
 static struct sched_entity *pick_next(struct sched *s, struct sched_rq *rq)
 {
-	struct sched_entity *next = rq->nr_dl ? dl_sched_class.pick(s, rq) : NULL;
+	const struct sched_class *class;
+	struct sched_entity *next;
 
-	return next ? next : fair_sched_class.pick(s, rq);
+	for_each_class(class) {
+		next = class->pick(s, rq);
+		if (next)
+			return next;
+	}
+	return NULL;
 }
 
 /* __schedule(): choose what rq runs now and switch to it. */
@@ -655,18 +666,20 @@ void sched_tick(struct sched *s, uint64_t now)
 
 uint64_t sched_next_event(const struct sched *s, unsigned int cpu)
 {
+	const struct sched_class *class;
 	const struct sched_rq *rq;
-	uint64_t a, b;
+	uint64_t next, t;
 
 	if (cpu >= s->nr_cpus)
 		return UINT64_MAX;
 	rq = &s->rq[cpu];
-	a = dl_sched_class.next_event(s, rq);
-	b = fair_sched_class.next_event(s, rq);
-	if (b < a)
-		a = b;
-	b = cap_next_event(s, rq);
-	return a < b ? a : b;
+	next = cap_next_event(s, rq);
+	for_each_class(class) {
+		t = class->next_event(s, rq);
+		if (t < next)
+			next = t;
+	}
+	return next;
 }
 
 /* ---------------------------------------------------------------- queries */

@@ -288,13 +288,6 @@ int sched_set_weight(struct sched *s, int id, uint32_t weight, uint64_t now)
 	return 0;
 }
 
-int sched_set_nice(struct sched *s, int id, int nice, uint64_t now)
-{
-	uint32_t w = sched_nice_to_weight(nice);
-
-	return w ? sched_set_weight(s, id, w, now) : -SCHED_E_INVAL;
-}
-
 /* Re-count se in its rq's buckets after its effective clamps changed. */
 static void uclamp_requeue(struct sched *s, struct sched_entity *se, uint64_t now)
 {

@@ -475,6 +475,32 @@ struct sched_class {
 extern const struct sched_class fair_sched_class;
 extern const struct sched_class dl_sched_class;
 
+/*
+ * Every class, highest first: the order the pick tries them in, and a class
+ * above another preempts it on wakeup (the kernel's for_each_class()).
+ */
+#define SCHED_NR_CLASSES	2
+extern const struct sched_class *const sched_classes[SCHED_NR_CLASSES];
+
+#define for_each_class(class)						\
+	for (unsigned int class##_i = 0;				\
+	     class##_i < SCHED_NR_CLASSES && ((class) = sched_classes[class##_i], true); \
+	     class##_i++)
+
+/* Does class a come before class b (a preempts b)? */
+static inline bool sched_class_above(const struct sched_class *a, const struct sched_class *b)
+{
+	const struct sched_class *c;
+
+	for_each_class(c) {
+		if (c == b)
+			return false;
+		if (c == a)
+			return true;
+	}
+	return false;
+}
+
 static inline bool dl_entity(const struct sched_entity *se)
 {
 	return se->class == &dl_sched_class;

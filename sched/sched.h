@@ -250,9 +250,8 @@ int sched_entity_add(struct sched *s, const struct sched_entity_params *p, uint6
 /* Remove an entity (in any state); its bandwidth is released. */
 int sched_entity_remove(struct sched *s, int id, uint64_t now);
 
-/* Weight (1..2^20) or nice (-20..19); lag is preserved as in reweight_entity. */
+/* Weight (1..2^20); lag is preserved as in reweight_entity. */
 int sched_set_weight(struct sched *s, int id, uint32_t weight, uint64_t now);
-int sched_set_nice(struct sched *s, int id, int nice, uint64_t now);
 /* nice -> weight (sched_prio_to_weight); 0 if nice is out of range. */
 uint32_t sched_nice_to_weight(int nice);
 

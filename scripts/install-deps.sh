@@ -17,6 +17,7 @@ PKGS=(
 	python3 socat                      # control-socket client tests
 	qemu-system-x86                    # peer in benchmarks and guest cross-check
 	cpio xz-utils zstd busybox-static  # Linux boot tests (initramfs, vmlinux)
+	libc6-dev                          # libc.a: the static load program of the stock-Linux guests
 	groff-base man-db                  # checking that the man page renders
 )
 

@@ -5,7 +5,7 @@
  * "vcpus[1].work.run_us: expected a positive integer".
  */
 #include "sim/sim.h"
-#include "vmm/paths.h"
+#include "util/paths.h"
 
 #include <json-c/json.h>
 #include <stdarg.h>

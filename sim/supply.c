@@ -11,7 +11,7 @@
  */
 #include "sim/sim.h"
 
-/* On-time per window, rounded as vmm/dutycycle.c rounds it. */
+/* On-time per window, rounded as dispatch/dutycycle.c rounds it. */
 static uint64_t on_ns(const struct sim *sim, unsigned int level)
 {
 	uint64_t w = sim->sc->window_ns;

@@ -77,3 +77,9 @@ test-groups-corpus: $(BIN)
 .PHONY: test-linux
 test-linux: deps all
 	CAPVISOR=$(BIN) tests/run-scripts.sh linux tests/linux
+
+# Opt-in, not in `make test` (a few more minutes): Linux 6.12 as the nested
+# guest (amd-pstate passive and guided, preferred cores, ITMT placement).
+.PHONY: test-linux612
+test-linux612: deps all
+	CAPVISOR=$(BIN) tests/linux/linux612_nested

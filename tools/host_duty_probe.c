@@ -21,6 +21,8 @@
  * the guest-measured speed of a vCPU at capacity C is then C/1024 of a big
  * one's times this efficiency.
  */
+#include "util/util.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -43,7 +45,7 @@ static uint64_t clock_ns(clockid_t c)
 	struct timespec ts;
 
 	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return ns_from_timespec(&ts);
 }
 
 /* The test guest's loop (guest/user/spin.c): CHUNK iterations, then a clock read. */
@@ -59,8 +61,7 @@ static uint64_t spin_until(uint64_t end_ns, uint64_t iters)
 
 static void sleep_until(uint64_t t)
 {
-	struct timespec ts = { .tv_sec = (time_t)(t / 1000000000ull),
-			       .tv_nsec = (long)(t % 1000000000ull) };
+	struct timespec ts = timespec_from_ns(t);
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL))
 		;

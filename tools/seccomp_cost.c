@@ -3,11 +3,11 @@
  * What a seccomp filter costs per system call: times N calls of
  * ioctl(KVM_RUN) on a bad fd (the vCPU filter's hot call, argument
  * checked) and of gettid (a cheap call allowed outright) without a filter, then
- * again under the vCPU class's filter (vmm/sandbox.c).
+ * again under the vCPU class's filter (util/sandbox.c).
  *
  *   build/tools/seccomp_cost [N]     (default 1000000)
  */
-#include "vmm/sandbox.h"
+#include "util/sandbox.h"
 
 #include <linux/kvm.h>
 #include <stdio.h>

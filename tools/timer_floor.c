@@ -10,6 +10,8 @@
  *
  *   timer_floor [PERIOD_US [SECONDS]]   -> {"period_us":..,"core_fraction":..}
  */
+#include "util/util.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,7 +24,7 @@ static uint64_t clock_ns(clockid_t c)
 	struct timespec ts;
 
 	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return ns_from_timespec(&ts);
 }
 
 int main(int argc, char **argv)
@@ -50,8 +52,7 @@ int main(int argc, char **argv)
 		struct timespec ts;
 
 		t += period_us * 1000ull;
-		ts.tv_sec = (time_t)(t / 1000000000ull);
-		ts.tv_nsec = (long)(t % 1000000000ull);
+		ts = timespec_from_ns(t);
 		pthread_cond_timedwait(&cond, &lock, &ts);
 	}
 	printf("{\"period_us\":%lu,\"core_fraction\":%.4f}\n", period_us,

@@ -6,20 +6,21 @@
  * The main thread only runs the event loop (signals through signalfd, console
  * input); the vCPUs run on their own threads.
  */
-#include "vmm/commands.h"
+#include "cli/commands.h"
 #include "vmm/console.h"
-#include "vmm/domain.h"
+#include "cli/domain.h"
 #include "vmm/emulator.h"
-#include "vmm/evloop.h"
-#include "vmm/layout.h"
-#include "vmm/log.h"
-#include "vmm/options.h"
-#include "vmm/path_reaper.h"
-#include "vmm/paths.h"
-#include "vmm/privs.h"
+#include "util/evloop.h"
+#include "capvisor/layout.h"
+#include "util/log.h"
+#include "cli/options.h"
+#include "util/path_reaper.h"
+#include "util/paths.h"
+#include "util/privs.h"
 #include "vmm/qmp_attach.h"
-#include "vmm/sandbox.h"
-#include "vmm/vm.h"
+#include "util/sandbox.h"
+#include "vmm/boot/guest_blob.h"
+#include "vmm/kvm/vm.h"
 #include "vmm/vm_sched.h"
 
 #include <errno.h>
@@ -41,9 +42,6 @@
 #define EXIT_SIGNAL_BASE	128
 
 #define MAX_FILE_SIZE		(1ULL << 30)
-
-extern const uint8_t capvisor_guest_elf[];
-extern const uint8_t capvisor_guest_elf_end[];
 
 struct file_buf {
 	uint8_t *data;

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The console behind COM1 (vmm/console.h): output to stdout or a file,
+ * stdin through the event loop, the terminal in raw mode and restored on
+ * exit and on fatal signals.
+ */
 #include "vmm/console.h"
 #include "devices/serial.h"
-#include "vmm/evloop.h"
-#include "vmm/log.h"
-#include "vmm/options.h"
-#include "vmm/paths.h"
-#include "vmm/vm.h"
+#include "util/evloop.h"
+#include "util/log.h"
+#include "cli/options.h"
+#include "util/paths.h"
+#include "vmm/kvm/vm.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,7 +6,7 @@
  * ends up where (see there).
  */
 #include "vmm/emulator.h"
-#include "vmm/qosspec.h"
+#include "dispatch/qosspec.h"
 
 #include <errno.h>
 #include <pthread.h>

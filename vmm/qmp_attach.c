@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: MIT
+/*
+ * Serving the control socket for one VM (vmm/qmp_attach.h): builds the
+ * real backend from the VM and its vm_sched, listens on the event loop,
+ * sends SHUTDOWN and removes the socket at the end.
+ */
 #include "vmm/qmp_attach.h"
-#include "vmm/qmp.h"
-#include "vmm/qmp_vm.h"
-#include "vmm/vm.h"
+#include "vmm/qmp/qmp.h"
+#include "vmm/qmp/qmp_vm.h"
+#include "vmm/kvm/vm.h"
 #include "vmm/vm_sched.h"
 
 #include <stdio.h>

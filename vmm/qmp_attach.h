@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `capvisor run --api-socket PATH`: serve the control socket for a VM on its
- * event loop, with the real backend (vmm/qmp_vm.c). One call to attach after
+ * event loop, with the real backend (vmm/qmp/qmp_vm.c). One call to attach after
  * the VM is built, one to detach after its event loop has returned.
  */
 #ifndef CAPVISOR_QMP_ATTACH_H

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The VM's ACPI tables, from the description vm_sched makes (vCPU i: APIC id i, UID i). */
-#include "vmm/layout.h"
-#include "vmm/log.h"
-#include "vmm/vm.h"
+#include "capvisor/layout.h"
+#include "util/log.h"
+#include "vmm/kvm/vm.h"
 
 #include <errno.h>
 #include <stdlib.h>

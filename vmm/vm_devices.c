@@ -3,9 +3,9 @@
 #include "devices/power.h"
 #include "devices/serial.h"
 #include "devices/sink.h"
-#include "vmm/layout.h"
-#include "vmm/log.h"
-#include "vmm/vm.h"
+#include "capvisor/layout.h"
+#include "util/log.h"
+#include "vmm/kvm/vm.h"
 
 #include <errno.h>
 #include <linux/kvm.h>

@@ -7,11 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vmm/dutycycle.h"
-#include "vmm/hostsched.h"
-#include "vmm/log.h"
-#include "vmm/sandbox.h"
-#include "vmm/vm.h"
+#include "dispatch/dutycycle.h"
+#include "dispatch/kernelsched.h"
+#include "util/log.h"
+#include "util/sandbox.h"
+#include "vmm/kvm/vm.h"
 
 static void vs_kick(void *opaque, unsigned int vcpu)
 {
@@ -335,7 +335,7 @@ static bool gate_enter(void *opaque, unsigned int vcpu)
 	}
 	if (!vs->host_applied[vcpu]) {
 		vs->host_applied[vcpu] = true;
-		if (hostsched_apply_self(&vs->qos[vcpu], host_mode_cpu(vs, vcpu), err, sizeof(err)))
+		if (kernelsched_apply_self(&vs->qos[vcpu], host_mode_cpu(vs, vcpu), err, sizeof(err)))
 			pr_warn("--sched host, vCPU %u: %s", vcpu, err);
 	}
 	return true;
@@ -354,8 +354,6 @@ static void gate_leave(void *opaque, unsigned int vcpu, int exit_reason)
 }
 
 static const struct vcpu_gate_ops vs_gate_ops = { gate_enter, gate_leave };
-
-int vm_sched_register_msrs(struct vm_sched *vs, char *err, size_t errlen); /* vm_sched_guest.c */
 
 int vm_sched_attach(struct vm_sched *vs, struct vm *vm, char *err, size_t errlen)
 {

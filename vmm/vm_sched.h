@@ -21,9 +21,9 @@
 #include "devices/cppc.h"
 #include "devices/fbctr.h"
 #include "devices/hint.h"
-#include "vmm/dispatch.h"
-#include "vmm/hostspec.h"
-#include "vmm/qosspec.h"
+#include "dispatch/dispatch.h"
+#include "dispatch/hostspec.h"
+#include "dispatch/qosspec.h"
 
 struct vm;
 
@@ -34,8 +34,8 @@ struct vm_sched_config {
 	struct host_spec host;		/* filled with the default when !host_set */
 	bool host_set;
 	uint64_t tick_ns;		/* [1 ms] */
-	uint64_t window_ns;		/* duty-cycle window [4 ms] */
-	uint64_t slice_ns;		/* fair-class base slice [4 ms] */
+	uint64_t window_ns;		/* duty-cycle window, 0: DUTY_DEFAULT_WINDOW_NS */
+	uint64_t slice_ns;		/* fair-class base slice, 0: DISPATCH_DEFAULT_SLICE_NS */
 	bool no_cppc;			/* no _CPC, CPPC pages or APERF/MPERF */
 };
 
@@ -74,9 +74,11 @@ void vm_sched_qos_changed(struct vm_sched *vs, unsigned int vcpu);
 void vm_sched_aperfmperf(struct vm_sched *vs, unsigned int vcpu, uint64_t *aperf,
 			 uint64_t *mperf);
 
-/* Per-vCPU summary at exit (text), and the same as JSON to an open file (0 or -EIO). */
 /* The dispatcher's tick hook (opaque: the vm_sched): CPPC feedback counters. */
 void vm_sched_feed_cppc(void *opaque);
+/* Register the MSRs the dispatcher serves: APERF, MPERF, AMD P-state control (vm_sched_guest.c). */
+int vm_sched_register_msrs(struct vm_sched *vs, char *err, size_t errlen);
+/* Per-vCPU summary at exit (text), and the same as JSON to an open file (0 or -EIO). */
 void vm_sched_print_summary(struct vm_sched *vs, FILE *f);
 int vm_sched_write_stats_json(struct vm_sched *vs, int fd);
 

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/layout.h"
-#include "vmm/vm.h"
+#include "capvisor/layout.h"
+#include "vmm/kvm/vm.h"
 
 static uint64_t ns_to_ticks(const struct vm_sched *vs, uint64_t ns)
 {
@@ -69,8 +69,6 @@ static int msr_write(struct vcpu *v, uint32_t msr, uint64_t val, void *opaque)
 	(void)v, (void)msr, (void)val, (void)opaque;
 	return 0;
 }
-
-int vm_sched_register_msrs(struct vm_sched *vs, char *err, size_t errlen);
 
 int vm_sched_register_msrs(struct vm_sched *vs, char *err, size_t errlen)
 {

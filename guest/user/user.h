@@ -85,6 +85,5 @@ void test_cppc(unsigned int cpu);
 void test_governor(unsigned int cpu);
 void test_hostile(unsigned int cpu);
 void test_ioexit(unsigned int cpu);
-void user_main(unsigned int cpu) __attribute__((noreturn));
 
 #endif

@@ -8,29 +8,29 @@
 FUZZ_CC      ?= clang
 FUZZ_BUILD   := build/fuzz
 FUZZ_TIME    ?= 600
-FUZZ_FLAGS   := -std=gnu11 -D_GNU_SOURCE -DCAPVISOR_VERSION='"$(VERSION)"' -I. \
+FUZZ_FLAGS   := -std=gnu11 -D_GNU_SOURCE -DCAPVISOR_VERSION='"$(VERSION)"' -I. -Iinclude \
 		$(WFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_QMP_SRCS := tests/fuzz/fuzz_qmp.c vmm/qmp.c vmm/qmp_commands.c vmm/qmp_groups.c
+FUZZ_QMP_SRCS := tests/fuzz/fuzz_qmp.c vmm/qmp/qmp.c vmm/qmp/qmp_commands.c vmm/qmp/qmp_groups.c
 
 # The client side: what ctl and top make of a server's bytes.
-FUZZ_QMP_CLIENT_SRCS := tests/fuzz/fuzz_qmp_client.c vmm/qmp_client.c vmm/ctl_format.c
+FUZZ_QMP_CLIENT_SRCS := tests/fuzz/fuzz_qmp_client.c cli/qmp_client.c cli/ctl_format.c
 
-$(FUZZ_BUILD)/fuzz_qmp: $(FUZZ_QMP_SRCS) vmm/qmp.h vmm/qmp_backend.h vmm/qmp_commands.h \
-			tests/lib/qmp_fake_vm.h tests/fuzz/fuzz.mk
+$(FUZZ_BUILD)/fuzz_qmp: $(FUZZ_QMP_SRCS) vmm/qmp/qmp.h vmm/qmp/qmp_backend.h vmm/qmp/qmp_commands.h \
+			tests/lib/qmp_fake_vm.h tests/fuzz/fuzz.h tests/fuzz/fuzz.mk
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_QMP_SRCS) -o $@ -ljson-c
 
-$(FUZZ_BUILD)/fuzz_qmp_client: $(FUZZ_QMP_CLIENT_SRCS) vmm/qmp_client.h vmm/ctl_format.h \
-			       vmm/qmp_backend.h tests/fuzz/fuzz.mk
+$(FUZZ_BUILD)/fuzz_qmp_client: $(FUZZ_QMP_CLIENT_SRCS) cli/qmp_client.h cli/ctl_format.h \
+			       vmm/qmp/qmp_backend.h tests/fuzz/fuzz.mk
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_QMP_CLIENT_SRCS) -o $@ -ljson-c -lm
 
 # libvirt domain XML in: the reader and the option parsers it calls.
-FUZZ_DOMAIN_SRCS := tests/fuzz/fuzz_domain.c vmm/domain_in.c vmm/domain_meta.c \
-		    vmm/domain_schema.c vmm/domain_tune.c vmm/domain_util.c vmm/emulator.c \
-		    vmm/hostspec.c vmm/json_strict.c vmm/paths.c vmm/qosspec.c vmm/vmdef.c
+FUZZ_DOMAIN_SRCS := tests/fuzz/fuzz_domain.c cli/domain_in.c cli/domain_meta.c \
+		    cli/domain_schema.c cli/domain_tune.c cli/domain_util.c vmm/emulator.c \
+		    dispatch/hostspec.c util/json_strict.c util/paths.c dispatch/qosspec.c cli/vmdef.c
 
-$(FUZZ_BUILD)/fuzz_domain: $(FUZZ_DOMAIN_SRCS) vmm/domain.h vmm/domain_util.h tests/fuzz/fuzz.mk
+$(FUZZ_BUILD)/fuzz_domain: $(FUZZ_DOMAIN_SRCS) cli/domain.h cli/domain_util.h tests/fuzz/fuzz.mk
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(XML_CFLAGS) $(FUZZ_DOMAIN_SRCS) -o $@ $(XML_LIBS) -ljson-c
 
@@ -97,9 +97,11 @@ fuzz: fuzz-guest
 
 # ---- fuzz_vmdef: VM definition files (tests/fuzz/fuzz_vmdef.c) ----
 # Seeded from tests/fuzz/vmdef/, with tests/fuzz/vmdef.dict.
-FUZZ_VMDEF_SRCS := tests/fuzz/fuzz_vmdef.c vmm/vmdef.c vmm/json_strict.c vmm/paths.c vmm/qosspec.c
+FUZZ_VMDEF_SRCS := tests/fuzz/fuzz_vmdef.c cli/vmdef.c util/json_strict.c util/paths.c \
+		   dispatch/qosspec.c
 
-$(FUZZ_BUILD)/fuzz_vmdef: $(FUZZ_VMDEF_SRCS) vmm/vmdef.h vmm/json_strict.h vmm/paths.h vmm/qosspec.h \
+$(FUZZ_BUILD)/fuzz_vmdef: $(FUZZ_VMDEF_SRCS) cli/vmdef.h util/json_strict.h util/paths.h \
+			  dispatch/qosspec.h \
 			  tests/fuzz/fuzz.mk
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_VMDEF_SRCS) -o $@ -ljson-c

@@ -1,20 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: libvirt domain XML in (vmm/domain_*.c). Any input must
+ * libFuzzer target: libvirt domain XML in (cli/domain_*.c). Any input must
  * give either an argument vector or an error naming a place, never a crash,
  * a leak or a hang; an accepted one must be writable back out. libvirt's
  * schema is left out (it is libvirt's code, and slow per input).
  */
-#include "vmm/domain.h"
-#include "vmm/options.h"
-#include "vmm/qosspec.h"
+#include "tests/fuzz/fuzz.h"
+#include "cli/domain.h"
+#include "cli/options.h"
+#include "dispatch/qosspec.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

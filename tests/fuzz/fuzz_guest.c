@@ -19,12 +19,13 @@
  * did: an access no device claims reads as all ones, each vCPU's CPPC
  * state stays in its ranges and its feedback counters never go back.
  */
+#include "tests/fuzz/fuzz.h"
 #include "devices/cppc.h"
 #include "devices/serial.h"
-#include "vmm/evloop.h"
-#include "vmm/layout.h"
-#include "vmm/log.h"
-#include "vmm/vm.h"
+#include "util/evloop.h"
+#include "capvisor/layout.h"
+#include "util/log.h"
+#include "vmm/kvm/vm.h"
 #include "vmm/vm_sched.h"
 
 #include <fcntl.h>
@@ -37,8 +38,6 @@
 #define FUZZ_MAX_VCPUS	4
 #define RUN_SIZE	(3 * 4096)	/* kvm_run and its PIO data page */
 #define PIO_DATA_OFFSET	4096
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 struct input {
 	const uint8_t *p;
@@ -274,7 +273,8 @@ static void check_cppc(struct fuzz_vm *f)
 
 		cppc_snapshot(dev, &s);
 		if (s.min < lo || s.min > hi || s.max < lo || s.max > hi ||
-		    (s.desired && (s.desired < lo || s.desired > hi)) || s.enable > 1)
+		    (s.desired && (s.desired < lo || s.desired > hi)) || s.enable > 1 ||
+		    s.auto_sel > 1)
 			abort();
 		/*
 		 * Within the host's limits; uclamp min == max between two perf

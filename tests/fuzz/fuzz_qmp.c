@@ -10,13 +10,12 @@
  * Input: byte 0 picks the chunk size (1..64) and whether the session starts
  * negotiated; the rest is the client's byte stream.
  */
+#include "tests/fuzz/fuzz.h"
 #include "tests/lib/qmp_fake_vm.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /*
  * Strict UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing above

@@ -15,8 +15,9 @@
  * the server sends, greeting first. Requests carry ids 1 (qmp_capabilities),
  * 2, 3, ...
  */
-#include "vmm/ctl_format.h"
-#include "vmm/qmp_client.h"
+#include "tests/fuzz/fuzz.h"
+#include "cli/ctl_format.h"
+#include "cli/qmp_client.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -24,8 +25,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const commands[] = {
 	"query-vcpus", "query-host", "query-status", "query-version", "query-commands",

@@ -6,16 +6,15 @@
  * became "--option value" pairs of known keys with their JSON paths, and
  * that a refusal always says why.
  */
-#include "vmm/json_strict.h"
-#include "vmm/vmdef.h"
+#include "tests/fuzz/fuzz.h"
+#include "util/json_strict.h"
+#include "cli/vmdef.h"
 
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static bool known_option(const char *opt)
 {

@@ -9,7 +9,7 @@ cppc_get_perf_caps, cpc_read/cpc_write; drivers/acpi/bus.c: _OSC).
 DIR holds DSDT.dat and APIC.dat (tests/progs/acpi_dump or `capvisor run
 --dump-acpi`). With DIR/config.json (written by acpi_dump) every value is
 compared with the configuration too; without it the vCPUs come from the MADT,
-the register layout from vmm/layout.h, and only the rules are applied.
+the register layout from include/capvisor/layout.h, and only the rules are applied.
 
 Exit 0 when every rule holds, 1 with one line per violation otherwise.
 """
@@ -249,7 +249,7 @@ def check_cpc(cfg, v, obj, flex, seen):
 def layout_macros():
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
     macros = {}
-    for line in open(os.path.join(root, "vmm", "layout.h")):
+    for line in open(os.path.join(root, "include", "capvisor", "layout.h")):
         m = re.match(r"#define\s+(\w+)\s+(0x[0-9a-fA-F]+|\d+)", line)
         if m:
             macros[m.group(1)] = int(m.group(2), 0)

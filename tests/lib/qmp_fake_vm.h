@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * An in-memory fake VM behind the QMP backend ops (vmm/qmp_backend.h), for
+ * An in-memory fake VM behind the QMP backend ops (vmm/qmp/qmp_backend.h), for
  * the protocol tests, tests/progs/qmp_mock_vm and the fuzzer: no KVM, no
  * engine. Implementation header: include it in exactly one file per program.
  *
@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vmm/qmp.h"
+#include "vmm/qmp/qmp.h"
 
 #define FAKE_MAX_VCPUS	64
 

@@ -39,6 +39,10 @@ report_cpu() {
 		line="$line,\"$k\":$v"
 	done
 	str $a/feedback_ctrs; line="$line,\"feedback_ctrs\":$v"
+	# 6.12's amd-pstate: preferred-core ranking and the active mode's EPP.
+	num $f/amd_pstate_prefcore_ranking; line="$line,\"prefcore_ranking\":$v"
+	str $f/energy_performance_preference; line="$line,\"epp\":$v"
+	num $f/scaling_min_freq; line="$line,\"scaling_min\":$v"
 	str $f/scaling_driver; line="$line,\"driver\":$v"
 	str $f/scaling_governor; line="$line,\"governor\":$v"
 	num $f/cpuinfo_max_freq; line="$line,\"max_freq\":$v"
@@ -62,6 +66,10 @@ report_misc() {
 	j "\"k\":\"cpu_model\",\"vendor\":$(q "$(sed -n 's/^vendor_id[^:]*: *//p' /proc/cpuinfo | head -n 1)"),\"family\":${fam:-null},\"model\":${mod:-null}"
 	str $cs/current_clocksource; line="\"k\":\"clocksource\",\"current\":$v"
 	str $cs/available_clocksource; j "$line,\"available\":$v"
+	p=/sys/devices/system/cpu/amd_pstate
+	num /proc/sys/kernel/sched_itmt_enabled; line="\"k\":\"pstate\",\"itmt\":$v"
+	str $p/status; line="$line,\"status\":$v"
+	str $p/prefcore; j "$line,\"prefcore\":$v"
 }
 
 # Every line at warning level or worse, and the lines the checks name.
@@ -107,25 +115,39 @@ set_governor() {
 	done
 }
 
+# Idle for 8 s but for a wakeup on CPU 0 every 100 ms that does nothing:
+# schedutil only revisits a CPU's request when something runs there (cvload
+# forks nothing, a shell loop would). Under nested emulation a guest CPU is
+# not idle whenever it should be, so phase $1 is sampled four times, a
+# second apart, in the last 4 s ($1.1 to $1.4).
+idle_phase() {
+	cvload tick 0 100000 8 &
+	sleep 4
+	for i in 1 2 3 4; do sample "$1.$i"; done
+	wait
+}
+
 # Two vCPUs: idle, busy on each in turn, idle again.
 wl_hetero() {
 	report_misc
 	report_cpus boot
 	report_stat start
 	set_governor schedutil
-	sleep 4
-	sample idle0
+	idle_phase idle0
 	for n in $(cpus); do
 		busy_report $n 3 busy$n
 	done
-	# Idle but for a short task every 100 ms: schedutil only revisits a
-	# CPU's request when something runs there.
-	taskset 1 sh -c 'i=0; while [ $i -lt 30 ]; do usleep 100000; i=$((i + 1)); done' &
-	sleep 3
-	sample idle1
-	wait
+	idle_phase idle1
 	report_stat end
 	report_cpus end
+	# Each CPU at its top (governor performance), a task busy half of
+	# every 8 ms: its run queue idles, so PELT's util is its busy time
+	# scaled by the frequency scale.
+	set_governor performance
+	for n in $(cpus); do
+		duty_report $n 4000 8000 3 half$n
+	done
+	set_governor schedutil
 }
 
 # Every CPU busy at once (contention where vCPUs share a pCPU), each asking
@@ -145,48 +167,92 @@ wl_allbusy() {
 	kill $pids
 }
 
-# One task on CPU $1, running 16 ms of wall time and stopped 4 ms, until
-# duty_stop. Its busy share does not depend on speed (seed 002's
-# over-utilized load), so an under-estimated frequency scale feeds back into
-# the governor's choice. Its pid is in /tmp/duty.pid.
-duty() {
-	p=$(spin $1)
-	mkdir -p /tmp
-	echo $p >/tmp/duty.pid
-	while :; do
-		usleep 16000
-		kill -STOP $p
-		usleep 4000
-		kill -CONT $p
-	done
-}
-
-duty_start() {
-	duty $1 &
-	duty_loop=$!
-}
-
-duty_stop() {
-	kill $duty_loop
-	read -r dp </tmp/duty.pid
-	kill -9 $dp
-}
-
-# seed 002 on the real guest: the guest's own util_avg of the duty-cycled
-# task on CPU $1 and the frequency its governor settles on.
+# The steady duty-cycled task of cvload on CPU $1: busy $2 us of every
+# $3 us of wall time, for $4 s before the report. Its busy share does not
+# depend on speed. Reports the guest's util_avg of it (five readings),
+# the feedback counters and /proc/stat around the readings, and samples.
 duty_report() {
-	num /sys/devices/system/cpu/cpu$1/cpufreq/scaling_cur_freq; cur=$v
-	num /sys/devices/system/cpu/cpu$1/cpufreq/cpuinfo_max_freq
-	read -r dp </tmp/duty.pid
-	j "\"k\":\"duty\",\"cpu\":$1,\"util_avg\":$(util_of $dp),\"cur_freq\":$cur,\"max_freq\":$v"
+	cvload duty $1 $2 $3 0 &
+	dp=$!
+	sleep $4
+	c=/sys/devices/system/cpu/cpu$1
+	str $c/acpi_cppc/feedback_ctrs; before=$v
+	report_stat "$5-start"
+	u= mhz=
+	for i in 1 2 3 4 5; do
+		u="$u${u:+,}$(util_of $dp)" mhz="$mhz${mhz:+,}$(mhz_of $1)"
+		sleep 0.2
+	done
+	str $c/acpi_cppc/feedback_ctrs; after=$v
+	report_stat "$5-end"
+	j "\"k\":\"duty\",\"tag\":\"$5\",\"cpu\":$1,\"busy_us\":$2,\"period_us\":$3,\"util_avg\":[$u],\"cpu_mhz\":[$mhz],\"fb_before\":$before,\"fb_after\":$after"
+	sample "$5"
+	kill $dp
+	wait $dp 2>/dev/null
 }
 
-wl_duty() {
-	duty_start $1
-	sleep 3
-	duty_report $1
-	sample duty$1
-	duty_stop
+# seed 002 on the real guest: a task busy 75% of wall time on CPU $1 under
+# schedutil. 1.25 x 0.75 > 1: with an honest frequency scale the governor
+# keeps the CPU at its top level; scaled by 1024/1532 (the naive max ratio)
+# it asks 0.63 of what it gets and sinks.
+wl_seed002() {
+	set_governor schedutil
+	duty_report $1 15000 20000 5 seed$1
+}
+
+# N busy tasks left to the guest's scheduler (no affinity): after 4 s (its
+# balancing is slow under nested emulation: in a run sampled after 2 s a
+# task moved from the little vCPU to a big one during the samples), the
+# CPU each runs on (/proc/PID/stat field 39) ten times over 2 s.
+placement() {
+	n=$1 tag=$2 pids=
+	for i in $(seq $n); do
+		cvload spin -1 0 &
+		pids="$pids $!"
+	done
+	sleep 4
+	on=
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		for p in $pids; do
+			read -r st </proc/$p/stat
+			set -- $st
+			on="$on${on:+,}${39}"
+		done
+		sleep 0.2
+	done
+	j "\"k\":\"placement\",\"tag\":\"$tag\",\"tasks\":$n,\"cpus\":[$on]"
+	sample "$tag"
+	kill $pids
+	wait $pids 2>/dev/null
+}
+
+# 6.12's preferred cores: ranking and ITMT (report_misc, report_cpus), where
+# one and then two busy tasks run, each CPU's util of a duty-cycled task.
+wl_prefcore() {
+	report_misc
+	report_cpus boot
+	set_governor schedutil
+	sleep 8
+	placement 1 one
+	placement 2 two
+	set_governor performance
+	for n in $(cpus); do
+		duty_report $n 4000 8000 3 half$n
+	done
+	report_cpus end
+}
+
+# Requests reaching the engine: idle, busy on CPU 0, idle, busy on CPU 1.
+wl_requests() {
+	report_misc
+	report_cpus boot
+	set_governor schedutil
+	idle_phase idle0
+	for n in $(cpus); do
+		busy_report $n 3 busy$n
+	done
+	idle_phase idle1
+	report_cpus end
 }
 
 wl=$(sed -n 's/.*capvisor_workload=\([^ ]*\).*/\1/p' /proc/cmdline)
@@ -194,7 +260,10 @@ j "\"k\":\"begin\",\"workload\":$(q "$wl"),\"cpus\":$(cpus | wc -l)"
 case "$wl" in
 hetero) wl_hetero ;;
 allbusy) wl_allbusy ;;
-hetero_duty) wl_hetero; wl_duty 0 ;;
+hetero_duty) wl_hetero; wl_seed002 0 ;;
+seed002) report_misc; report_cpus boot; wl_seed002 1 ;;
+prefcore) wl_prefcore ;;
+requests) wl_requests ;;
 report) report_misc; report_cpus boot ;;
 *) j "\"k\":\"error\",\"msg\":$(q "unknown workload '$wl'")" ;;
 esac

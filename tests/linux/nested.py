@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # A stock Linux guest under capvisor, on any machine: QEMU's TCG emulates an
 # AMD SVM host (L1: Debian's 6.1 kernel with kvm_amd npt=0), capvisor from
-# this build runs inside it and boots Debian's 6.1 kernel (L2) with a
-# busybox initramfs whose init (l2_init.sh) reports what Linux believes as
-# JSON lines. On a VMX/SVM host the same runs go straight to capvisor
+# this build runs inside it and boots Debian's 6.1 or 6.12 kernel (L2) with
+# a busybox initramfs (and cvload.c, built static) whose init (l2_init.sh)
+# reports what Linux believes as JSON lines. On a VMX/SVM host the same runs go straight to capvisor
 # ("direct"), without QEMU. See docs/testing-linux.md.
 #
 # As a library: fetch_kernel(), then run_nested(runs) or run_direct(runs),
@@ -24,7 +24,9 @@ KVM_MODULES = ("virt/lib/irqbypass.ko", "arch/x86/kvm/kvm.ko", "drivers/crypto/c
                "arch/x86/kvm/kvm-amd.ko")	# load order: the .deb has no modules.dep
 L1_MEM = "2G"
 L2_MEM = "512M"
-L2_CMDLINE = "console=ttyS0 rdinit=/init quiet amd_pstate=passive"
+L2_CMDLINE = "console=ttyS0 rdinit=/init quiet"
+# The L2 kernels: Debian 12's 6.1 (also L1's) and its 6.12 (L2 only).
+L2_KERNELS = ("6.1", "6.12")
 
 
 class Skip(Exception):
@@ -32,11 +34,15 @@ class Skip(Exception):
 
 
 class Run:
-    def __init__(self, name, args, workload, cmdline=""):
+    """One capvisor run: its options, L2's workload, L2's kernel and amd-pstate mode."""
+
+    def __init__(self, name, args, workload, cmdline="", kernel="6.1", pstate="passive"):
         self.name, self.args, self.workload, self.cmdline = name, list(args), workload, cmdline
+        self.kernel, self.pstate = kernel, pstate
 
     def l2_cmdline(self):
-        return f"{L2_CMDLINE} capvisor_workload={self.workload} {self.cmdline}".strip()
+        return (f"{L2_CMDLINE} amd_pstate={self.pstate} capvisor_workload={self.workload} "
+                f"{self.cmdline}").strip()
 
 
 class Result:
@@ -74,6 +80,33 @@ def _early_boot():
 class Kernel:
     def __init__(self, deb, vmlinuz, vmlinux, modules):
         self.deb, self.vmlinuz, self.vmlinux, self.modules = deb, vmlinuz, vmlinux, modules
+
+
+def _fetch_deb_612(eb, cache):
+    """Debian 12's current linux-image-6.12.*+deb12-amd64, as fetch_deb() does for 6.1."""
+    pattern = os.path.join(cache, "linux-image-6.12.*+deb12-amd64_*.deb")
+    if not glob.glob(pattern):
+        deps = subprocess.run(["apt-cache", "depends", "linux-image-6.12-amd64"],
+                              capture_output=True, text=True, timeout=60).stdout
+        m = re.search(r"Depends: (linux-image-6\.12\.\d+\+deb12-amd64)\b", deps)
+        if not m:
+            raise Skip("apt-cache knows no linux-image-6.12.*+deb12-amd64 (Debian 12 sources needed)")
+        p = subprocess.run(["apt-get", "download", m.group(1)], cwd=cache, capture_output=True,
+                           text=True, timeout=600)
+        if p.returncode != 0 or not glob.glob(pattern):
+            raise Skip(f"cannot download {m.group(1)} with apt-get: {p.stderr.strip()[-200:]}")
+    return sorted(glob.glob(pattern))[-1]
+
+
+def fetch_l2_kernel(version):
+    """The PVH vmlinux of an L2 kernel of L2_KERNELS (6.12 unpacked in its own folder)."""
+    if version == "6.1":
+        return fetch_kernel().vmlinux
+    eb = _early_boot()
+    cache = os.path.join(eb.cache_dir(), version)
+    os.makedirs(cache, exist_ok=True)
+    deb = _fetch_deb_612(eb, eb.cache_dir())
+    return eb.extract_vmlinux(eb.extract_vmlinuz(deb, cache), cache)
 
 
 def fetch_kernel():
@@ -118,11 +151,22 @@ def _busybox():
     raise Skip("no static busybox (Debian package busybox-static)")
 
 
+def build_cvload(out):
+    """tests/linux/cvload.c as a static program (the guests have no libraries)."""
+    cc = os.environ.get("CC", "cc")
+    p = subprocess.run([cc, "-static", "-O2", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", out,
+                        os.path.join(HERE, "cvload.c")], capture_output=True, text=True)
+    if p.returncode:
+        raise Skip(f"cannot build a static cvload with {cc} (libc6-dev has libc.a): "
+                   f"{p.stderr.strip()[-300:]}")
+
+
 def build_l2_initramfs(d):
     root = os.path.join(d, "l2root")
-    for sub in ("bin", "proc", "sys", "dev"):
+    for sub in ("bin", "proc", "sys", "dev", "tmp"):
         os.makedirs(os.path.join(root, sub), exist_ok=True)
     shutil.copy(_busybox(), os.path.join(root, "bin", "busybox"))
+    build_cvload(os.path.join(root, "bin", "cvload"))
     shutil.copy(os.path.join(HERE, "l2_init.sh"), os.path.join(root, "init"))
     os.chmod(os.path.join(root, "init"), 0o755)
     out = os.path.join(d, "l2.cpio")
@@ -149,11 +193,12 @@ for m in irqbypass kvm ccp; do insmod /lib/kvm/$m.ko || echo "L1 insmod $m faile
 insmod /lib/kvm/kvm-amd.ko npt=0 || echo "L1 insmod kvm-amd failed"
 echo "L1 kvm $(ls /dev/kvm 2>&1)"
 
-# run NAME CMDLINE ARGS...: capvisor boots L2; sample lines trigger a QMP query.
+# run NAME KERNEL CMDLINE ARGS...: capvisor boots L2 (/l2/vmlinux-KERNEL);
+# sample lines trigger a QMP query.
 run() {
-	name=$1 cl=$2; shift 2
+	name=$1 kv=$2 cl=$3; shift 3
 	echo "L1 begin $name"
-	( /bin/capvisor run --kernel /l2/vmlinux --initrd /l2/initrd.cpio --mem %(l2mem)s \
+	( /bin/capvisor run --kernel /l2/vmlinux-$kv --initrd /l2/initrd.cpio --mem %(l2mem)s \
 		--api-socket /tmp/$name.sock --stats-json /tmp/$name.json --cmdline "$cl" "$@" \
 		</dev/null 2>/tmp/$name.err; echo "L1 rc $name $?" ) |
 	while IFS= read -r line; do
@@ -171,7 +216,7 @@ poweroff -f
 """
 
 
-def build_l1_initramfs(d, kernel, runs, l2_initrd):
+def build_l1_initramfs(d, kernel, l2_kernels, runs, l2_initrd):
     root = os.path.join(d, "l1root")
     for sub in ("bin", "proc", "sys", "dev", "tmp", "lib/kvm", "l2"):
         os.makedirs(os.path.join(root, sub), exist_ok=True)
@@ -183,15 +228,17 @@ def build_l1_initramfs(d, kernel, runs, l2_initrd):
         shutil.copy(lib, dst)
     for m in kernel.modules:
         shutil.copy(m, os.path.join(root, "lib", "kvm", os.path.basename(m)))
-    shutil.copy(kernel.vmlinux, os.path.join(root, "l2", "vmlinux"))
+    for version in sorted({r.kernel for r in runs}):
+        shutil.copy(l2_kernels[version], os.path.join(root, "l2", "vmlinux-" + version))
     shutil.copy(l2_initrd, os.path.join(root, "l2", "initrd.cpio"))
     with open(os.path.join(root, "init"), "w") as f:
         f.write(L1_INIT % {"l2mem": L2_MEM})
     os.chmod(os.path.join(root, "init"), 0o755)
     with open(os.path.join(root, "runs.sh"), "w") as f:
         for r in runs:
-            f.write("run %s %s %s\n" % (shlex.quote(r.name), shlex.quote(r.l2_cmdline()),
-                                         " ".join(shlex.quote(a) for a in r.args)))
+            f.write("run %s %s %s %s\n" % (shlex.quote(r.name), shlex.quote(r.kernel),
+                                            shlex.quote(r.l2_cmdline()),
+                                            " ".join(shlex.quote(a) for a in r.args)))
     out = os.path.join(d, "l1.cpio")
     _cpio(root, out)
     return out
@@ -258,11 +305,17 @@ def qemu():
     return q
 
 
+def l2_kernels(runs):
+    """Each L2 kernel the runs name -> its PVH vmlinux (fetched as needed)."""
+    return {v: fetch_l2_kernel(v) for v in {r.kernel for r in runs}}
+
+
 def run_nested(runs, kernel, timeout=900, log=None):
     """Boot L1 under TCG once and do every run inside it; one Result per run."""
     q = qemu()
+    l2k = l2_kernels(runs)
     with tempfile.TemporaryDirectory(prefix="capvisor-nested-") as d:
-        l1 = build_l1_initramfs(d, kernel, runs, build_l2_initramfs(d))
+        l1 = build_l1_initramfs(d, kernel, l2k, runs, build_l2_initramfs(d))
         cmd = [q, "-accel", "tcg", "-cpu", QEMU_CPU, "-smp", "2", "-m", L1_MEM,
                "-display", "none", "-nodefaults", "-serial", "stdio", "-no-reboot",
                "-kernel", kernel.vmlinuz, "-initrd", l1,
@@ -291,17 +344,18 @@ def run_nested(runs, kernel, timeout=900, log=None):
 def run_direct(runs, kernel, timeout=300, log=None):
     """The same runs with capvisor on this host (VMX/SVM); QMP sampled from here."""
     results = []
+    l2k = l2_kernels(runs)
     with tempfile.TemporaryDirectory(prefix="capvisor-direct-") as d:
         initrd = build_l2_initramfs(d)
         for r in runs:
-            results.append(_direct_one(r, kernel, initrd, d, timeout, log))
+            results.append(_direct_one(r, l2k[r.kernel], initrd, d, timeout, log))
     return results, []
 
 
-def _direct_one(r, kernel, initrd, d, timeout, log):
+def _direct_one(r, vmlinux, initrd, d, timeout, log):
     res = Result(r.name)
     sock, stats = os.path.join(d, r.name + ".sock"), os.path.join(d, r.name + ".json")
-    cmd = [CAPVISOR, "run", "--kernel", kernel.vmlinux, "--initrd", initrd, "--mem", L2_MEM,
+    cmd = [CAPVISOR, "run", "--kernel", vmlinux, "--initrd", initrd, "--mem", L2_MEM,
            "--api-socket", sock, "--stats-json", stats, "--cmdline", r.l2_cmdline()] + r.args
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
@@ -337,13 +391,15 @@ def main():
                                  "under QEMU TCG (or directly with --direct), and print what it reports.")
     ap.add_argument("--workload", default="report", help="l2_init.sh workload: report, hetero, allbusy")
     ap.add_argument("--cmdline", default="", help="extra L2 kernel command line")
+    ap.add_argument("--kernel", default="6.1", choices=L2_KERNELS, help="L2's Debian kernel")
+    ap.add_argument("--pstate", default="passive", help="amd_pstate= of L2 (passive, active, guided)")
     ap.add_argument("--direct", action="store_true", help="run capvisor on this host (VMX/SVM)")
     ap.add_argument("--log", help="write the whole console here")
     ap.add_argument("args", nargs="*", help="capvisor run options (after --)")
     a = ap.parse_args()
     try:
         kernel = fetch_kernel()
-        run = Run("manual", a.args, a.workload, a.cmdline)
+        run = Run("manual", a.args, a.workload, a.cmdline, a.kernel, a.pstate)
         log = open(a.log, "w") if a.log else None
         res, _ = (run_direct if a.direct else run_nested)([run], kernel, log=log)
     except Skip as e:

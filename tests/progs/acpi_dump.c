@@ -20,7 +20,7 @@
  *   config  config.json claims a different highest_perf for vCPU 0
  */
 #include "acpi/acpi.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -11,9 +11,9 @@
  * capvisor run does) and prints its CapEff line to stdout.
  */
 #include "tests/lib/qmp_fake_vm.h"
-#include "vmm/evloop.h"
-#include "vmm/log.h"
-#include "vmm/privs.h"
+#include "util/evloop.h"
+#include "util/log.h"
+#include "util/privs.h"
 
 #include <getopt.h>
 #include <signal.h>

@@ -5,7 +5,7 @@
  */
 #include "tests/unit/harness.h"
 #include "acpi/acpi.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -306,7 +306,8 @@ static void test_perf_scale(void)
 	CU_ASSERT_EQUAL(c.highest_perf, 128);
 	CU_ASSERT_EQUAL(c.nominal_perf, 128);
 	CU_ASSERT_EQUAL(c.lowest_perf, 64);
-	CU_ASSERT_EQUAL(c.lowest_nonlinear_perf, 64);
+	CU_ASSERT_EQUAL(c.lowest_nonlinear_perf, acpi_perf_from_capacity(lv[1]));
+	CU_ASSERT(c.lowest_nonlinear_perf > c.lowest_perf);
 	CU_ASSERT_EQUAL(c.guaranteed_perf, 75);	/* 300 * 255 / 1024 = 74.7 */
 	CU_ASSERT_EQUAL(c.nominal_freq_mhz, 2400);
 	CU_ASSERT_EQUAL(c.lowest_freq_mhz, 1200);
@@ -317,6 +318,9 @@ static void test_perf_scale(void)
 	CU_ASSERT_EQUAL(acpi_cppc_caps_from_levels(lv, mhz, 3, 4096, &c), 0);
 	CU_ASSERT_EQUAL(c.guaranteed_perf, c.highest_perf);
 	CU_ASSERT_EQUAL(acpi_cppc_caps_from_levels(lv, mhz, 0, 0, &c), -EINVAL);
+	/* One level: nothing above lowest to be the knee. */
+	CU_ASSERT_EQUAL(acpi_cppc_caps_from_levels(lv, mhz, 1, 0, &c), 0);
+	CU_ASSERT_EQUAL(c.lowest_nonlinear_perf, c.lowest_perf);
 	CU_ASSERT_EQUAL(acpi_cppc_page_gpa(3), LAYOUT_CPPC_BASE + 3 * LAYOUT_PER_VCPU_STRIDE);
 	CU_ASSERT_EQUAL(acpi_hint_page_gpa(3), LAYOUT_HINT_BASE + 3 * LAYOUT_PER_VCPU_STRIDE);
 	/* Every vCPU's CPPC page sits below the hint pages, inside the MMIO hole. */

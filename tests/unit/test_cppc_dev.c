@@ -5,7 +5,7 @@
  */
 #include "tests/unit/harness.h"
 #include "devices/cppc.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -187,13 +187,11 @@ static void test_bad_widths_and_offsets(void)
 	wr(&d, CPPC_REG_REF_COUNTER, 12345, 8);
 	wr(&d, CPPC_REG_DEL_COUNTER + 4, 12345, 4);
 	wr(&d, CPPC_REG_GUARANTEED_PERF, 100, 4);
-	wr(&d, CPPC_REG_AUTO_SEL, 1, 4);
 	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DEL_COUNTER, 8), 0);
 	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_REF_COUNTER, 8), 0);
 	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_GUARANTEED_PERF, 4), 32);
-	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_AUTO_SEL, 4), 0);
 	cppc_get_stats(&d, &st);
-	CU_ASSERT_EQUAL(st.ro_writes, 4);
+	CU_ASSERT_EQUAL(st.ro_writes, 3);
 	cppc_destroy(&d);
 }
 
@@ -512,7 +510,53 @@ static void test_requests_counted_past_disable(void)
 	cppc_destroy(&d);
 }
 
+/*
+ * Autonomous selection (auto_sel_enable), as Linux 6.12's guided mode uses
+ * it: desired 0 and schedutil's choice in min_perf. The request is the floor
+ * when above lowest, bounded by max and the host; desired still wins.
+ */
+static void test_autonomous_selection(void)
+{
+	struct cppc_dev d;
+	struct cppc_stats st;
+
+	cppc_init(&d, 0, &little);
+	wr(&d, CPPC_REG_ENABLE, 1, 4);
+	wr(&d, CPPC_REG_AUTO_SEL, 1, 4);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_AUTO_SEL, 4), 1);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 0);	/* floor at lowest: no request */
+	wr(&d, CPPC_REG_MIN_PERF, 100, 4);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 100);
+	wr(&d, CPPC_REG_MAX_PERF, 90, 4);		/* max wins over min */
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 90);
+	wr(&d, CPPC_REG_MAX_PERF, 128, 4);
+	CU_ASSERT_EQUAL(cppc_set_host_limits(&d, 0, 320), 0);	/* perf 79 */
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), acpi_perf_from_capacity_floor(320));
+	CU_ASSERT_EQUAL(cppc_set_host_limits(&d, 0, 1024), 0);
+	wr(&d, CPPC_REG_DESIRED_PERF, 70, 4);		/* a desired level still wins... */
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 100);	/* ...inside [min, max] */
+	wr(&d, CPPC_REG_DESIRED_PERF, 0, 4);
+	wr(&d, CPPC_REG_AUTO_SEL, 0, 4);		/* off: desired 0 is no request */
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 0);
+	wr(&d, CPPC_REG_AUTO_SEL, 1, 4);
+	wr(&d, CPPC_REG_ENABLE, 0, 4);			/* CPPC off: nothing asked */
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 0);
+	/* A value that is neither 0 nor 1 is dropped, the state kept. */
+	wr(&d, CPPC_REG_AUTO_SEL, 7, 4);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_AUTO_SEL, 4), 1);
+	cppc_get_stats(&d, &st);
+	CU_ASSERT_EQUAL(st.ignored, 1);
+	CU_ASSERT_EQUAL(st.ro_writes, 0);
+	/* Short of the floor counts as a minimum excursion. */
+	wr(&d, CPPC_REG_ENABLE, 1, 4);
+	cppc_account(&d, 1000, 80);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_PERF_LIMITED, 4),
+			CPPC_PERF_LIMITED_DESIRED | CPPC_PERF_LIMITED_MINIMUM);
+	cppc_destroy(&d);
+}
+
 UNIT_SUITE(cppc_dev, NULL, NULL,
+	   UNIT_TEST(test_autonomous_selection),
 	   UNIT_TEST(test_requests_counted_past_disable),
 	   UNIT_TEST(test_no_deadlock_with_engine_lock),
 	   UNIT_TEST(test_init_and_defaults),

@@ -7,7 +7,7 @@
  */
 #include "tests/unit/harness.h"
 #include "tests/unit/qmp_capture.h"
-#include "vmm/ctl_format.h"
+#include "cli/ctl_format.h"
 
 #include <stdio.h>
 #include <stdlib.h>

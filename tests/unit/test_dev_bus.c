@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The PIO/MMIO bus: overlapping and empty ranges refused, accesses reach
+ * the device that claims them, unclaimed reads return ones and are counted.
+ */
 #include "devices/bus.h"
 #include "tests/unit/harness.h"
-#include "vmm/log.h"
+#include "util/log.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The scheduler hint device: its page address, YIELD and YIELD_TO reaching
+ * the scheduler, hostile accesses ignored.
+ */
 #include "tests/unit/harness.h"
 #include "devices/hint.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 
 static unsigned int yields, last_vcpu, last_target;
 static int boost_answer;

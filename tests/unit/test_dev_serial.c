@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The 16550 UART, the ACPI sleep registers (S5 powers off) and the i8042
+ * (reset and probe), driven through their bus ops.
+ */
 #include "devices/power.h"
 #include "devices/serial.h"
 #include "tests/unit/harness.h"
-#include "vmm/layout.h"
+#include "capvisor/layout.h"
 
 #include <stdlib.h>
 #include <string.h>

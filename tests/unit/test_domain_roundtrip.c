@@ -9,11 +9,11 @@
 #include "sched/sched.h"
 #include "tests/lib/xorshift.h"
 #include "tests/unit/harness.h"
-#include "vmm/cpuid.h"
-#include "vmm/domain.h"
-#include "vmm/hostspec.h"
-#include "vmm/options.h"
-#include "vmm/qosspec.h"
+#include "vmm/kvm/cpuid.h"
+#include "cli/domain.h"
+#include "dispatch/hostspec.h"
+#include "cli/options.h"
+#include "dispatch/qosspec.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
+/*
+ * Duty-cycle slots and on-parts: disjoint slots on a shared host CPU,
+ * on-times that follow the level and stay within the slot.
+ */
 #include "tests/lib/xorshift.h"
 #include "tests/unit/harness.h"
-#include "vmm/dutycycle.h"
+#include "dispatch/dutycycle.h"
 
 #include <stdio.h>
 
@@ -44,6 +48,38 @@ static void test_room_after_the_last_slot(void)
 	/* ...but not the first slot's, which would run into the second. */
 	CU_ASSERT(duty_may_run(&s[1], W, 3 * W / 8, W, &until));
 	CU_ASSERT_EQUAL(until, W + W / 4);
+}
+
+/* One row of the timeline in dispatch/dutycycle.h: '#' where the pCPU may run. */
+static void render_row(const struct duty_slot *slot, unsigned int level, char *row, size_t cols)
+{
+	const uint64_t col_ns = W / 16;
+	uint64_t until;
+
+	for (size_t c = 0; c < cols; c++)
+		row[c] = duty_may_run(slot, W, duty_on_ns(W, level), c * col_ns + col_ns / 2, &until) ?
+			 '#' : '.';
+	row[cols] = 0;
+}
+
+/* The picture in dispatch/dutycycle.h's header is what the code does. */
+static void test_timeline_of_the_header(void)
+{
+	unsigned int cap[] = { 1024, 512, 512 }, host[] = { 0, 1, 1 };
+	static const unsigned int level[] = { 768, 384, 512 };
+	static const char *const drawn[] = {
+		"############....############....",
+		"######..........######..........",
+		"........########........########",
+	};
+	struct duty_slot s[3];
+	char row[33];
+
+	duty_plan(cap, host, 3, W, s);
+	for (unsigned int p = 0; p < 3; p++) {
+		render_row(&s[p], level[p], row, 32);
+		CU_ASSERT_STRING_EQUAL(row, drawn[p]);
+	}
 }
 
 static void test_full_capacity_top_level_never_stops(void)
@@ -126,6 +162,7 @@ static void test_min_level_is_the_smallest_that_runs(void)
 
 UNIT_SUITE(dutycycle, NULL, NULL, UNIT_TEST(test_min_level_is_the_smallest_that_runs), UNIT_TEST(test_shared_host_cpu_gets_disjoint_slots),
 	   UNIT_TEST(test_room_after_the_last_slot),
+	   UNIT_TEST(test_timeline_of_the_header),
 	   UNIT_TEST(test_full_capacity_top_level_never_stops),
 	   UNIT_TEST(test_half_level_runs_first_half_of_slot),
 	   UNIT_TEST(test_on_time_is_capped_by_the_slot),

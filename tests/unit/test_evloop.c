@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The event loop: fd callbacks until evloop_stop(), periodic timers.
+ */
 #include "tests/unit/harness.h"
-#include "vmm/evloop.h"
+#include "util/evloop.h"
 
 #include <sys/epoll.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The strict JSON check (vmm/json_strict.c) on random documents from a
+ * The strict JSON check (util/json_strict.c) on random documents from a
  * printed seed: valid ones are accepted, every proper prefix and an
  * injected duplicate key are refused, and whatever it accepts json-c's own
  * strict parser accepts too (json-c is the independent oracle for the
@@ -8,7 +8,7 @@
  */
 #include "tests/lib/xorshift.h"
 #include "tests/unit/harness.h"
-#include "vmm/json_strict.h"
+#include "util/json_strict.h"
 
 #include <json-c/json.h>
 #include <stdbool.h>

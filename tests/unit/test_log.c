@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
+/*
+ * Logging: the process-wide level is set and read back.
+ */
 #include "tests/unit/harness.h"
-#include "vmm/log.h"
+#include "util/log.h"
 
 static void test_level_roundtrip(void)
 {

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * qmp_attach_vm() with the real backend (vmm/qmp_vm.c) over a VM shell with
+ * qmp_attach_vm() with the real backend (vmm/qmp/qmp_vm.c) over a VM shell with
  * no vCPUs and no dispatcher (what --sched host gives the backend): the
  * socket is served on the VM's event loop, queries work, QoS changes are
  * refused, quit emits SHUTDOWN, ends the VM as a poweroff and removes the
  * socket on detach. No KVM needed.
  */
 #include "tests/unit/harness.h"
-#include "vmm/evloop.h"
-#include "vmm/hostspec.h"
+#include "util/evloop.h"
+#include "dispatch/hostspec.h"
 #include "vmm/qmp_attach.h"
-#include "vmm/vm.h"
+#include "vmm/kvm/vm.h"
 #include "vmm/vm_sched.h"
 
 #include <stdio.h>

@@ -7,7 +7,7 @@
  * test runner's own privileges.
  */
 #include "tests/unit/harness.h"
-#include "vmm/privs.h"
+#include "util/privs.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -132,6 +132,30 @@ static void test_id_not_echoable_refused(void)
 	capture_close(&cap);
 }
 
+/*
+ * A lossy integer elsewhere in the request (the arguments, a nested "id")
+ * does not make a valid id look lossy; one behind an escaped "id" key does.
+ */
+static void test_lossy_integer_outside_id(void)
+{
+	static const char *const ok_ids[] = { "0", "-9223372036854775808", "18446744073709551615" };
+	char line[192];
+	struct capture cap;
+
+	capture_negotiated(&cap, 2);
+	for (size_t i = 0; i < sizeof(ok_ids) / sizeof(ok_ids[0]); i++) {
+		snprintf(line, sizeof(line), "{\"execute\":\"query-status\",\"arguments\":"
+			 "{\"n\":-0,\"id\":99999999999999999999},\"id\":%s}\n", ok_ids[i]);
+		capture_feed(&cap, line);
+		CU_ASSERT(capture_id_is(&cap, 2 + (int)i, ok_ids[i]));
+	}
+	capture_feed(&cap, "{\"execute\":\"query-status\",\"i\\u0064\":-0}\n");
+	CU_ASSERT(capture_is_error(&cap, 5, "GenericError", "QMP input member 'id' holds"));
+	capture_feed(&cap, "{\"id\":0,\"execute\":\"query-status\",\"x\":[-0]}\n");
+	CU_ASSERT(capture_id_is(&cap, 6, "0"));
+	capture_close(&cap);
+}
+
 /* A desc cut through a UTF-8 character still is valid UTF-8 ('?' for the rest). */
 static void test_cut_desc_stays_utf8(void)
 {
@@ -260,6 +284,7 @@ UNIT_SUITE(qmp_session, NULL, NULL,
 	   UNIT_TEST(test_id_echoed_verbatim),
 	   UNIT_TEST(test_non_object_requests),
 	   UNIT_TEST(test_id_not_echoable_refused),
+	   UNIT_TEST(test_lossy_integer_outside_id),
 	   UNIT_TEST(test_cut_desc_stays_utf8),
 	   UNIT_TEST(test_envelope_errors),
 	   UNIT_TEST(test_parse_error_resyncs_at_newline),

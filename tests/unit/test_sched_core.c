@@ -316,7 +316,25 @@ static void test_time_never_backwards(void)
 	sched_destroy(s);
 }
 
+/* for_each_class() walks deadline then fair, and only deadline is above fair. */
+static void test_class_order(void)
+{
+	const struct sched_class *c, *seen[SCHED_NR_CLASSES];
+	unsigned int n = 0;
+
+	for_each_class(c)
+		seen[n++] = c;
+	CU_ASSERT_EQUAL(n, SCHED_NR_CLASSES);
+	CU_ASSERT_PTR_EQUAL(seen[0], &dl_sched_class);
+	CU_ASSERT_PTR_EQUAL(seen[1], &fair_sched_class);
+	CU_ASSERT_TRUE(sched_class_above(&dl_sched_class, &fair_sched_class));
+	CU_ASSERT_FALSE(sched_class_above(&fair_sched_class, &dl_sched_class));
+	CU_ASSERT_FALSE(sched_class_above(&fair_sched_class, &fair_sched_class));
+	CU_ASSERT_FALSE(sched_class_above(&dl_sched_class, &dl_sched_class));
+}
+
 UNIT_SUITE(sched_core, NULL, NULL,
+	   UNIT_TEST(test_class_order),
 	   UNIT_TEST(test_time_never_backwards),
 	   UNIT_TEST(test_topology_validation),
 	   UNIT_TEST(test_entity_validation),

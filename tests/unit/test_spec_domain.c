@@ -7,9 +7,9 @@
  */
 #include "tests/lib/xorshift.h"
 #include "tests/unit/harness.h"
-#include "vmm/domain.h"
-#include "vmm/options.h"
-#include "vmm/qosspec.h"
+#include "cli/domain.h"
+#include "cli/options.h"
+#include "dispatch/qosspec.h"
 
 #include <inttypes.h>
 #include <sched.h>

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
+/*
+ * --host: clusters, levels and MHz lists, errors that name the problem,
+ * packing pCPUs onto host CPUs, the default host.
+ */
 #include "tests/unit/harness.h"
-#include "vmm/hostspec.h"
+#include "dispatch/hostspec.h"
 
 #include <errno.h>
 #include <string.h>

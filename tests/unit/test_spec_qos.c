@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
+/*
+ * --vcpu: libvirt cpuset syntax, durations, keys applied to the chosen
+ * vCPUs, a rejected spec that changes nothing.
+ */
 #include "tests/unit/harness.h"
-#include "vmm/qosspec.h"
+#include "dispatch/qosspec.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: MIT
+/*
+ * VM definition files (--config): keys become options, bad definitions and
+ * types name the key, strict JSON, and a directory, FIFO or device refused
+ * as the file without blocking.
+ */
 #include "tests/unit/harness.h"
-#include "vmm/options.h"
-#include "vmm/qosspec.h"
-#include "vmm/vmdef.h"
+#include "cli/options.h"
+#include "cli/vmdef.h"
+#include "dispatch/qosspec.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -210,7 +215,7 @@ static void test_groups_become_options(void)
 	expect_error("{\"vm-cap\": 5}", "vm-cap: expected a string");
 }
 
-/* A vcpu[] entry takes every key of --vcpu (vmm/qosspec.h's one list), with its type. */
+/* A vcpu[] entry takes every key of --vcpu (dispatch/qosspec.h's one list), with its type. */
 static void test_vcpu_entry_keys_are_the_option_keys(void)
 {
 	struct vmdef_args a;

@@ -5,7 +5,7 @@
  * as the guest's kvm_steal_clock() retry loop requires.
  */
 #include "tests/unit/harness.h"
-#include "vmm/vcpu.h"
+#include "vmm/kvm/vcpu.h"
 
 #include <string.h>
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* e820 map, guest memory bounds, PVH ELF parsing/loading, bzImage boot_params. */
 #include "tests/unit/harness.h"
-#include "vmm/boot.h"
-#include "vmm/boot_pvh.h"
-#include "vmm/elf.h"
-#include "vmm/layout.h"
+#include "vmm/boot/boot.h"
+#include "vmm/boot/boot_pvh.h"
+#include "vmm/boot/elf.h"
+#include "capvisor/layout.h"
 
 #include <elf.h>
 #include <errno.h>

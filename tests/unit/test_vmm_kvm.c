@@ -6,9 +6,9 @@
  * /dev/kvm access.
  */
 #include "tests/unit/harness.h"
-#include "vmm/evloop.h"
-#include "vmm/layout.h"
-#include "vmm/vm.h"
+#include "util/evloop.h"
+#include "capvisor/layout.h"
+#include "vmm/kvm/vm.h"
 
 #include <errno.h>
 #include <stdio.h>

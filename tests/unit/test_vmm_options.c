@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* `capvisor run` option parsing, sizes, and the CPUID feature-hiding helpers. */
 #include "tests/unit/harness.h"
-#include "vmm/cpuid.h"
-#include "vmm/dutycycle.h"
-#include "vmm/options.h"
-#include "vmm/qosspec.h"
+#include "vmm/kvm/cpuid.h"
+#include "dispatch/dutycycle.h"
+#include "cli/options.h"
+#include "dispatch/qosspec.h"
 
 #include <errno.h>
 #include <linux/kvm.h>
@@ -112,7 +112,7 @@ static void test_help_and_version_flags(void)
 		CU_ASSERT(vm_config_option(i)->help && *vm_config_option(i)->help);
 }
 
-/* --window-us's help quotes the limits of vmm/dutycycle.h: it fails if they drift apart. */
+/* --window-us's help quotes the limits of dispatch/dutycycle.h: it fails if they drift apart. */
 static void test_window_help_matches_its_limits(void)
 {
 	const struct vm_option *o = NULL;
@@ -129,7 +129,7 @@ static void test_window_help_matches_its_limits(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(o->help, want));
 }
 
-/* --vm-weight's help quotes the VM weight's range and default (vmm/qosspec.h). */
+/* --vm-weight's help quotes the VM weight's range and default (dispatch/qosspec.h). */
 static void test_vm_weight_help_matches_its_limits(void)
 {
 	const struct vm_option *o = NULL;

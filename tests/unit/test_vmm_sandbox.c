@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * The seccomp sandbox (vmm/sandbox.c, sandbox_rules.c) without KVM: each
+ * The seccomp sandbox (util/sandbox.c, sandbox_rules.c) without KVM: each
  * probe forks a child that loads one class's filter and makes one call;
  * the parent sees it exit normally (allowed) or die by SIGSYS (refused).
  * Argument checks are probed on both sides: the same call allowed with the
  * arguments capvisor uses and refused with others.
  */
 #include "tests/unit/harness.h"
-#include "vmm/sandbox.h"
+#include "util/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>

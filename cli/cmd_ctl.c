@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/*
+ * capvisor ctl SOCKET COMMAND [key=value ...] [--json] [--timeout SECONDS]
+ *
+ * One QMP command from the shell: greeting and negotiation done for you,
+ * arguments typed (integers for numbers, strings otherwise, key:=JSON for
+ * anything else), the reply checked and printed as a table or, with
+ * --json, raw. Exit status: enum ctl_exit (qmp_client.h).
+ */
+#include "cli/commands.h"
+#include "cli/qmp_client.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/ctl_format.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: capvisor ctl SOCKET COMMAND [key=value ...] [--json] [--timeout SECONDS]\n\n"
+		"Sends COMMAND to the QMP control socket of a running VM (capvisor run\n"
+		"--api-socket SOCKET). Numeric values are sent as integers, others as\n"
+		"strings; key:=JSON sends a raw JSON value. --json prints the raw reply.\n"
+		"--timeout: how long to wait for the VM at each step (default %d s).\n\n"
+		"examples:\n"
+		"  capvisor ctl /run/vm.sock query-vcpus\n"
+		"  capvisor ctl /run/vm.sock set-vcpu-clamp vcpu=1 max=512\n"
+		"  capvisor ctl /run/vm.sock set-vcpu-reservation vcpu=0 runtime_us=2000 period_us=10000\n"
+		"  capvisor ctl /run/vm.sock query-commands\n\n"
+		CTL_EXIT_HELP, QMP_CLIENT_TIMEOUT_MS / 1000);
+}
+
+/* "123" and "-5" become integers; anything else stays a string. */
+static json_object *typed_value(const char *text)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(text, &end, 10);
+	if (*text && !*end && !errno && (text[0] == '-' || (text[0] >= '0' && text[0] <= '9')))
+		return json_object_new_int64(v);
+	return json_object_new_string(text);
+}
+
+static int add_argument(json_object *args, const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	size_t klen;
+	bool raw;
+	char key[128];
+	json_object *val;
+
+	if (!eq || eq == kv) {
+		fprintf(stderr, "capvisor ctl: argument '%s' is not key=value\n", kv);
+		return -1;
+	}
+	raw = eq[-1] == ':';
+	klen = (size_t)(eq - kv) - raw;
+	if (!klen || klen >= sizeof(key)) {
+		fprintf(stderr, "capvisor ctl: argument '%s' has a bad key\n", kv);
+		return -1;
+	}
+	memcpy(key, kv, klen);
+	key[klen] = '\0';
+	if (json_object_object_get_ex(args, key, NULL)) {
+		fprintf(stderr, "capvisor ctl: argument '%s' given twice (expected each key once)\n",
+			key);
+		return -1;
+	}
+	if (raw) {
+		val = json_tokener_parse(eq + 1);
+		if (!val && strcmp(eq + 1, "null")) {
+			fprintf(stderr, "capvisor ctl: %s: value is not valid JSON\n", key);
+			return -1;
+		}
+	} else {
+		val = typed_value(eq + 1);
+	}
+	json_object_object_add(args, key, val);
+	return 0;
+}
+
+int cmd_ctl(int argc, char **argv)
+{
+	const char *sock = NULL, *cmd = NULL;
+	json_object *args = json_object_new_object(), *ret = NULL;
+	struct qmp_conn *c;
+	int timeout_ms = QMP_CLIENT_TIMEOUT_MS;
+	bool json = false;
+	char err[768];
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			json_object_put(args);
+			return 0;
+		} else if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!strcmp(argv[i], "--timeout")) {
+			if (i + 1 >= argc || (timeout_ms = qmp_client_parse_timeout(argv[++i])) < 0) {
+				fprintf(stderr, "capvisor ctl: --timeout: expected seconds, "
+					"0.001..%d\n", QMP_CLIENT_TIMEOUT_MAX_S);
+				json_object_put(args);
+				return CTL_EXIT_USAGE;
+			}
+		} else if (!sock) {
+			sock = argv[i];
+		} else if (!cmd) {
+			cmd = argv[i];
+		} else if (add_argument(args, argv[i]) < 0) {
+			json_object_put(args);
+			return CTL_EXIT_USAGE;
+		}
+	}
+	if (!sock || !cmd) {
+		usage(stderr);
+		json_object_put(args);
+		return CTL_EXIT_USAGE;
+	}
+	c = qmp_conn_open(sock, timeout_ms, err, sizeof(err));
+	if (!c) {
+		fprintf(stderr, "capvisor ctl: %s\n", err);
+		json_object_put(args);
+		return CTL_EXIT_USAGE;
+	}
+	rc = qmp_conn_execute(c, cmd, json_object_object_length(args) ? args : NULL, &ret,
+			      err, sizeof(err));
+	qmp_conn_close(c);
+	json_object_put(args);
+	if (rc) {
+		fprintf(stderr, "capvisor ctl: %s\n", err);
+		return rc > 0 ? CTL_EXIT_REFUSED : CTL_EXIT_NO_REPLY;
+	}
+	if (!json && ctl_check_reply(cmd, ret, err, sizeof(err))) {
+		fprintf(stderr, "capvisor ctl: %s: invalid reply from the server: %s\n", cmd, err);
+		json_object_put(ret);
+		return CTL_EXIT_NO_REPLY;
+	}
+	if (json)
+		printf("%s\n", json_object_to_json_string_ext(ret, JSON_C_TO_STRING_PRETTY |
+							   JSON_C_TO_STRING_NOSLASHESCAPE));
+	else
+		ctl_print_reply(stdout, cmd, ret);
+	json_object_put(ret);
+	return CTL_EXIT_OK;
+}

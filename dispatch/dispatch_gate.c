@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The gate every vCPU thread passes before KVM_RUN: it lets the vCPU in only
+ * while the engine has it current on a pCPU and that pCPU's duty cycle is in
+ * its on-part, and otherwise waits outside KVM_RUN using no CPU.
+ */
+#include "dispatch/dispatch_internal.h"
+#include "dispatch/kernelsched.h"
+#include "util/log.h"
+#include "util/util.h"
+
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+
+/* The vCPU thread's own timer for the end of its on-parts (first entry). */
+static void create_onpart_timer(struct dispatch *d, struct dvcpu *v)
+{
+	struct sigevent sev = {
+		.sigev_notify = SIGEV_THREAD_ID,
+		.sigev_signo = d->kick_signal,
+	};
+
+	if (!d->kick_signal)
+		return;
+	sev._sigev_un._tid = gettid();
+	v->has_timer = !timer_create(CLOCK_MONOTONIC, &sev, &v->onpart_timer);
+}
+
+/*
+ * Arm (or, with UINT64_MAX, disarm) the on-part timer. The thread runs its
+ * vCPU when the timer fires, so the signal interrupts KVM_RUN at once; the
+ * dispatcher's kick at the same deadline remains the guarantee.
+ */
+static void arm_onpart_timer(struct dvcpu *v, uint64_t abs_ns)
+{
+	struct itimerspec its = { 0 };
+
+	if (!v->has_timer)
+		return;
+	if (abs_ns != UINT64_MAX)
+		its.it_value = timespec_from_ns(abs_ns);
+	timer_settime(v->onpart_timer, TIMER_ABSTIME, &its, NULL);
+}
+
+/*
+ * The duty cycle hands out host CPU time; host frequency scaling must not
+ * shrink what that time is worth (kernelsched_request_full_speed()).
+ */
+static void ask_full_speed(struct dispatch *d)
+{
+	int rc = kernelsched_request_full_speed();
+
+	if (rc && !d->full_speed_warned) {
+		d->full_speed_warned = true;
+		pr_info("host util clamps unavailable (%s): on hosts that scale CPU frequency "
+			"by load, duty-cycled vCPUs may run slower than their capacity",
+			strerror(-rc));
+	}
+}
+
+static void pin_to(struct dispatch *d, struct dvcpu *v, unsigned int host)
+{
+	cpu_set_t set;
+
+	if (d->no_pin || v->pinned_host == (int)host)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(host, &set);
+	if (!pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+		v->pinned_host = (int)host;
+}
+
+static void wait_until(struct dispatch *d, struct dvcpu *v, uint64_t abs_ns)
+{
+	struct timespec ts = timespec_from_ns(abs_ns);
+
+	if (abs_ns == UINT64_MAX)
+		pthread_cond_wait(&v->cond, &d->lock);
+	else
+		pthread_cond_timedwait(&v->cond, &d->lock, &ts);
+}
+
+/*
+ * On-time for a new on-part of pCPU p: the level's share of the window,
+ * corrected by what earlier on-parts over- or under-ran (kick and wakeup
+ * latencies, a vCPU that halted early), so that the delivered share
+ * converges on the level.
+ */
+static uint64_t corrected_on_ns(struct dispatch *d, unsigned int p)
+{
+	struct dpcpu *pc = &d->p[p];
+	int64_t base = (int64_t)duty_on_ns(d->window_ns, pc->level);
+	int64_t debt;
+
+	if (pc->debt_level != pc->level) {
+		pc->debt_ns = 0;
+		pc->debt_level = pc->level;
+	}
+	debt = pc->debt_ns;
+	if (debt > base / 2)
+		debt = base / 2;
+	if (debt < -base / 2)
+		debt = -base / 2;
+	return (uint64_t)(base + debt);
+}
+
+/* Returns true when v may run now on pCPU p, with v->leave_at set; else *wake. */
+static bool may_run(struct dispatch *d, struct dvcpu *v, unsigned int p, uint64_t now,
+		    uint64_t *wake)
+{
+	struct dpcpu *pc = &d->p[p];
+	uint64_t base = d->epoch_ns + pc->phase_ns;
+	uint64_t rel = now - base, window = rel / d->window_ns, until;
+
+	/* Inside the pCPU's current on-part (re-entry, or a switch within it). */
+	if (pc->onpart_window == window) {
+		if (now < pc->onpart_until) {
+			v->leave_at = pc->onpart_until;
+			return true;
+		}
+		*wake = base + (window + 1) * d->window_ns + pc->slot.offset_ns;
+		return false;
+	}
+	if (!duty_may_run(&pc->slot, d->window_ns, corrected_on_ns(d, p), rel, &until)) {
+		*wake = until == DUTY_ALWAYS ? UINT64_MAX : base + until;
+		return false;
+	}
+	if (until == DUTY_ALWAYS) {
+		v->leave_at = UINT64_MAX;
+		pc->debt_ns = 0;
+		return true;
+	}
+	v->leave_at = base + until;
+	pc->onpart_until = v->leave_at;
+	pc->onpart_window = window;
+	pc->debt_ns += (int64_t)duty_on_ns(d->window_ns, pc->level);
+	return true;
+}
+
+/*
+ * Charge a run against its pCPU's on-time target. The debt stays within one
+ * window either way, so a long stall (a vCPU held up in the host) is not paid
+ * back in a burst.
+ */
+static void settle_debt(struct dispatch *d, unsigned int p, uint64_t ran)
+{
+	int64_t lim = (int64_t)d->window_ns;
+	struct dpcpu *pc = &d->p[p];
+
+	pc->debt_ns -= (int64_t)ran;
+	if (pc->debt_ns < -lim)
+		pc->debt_ns = -lim;
+	if (pc->debt_ns > lim)
+		pc->debt_ns = lim;
+}
+
+enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu,
+					 uint64_t *steal_ns)
+{
+	struct dvcpu *v = &d->v[vcpu];
+	uint64_t now, wake;
+
+	pthread_mutex_lock(&d->lock);
+	if (!v->tid) {
+		v->tid = gettid();
+		pthread_getcpuclockid(pthread_self(), &v->cpu_clock);
+		create_onpart_timer(d, v);
+		prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+		ask_full_speed(d);
+	}
+	for (;;) {
+		struct sched_entity_info info = { .state = SCHED_RUNNABLE };
+		int p;
+
+		now = dispatch_now_ns();
+		if (d->stopping) {
+			pthread_mutex_unlock(&d->lock);
+			return DISPATCH_STOP;
+		}
+		wake = UINT64_MAX;
+		p = d->paused ? -1 : dispatch_vcpu_pcpu(d, vcpu, &info);
+		if (p < 0 && !d->paused && info.state == SCHED_BLOCKED) {
+			/* Wait for the interrupt inside KVM_RUN, asleep in the kernel. */
+			v->sanctioned = false;
+			v->leave_at = UINT64_MAX;
+			v->run_cpu = -1;
+			break;
+		}
+		if (p >= 0) {
+			pin_to(d, v, d->p[p].host_cpu);
+			if (dispatch_host_busy(d, (int)d->p[p].host_cpu, vcpu)) {
+				/* The vCPU it replaces is still in KVM_RUN: wait for its leave. */
+				wait_until(d, v, UINT64_MAX);
+				continue;
+			}
+			if (may_run(d, v, (unsigned int)p, now, &wake)) {
+				v->sanctioned = true;
+				v->run_cpu = p;
+				v->halted = false;
+				break;
+			}
+		}
+		wait_until(d, v, wake);
+	}
+	now = dispatch_now_ns();
+	dispatch_account(d, vcpu, now);
+	*steal_ns = v->stolen_ns - v->stolen_told;
+	v->stolen_told = v->stolen_ns;
+	v->cpu_acct = dispatch_thread_cpu(v->cpu_clock);
+	v->cpu_enter = v->cpu_acct;
+	v->in_run = true;
+	v->kicked = false;
+	/* The dispatcher thread must wake at leave_at to end the on-part. */
+	if (v->leave_at != UINT64_MAX)
+		pthread_cond_signal(&d->tick_cond);
+	/*
+	 * With the tick stretched, a full-speed vCPU ends its own slice: its
+	 * timer stops the run where the engine's slice ends and the thread
+	 * makes the pick on its own CPU at leave, like the kernel's hrtick (no
+	 * IPI from the dispatcher, which does not wake for it).
+	 */
+	v->slice_end = UINT64_MAX;
+	if (v->leave_at == UINT64_MAX && v->sanctioned && dispatch_tick_may_stretch(d))
+		v->slice_end = sched_next_event(d->sched, (unsigned int)v->run_cpu);
+	arm_onpart_timer(v, v->leave_at < v->slice_end ? v->leave_at : v->slice_end);
+	pthread_mutex_unlock(&d->lock);
+	return DISPATCH_RUN;
+}
+
+/*
+ * A run that was to end its own slice left: when the slice is over, tick
+ * this pCPU and switch here (the next vCPU is on this host CPU, so waking
+ * it is local); otherwise just stop the timer.
+ */
+static void end_own_slice(struct dispatch *d, struct dvcpu *v, uint64_t now)
+{
+	uint64_t end = v->slice_end;
+
+	v->slice_end = UINT64_MAX;
+	arm_onpart_timer(v, UINT64_MAX);
+	if (now < end || !v->sanctioned || v->run_cpu < 0 || d->paused)
+		return;
+	dispatch_account_all(d, now);
+	sched_tick_cpu(d->sched, (unsigned int)v->run_cpu, now);
+	dispatch_apply_quiet(d, now);
+}
+
+void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
+{
+	struct dvcpu *v = &d->v[vcpu];
+	uint64_t now;
+
+	pthread_mutex_lock(&d->lock);
+	now = dispatch_now_ns();
+	dispatch_account(d, vcpu, now);
+	dispatch_settle_run(d, vcpu);
+	/*
+	 * The debt is settled in the thread's CPU time, not wall time: a level
+	 * promises that share of a host CPU, and the host may take part of an
+	 * on-part (kick delivery, other processes) that the next ones make up.
+	 */
+	if (v->sanctioned && v->leave_at != UINT64_MAX && v->run_cpu >= 0)
+		settle_debt(d, (unsigned int)v->run_cpu, v->cpu_acct - v->cpu_enter);
+	v->in_run = false;
+	if (v->slice_end != UINT64_MAX)
+		end_own_slice(d, v, now);
+	if (!v->halted)
+		dispatch_wake_host(d, v->pinned_host);
+	pthread_mutex_unlock(&d->lock);
+}

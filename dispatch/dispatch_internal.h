@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/* Dispatcher internals shared by dispatch.c, dispatch_gate.c and dispatch_qos.c. */
+#ifndef CAPVISOR_DISPATCH_INTERNAL_H
+#define CAPVISOR_DISPATCH_INTERNAL_H
+
+#include <pthread.h>
+#include <time.h>
+
+#include "dispatch/dispatch.h"
+#include "dispatch/dutycycle.h"
+
+struct dvcpu {
+	int id;				/* engine entity */
+	pthread_cond_t cond;		/* the vCPU thread waits here at its gate */
+	pid_t tid;
+	bool in_run;			/* between enter and leave */
+	bool halted;			/* last observed `blocking` */
+	bool sanctioned;		/* entered as the engine's current, not as blocked */
+	bool kicked;			/* kicked in this run: do not kick (or wake for it) again */
+	int pinned_host;		/* host CPU the thread is pinned to, -1 none */
+	uint64_t leave_at;		/* absolute end of its on-part, UINT64_MAX none */
+	uint64_t slice_end;		/* its slice's end, which this run ends itself */
+	int run_cpu;			/* pCPU of the current run, -1 if none */
+	clockid_t cpu_clock;		/* the vCPU thread's CPU-time clock */
+	timer_t onpart_timer;		/* fires the kick signal at leave_at */
+	bool has_timer;
+	uint64_t cpu_acct;		/* its CPU time at the last accounting point */
+	uint64_t cpu_enter;		/* its CPU time when the run began */
+	uint64_t acct_ns;		/* last active/stolen accounting point */
+	uint64_t run_ns, active_ns, stolen_ns;
+	uint64_t stolen_told;		/* stolen_ns already added to the guest's steal time */
+};
+
+/*
+ * The duty cycle belongs to the pCPU, not to whichever vCPU it runs: a
+ * switch inside a window does not open a second on-part, and what one vCPU
+ * over- or under-ran is settled by the next.
+ */
+struct dpcpu {
+	struct duty_slot slot;
+	uint64_t onpart_until;		/* end of the current window's on-part */
+	uint64_t onpart_window;		/* index of that window, UINT64_MAX none */
+	int64_t debt_ns;		/* target on-time minus measured on-time */
+	unsigned int debt_level;	/* level the debt was built at */
+	uint64_t phase_ns;		/* its windows start at epoch + phase */
+	bool own_host;			/* alone on its host CPU: may re-phase */
+	unsigned int host_cpu;
+	int curr;			/* vCPU index or -1 */
+	unsigned int level;
+	uint64_t gen;
+};
+
+struct dispatch {
+	pthread_mutex_t lock;
+	pthread_cond_t tick_cond;	/* wakes the dispatcher thread early */
+	pthread_t thread;
+	bool thread_started, stopping, paused;
+	bool full_speed_warned;		/* told once that the host has no util clamps */
+	struct sched *sched;
+	const struct dispatch_vcpu_ops *ops;
+	void *opaque;
+	void (*tick_hook)(void *opaque);
+	int (*thread_init)(void *opaque);
+	int kick_signal;
+	uint64_t tick_ns, window_ns, epoch_ns, next_tick, last_tick, next_hook;
+	uint64_t tick_due;		/* the engine's next tick (next_wake) */
+	uint64_t last_halt_ns;		/* a vCPU was last seen halting */
+	struct dispatch_counters counters;
+	bool no_pin;
+	unsigned int nr_vcpus, nr_pcpus;
+	struct dvcpu *v;
+	struct dpcpu *p;
+	int *vcpu_of_entity;		/* engine entity id -> vCPU index */
+	unsigned int nr_groups;		/* the VM's own and its --group groups */
+	int gid[QOS_MAX_GROUPS + 1];	/* engine group id of each (dispatch_group_report) */
+};
+
+/* dispatch.c */
+bool dispatch_host_busy(struct dispatch *d, int host, unsigned int self);
+void dispatch_wake_host(struct dispatch *d, int host);
+void dispatch_apply(struct dispatch *d, uint64_t now);
+void dispatch_apply_quiet(struct dispatch *d, uint64_t now);
+bool dispatch_tick_may_stretch(struct dispatch *d);
+void dispatch_account(struct dispatch *d, unsigned int vcpu, uint64_t now);
+void dispatch_account_all(struct dispatch *d, uint64_t now);
+void dispatch_settle_run(struct dispatch *d, unsigned int vcpu);
+uint64_t dispatch_thread_cpu(clockid_t clock);
+int dispatch_vcpu_pcpu(struct dispatch *d, unsigned int vcpu, struct sched_entity_info *info);
+
+#endif
