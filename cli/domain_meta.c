@@ -126,7 +126,7 @@ static int check_vcpu_spec(struct domain_ctx *c, const xmlNode *n, const char *s
 
 /*
  * HEAD:k=v,... from the attributes of n: head names the entry (vcpus=,
- * name=), the others are the keys of list (vmm/qosspec.h).
+ * name=), the others are the keys of list (dispatch/qosspec.h).
  */
 static int entry_spec(struct domain_ctx *c, const xmlNode *n, const char *head,
 		      const struct qos_key *(*list)(unsigned int), const char *expected,

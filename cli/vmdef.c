@@ -168,7 +168,7 @@ static const struct vmdef_key *find_key(const struct vmdef_key *keys, size_t n, 
 	return NULL;
 }
 
-/* key's entry in the --vcpu (or --group) key list of vmm/qosspec.h, or NULL. */
+/* key's entry in the --vcpu (or --group) key list of dispatch/qosspec.h, or NULL. */
 static const struct qos_key *qos_key_of(const struct qos_key *(*list)(unsigned int),
 					const char *key)
 {

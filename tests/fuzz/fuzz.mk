@@ -97,9 +97,11 @@ fuzz: fuzz-guest
 
 # ---- fuzz_vmdef: VM definition files (tests/fuzz/fuzz_vmdef.c) ----
 # Seeded from tests/fuzz/vmdef/, with tests/fuzz/vmdef.dict.
-FUZZ_VMDEF_SRCS := tests/fuzz/fuzz_vmdef.c cli/vmdef.c util/json_strict.c util/paths.c
+FUZZ_VMDEF_SRCS := tests/fuzz/fuzz_vmdef.c cli/vmdef.c util/json_strict.c util/paths.c \
+		   dispatch/qosspec.c
 
 $(FUZZ_BUILD)/fuzz_vmdef: $(FUZZ_VMDEF_SRCS) cli/vmdef.h util/json_strict.h util/paths.h \
+			  dispatch/qosspec.h \
 			  tests/fuzz/fuzz.mk
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_VMDEF_SRCS) -o $@ -ljson-c

@@ -215,7 +215,7 @@ static void test_groups_become_options(void)
 	expect_error("{\"vm-cap\": 5}", "vm-cap: expected a string");
 }
 
-/* A vcpu[] entry takes every key of --vcpu (vmm/qosspec.h's one list), with its type. */
+/* A vcpu[] entry takes every key of --vcpu (dispatch/qosspec.h's one list), with its type. */
 static void test_vcpu_entry_keys_are_the_option_keys(void)
 {
 	struct vmdef_args a;

@@ -129,7 +129,7 @@ static void test_window_help_matches_its_limits(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(o->help, want));
 }
 
-/* --vm-weight's help quotes the VM weight's range and default (vmm/qosspec.h). */
+/* --vm-weight's help quotes the VM weight's range and default (dispatch/qosspec.h). */
 static void test_vm_weight_help_matches_its_limits(void)
 {
 	const struct vm_option *o = NULL;

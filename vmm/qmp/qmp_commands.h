@@ -55,7 +55,7 @@ struct qmp_command {
 		   json_object **ret, struct qmp_error *err);
 };
 
-/* The group commands and their schemas (vmm/qmp_groups.c). */
+/* The group commands and their schemas (vmm/qmp/qmp_groups.c). */
 #define QMP_VM_GROUP	"vm"	/* the VM's own group (QOS_VM_GROUP_NAME) */
 int qmp_cmd_query_groups(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
 			 json_object **ret, struct qmp_error *err);
