@@ -335,16 +335,20 @@ static bool balance_once(struct sched *s, uint64_t *load, bool *cand, uint64_t m
 {
 	struct sched_rq *busiest, *idlest;
 	struct sched_entity *se;
-	uint64_t lb = 0, li = load[0], m = 0;
-	int b = -1, i = 0;
+	uint64_t lb = 0, li = UINT64_MAX, m = 0;
+	int b = -1, i = -1;
 
 	/*
 	 * The first busiest candidate and the first idlest pCPU, with
 	 * conditional moves (which pCPU wins is a coin toss). A candidate has
-	 * two fair entities, so its load is at least 1 and beats lb = 0.
+	 * two fair entities, so its load is at least 1 and beats lb = 0. A
+	 * pCPU whose entity's fair share is all of it takes nothing: what
+	 * another entity ran there would be lost to that one for good, and
+	 * the fluid-ideal balance would only move it back.
 	 */
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
-		bool busier = cand[cpu] & (load[cpu] > lb), idler = load[cpu] < li;
+		bool busier = cand[cpu] & (load[cpu] > lb);
+		bool idler = !s->rq[cpu].lag_full & (load[cpu] < li);
 
 		b = busier ? (int)cpu : b;
 		lb = busier ? load[cpu] : lb;
@@ -352,7 +356,7 @@ static bool balance_once(struct sched *s, uint64_t *load, bool *cand, uint64_t m
 		li = idler ? load[cpu] : li;
 	}
 	/* Both ends clearly off the mean: no shuffling between average pCPUs. */
-	if (b < 0 || b == i || lb * 100 <= li * IMBALANCE_PCT || li * IMBALANCE_PCT >= mean * 100)
+	if (b < 0 || i < 0 || b == i || lb * 100 <= li * IMBALANCE_PCT || li * IMBALANCE_PCT >= mean * 100)
 		return false;
 	busiest = &s->rq[b];
 	idlest = &s->rq[i];

@@ -13,9 +13,9 @@
  * the placement order (its current pCPU, then capacity ascending, then
  * id), everything else staying put. If none has room, every reservation of
  * the host is re-packed: pinned ones first, then by density, a greedy pass
- * that keeps each where it still fits (else best fit), then a depth-first
- * search, exact within DL_REPACK_MAX_WORK; only then is the request
- * refused. Nothing changes until the caller commits the plan.
+ * that keeps each where it still fits (else best fit), then worst fit by
+ * density descending, then a depth-first search, exact within
+ * DL_REPACK_MAX_WORK; only then is the request refused. Nothing changes until the caller commits the plan.
  */
 #include "sched/internal.h"
 
@@ -318,6 +318,72 @@ static bool place_keeping(struct dl_pack *p)
 	return false;
 }
 
+/* Largest density first, whatever the affinity; ties as cmp_items(). */
+static int cmp_density_desc(const void *a, const void *b)
+{
+	const struct dl_item *x = a, *y = b;
+
+	if (x->density != y->density)
+		return x->density > y->density ? -1 : 1;
+	return cmp_items(a, b);
+}
+
+/* The pCPU item i fits on with the most room left after it, or -1 (ties: placement order). */
+static int worst_fit(const struct dl_pack *p, unsigned int i)
+{
+	const struct dl_item *it = &p->item[i];
+	uint64_t best_left = 0;
+	int best = -1;
+
+	for (unsigned int k = 0; k < p->nr_order; k++) {
+		unsigned int cpu = p->order[k];
+		uint64_t left;
+
+		if (!sched_cpumask_test(it->allowed, cpu) || !fits_on(p, it, cpu))
+			continue;
+		left = p->room[cpu] - p->load[cpu] - dens_on(p, it, cpu);
+		if (best < 0 || left > best_left) {
+			best = (int)cpu;
+			best_left = left;
+		}
+	}
+	return best;
+}
+
+/*
+ * The second cheap pass: worst fit, largest density first. Sets that fill
+ * every pCPU nearly evenly (what a known placement with slack gives) are
+ * placed by it where best fit and the search's bound fail. On failure p
+ * is as it was, items back in cmp_items() order (rest[] stays valid).
+ */
+static bool place_worst_fit_decreasing(struct dl_pack *p)
+{
+	unsigned int i;
+
+	qsort(p->item, p->nr, sizeof(*p->item), cmp_density_desc);
+	for (i = 0; i < p->nr; i++) {
+		struct dl_item *it = &p->item[i];
+		int cpu = worst_fit(p, i);
+
+		if (cpu < 0)
+			break;
+		it->cpu = cpu;
+		p->load[cpu] += dens_on(p, it, (unsigned int)cpu);
+		p->free_total -= dens_on(p, it, (unsigned int)cpu);
+	}
+	if (i == p->nr)
+		return true;
+	while (i-- > 0) {
+		struct dl_item *it = &p->item[i];
+
+		p->load[it->cpu] -= dens_on(p, it, (unsigned int)it->cpu);
+		p->free_total += dens_on(p, it, (unsigned int)it->cpu);
+		it->cpu = -1;
+	}
+	qsort(p->item, p->nr, sizeof(*p->item), cmp_items);
+	return false;
+}
+
 static int collect_items(const struct sched *s, struct dl_pack *p, const struct sched_entity *se,
 			 const struct dl_item *req)
 {
@@ -362,7 +428,7 @@ static int repack(const struct sched *s, struct dl_pack *p, const struct sched_e
 		p->free_total += p->room[cpu];
 	}
 	build_classes(s, p);
-	if (!place_keeping(p) && !try_place(s, p, 0))
+	if (!place_keeping(p) && !place_worst_fit_decreasing(p) && !try_place(s, p, 0))
 		return p->work >= DL_REPACK_MAX_WORK ? REPACK_GAVE_UP : REPACK_NONE;
 	for (unsigned int i = 0; i < p->nr; i++)
 		nr_moves += p->item[i].se && p->item[i].cpu != p->item[i].cur;

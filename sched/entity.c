@@ -400,8 +400,13 @@ int sched_set_affinity(struct sched *s, int id, const struct sched_cpumask *mask
 	ret = make_allowed(s, mask, &allowed, err, errlen);
 	if (!ret && dl_entity(se))
 		ret = dl_admit(s, se, &se->dl, &allowed, &plan, err, errlen);
-	if (ret)
+	/* on a pCPU of another capacity it needs another share of a group cap */
+	if (!ret && dl_entity(se) && se->group != SCHED_NONE)
+		ret = group_check_dl(s, se->group, se, &se->dl, (unsigned int)plan.cpu, err, errlen);
+	if (ret) {
+		dl_plan_free(&plan);
 		return ret;
+	}
 	now = engine_now(s, now);
 	if (mask)
 		se->affinity = *mask;

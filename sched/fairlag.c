@@ -284,13 +284,49 @@ static uint64_t left_capacity(struct sched_rq *rq, uint64_t now_left)
 	return rq->lag_cap;
 }
 
-/* What the sleepers left of a pCPU's fair capacity (RATE_SHIFT), averaged. */
-static uint64_t cpu_left(struct sched *s, unsigned int cpu, uint64_t dt, const uint64_t *used)
+/*
+ * The capacity the tracked entities of one component have on each of its
+ * pCPUs (RATE_SHIFT), in left[cpu]. Each pCPU's left capacity (lag_cap,
+ * what rate_on() predicts with) counts what the sleepers used on it; but
+ * where they ran is an accident of their wakeups, not part of the ideal:
+ * the ideal treats them as entities capped at their demand, which then take
+ * nothing from the entities whose share is a whole pCPU, only from the pool
+ * the others share. So their use summed over the component is taken off
+ * the slowest pCPUs, which leaves the prefix sums min(P_k, P_m - used):
+ * what the oracle's constraints are with sleepers whose rates are below
+ * the busy ones'.
+ */
+static void component_left(struct sched *s, const struct sched_cpumask *comp, uint64_t dt,
+			   const uint64_t *used, uint64_t *left)
 {
-	uint64_t cap = fair_capacity(&s->rq[cpu]);
-	uint64_t busy = dt ? used[cpu] * SCHED_CAPACITY_SCALE / dt : 0;
+	uint64_t sleep = 0;
 
-	return left_capacity(&s->rq[cpu], (busy < cap ? cap - busy : 0) << (RATE_SHIFT - 10));
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		uint64_t cap, busy, full;
+
+		if (!sched_cpumask_test(comp, cpu))
+			continue;
+		cap = fair_capacity(&s->rq[cpu]);
+		busy = dt ? used[cpu] * SCHED_CAPACITY_SCALE / dt : 0;
+		full = cap << (RATE_SHIFT - 10);
+		sleep += full - left_capacity(&s->rq[cpu], (busy < cap ? cap - busy : 0)
+						   << (RATE_SHIFT - 10));
+		left[cpu] = full;
+	}
+	while (sleep) {		/* off the slowest pCPU that still has some */
+		int slowest = -1;
+		uint64_t take;
+
+		for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+			if (sched_cpumask_test(comp, cpu) && left[cpu] &&
+			    (slowest < 0 || left[cpu] <= left[slowest]))
+				slowest = (int)cpu;
+		if (slowest < 0)
+			break;
+		take = left[slowest] < sleep ? left[slowest] : sleep;
+		left[slowest] -= take;
+		sleep -= take;
+	}
 }
 
 /*
@@ -298,18 +334,10 @@ static uint64_t cpu_left(struct sched *s, unsigned int cpu, uint64_t dt, const u
  * the weights the water-filling below shares each component by, and a
  * binding group cap a limit. Returns whether it did.
  */
-static bool solve_groups(struct sched *s, unsigned int n, uint64_t dt, const uint64_t *used,
-			 const struct sched_cpumask *comp, unsigned int nr, uint64_t *left)
+static bool solve_groups(struct sched *s, unsigned int n, const uint64_t *left)
 {
 	if (!s->nr_groups)
 		return false;
-	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
-		bool in = false;
-
-		for (unsigned int c = 0; c < nr && !in; c++)
-			in = sched_cpumask_test(&comp[c], cpu);
-		left[cpu] = in ? cpu_left(s, cpu, dt, used) : 0;
-	}
 	if (group_solve(s, s->lag_ents, n, left))
 		return true;
 	group_update_weights(s, s->now);	/* no scratch: flattened weights at least */
@@ -328,7 +356,10 @@ static void solve(struct sched *s, unsigned int n, uint64_t dt, const uint64_t *
 		s->lag_ents[k].comp = component_of(comp, &nr, &s->lag_ents[k].se->allowed);
 	for (unsigned int k = 0; k < n; k++)	/* merged components: the first that holds it */
 		s->lag_ents[k].comp = component_of(comp, &nr, &s->lag_ents[k].se->allowed);
-	grouped = solve_groups(s, n, dt, used, comp, nr, left);
+	memset(left, 0, sizeof(left[0]) * s->nr_cpus);
+	for (unsigned int c = 0; c < nr; c++)
+		component_left(s, &comp[c], dt, used, left);
+	grouped = solve_groups(s, n, left);
 	/* collected by weight already: group the components (and sort by the new weights) */
 	if ((nr > 1 || grouped) && n > 1)
 		qsort(s->lag_ents, n, sizeof(*s->lag_ents), cmp_weight_desc);
@@ -342,7 +373,7 @@ static void solve(struct sched *s, unsigned int n, uint64_t dt, const uint64_t *
 			j++;
 		for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
 			if (sched_cpumask_test(&comp[c], cpu))
-				caps[m++] = grouped ? left[cpu] : cpu_left(s, cpu, dt, used);
+				caps[m++] = left[cpu];
 		qsort(caps, m, sizeof(*caps), cmp_u64_desc);
 		cap_fill(s, &s->lag_ents[i], j - i, caps, m);
 		i = j;
@@ -356,9 +387,14 @@ static void solve(struct sched *s, unsigned int n, uint64_t dt, const uint64_t *
  */
 static uint64_t rate_on(const struct sched_rq *rq, const struct sched_entity *se, int64_t extra)
 {
-	uint64_t w = (uint64_t)((int64_t)rq->lag_weight + extra);
+	uint64_t w = (uint64_t)((int64_t)rq->lag_weight + extra), prod;
 
-	return w ? (uint64_t)((unsigned __int128)rq->lag_cap * se->weight / w) : 0;
+	if (!w)
+		return 0;
+	/* lag_cap < 2^21 and weights < 2^17: a 64-bit division, not __udivti3 */
+	if (!__builtin_mul_overflow(rq->lag_cap, (uint64_t)se->weight, &prod))
+		return prod / w;
+	return (uint64_t)((unsigned __int128)rq->lag_cap * se->weight / w);
 }
 
 /* Lag (work ns) of se predicted `h` ns ahead at progress rate `r`. */
@@ -477,14 +513,12 @@ static void consider_plan(struct lag_plan *best, double gain, struct sched_entit
 
 /*
  * Can x on dst progress faster (when behind) or slower (when ahead) than
- * now? The bounds: all of dst's capacity, or its share with x added to
- * everything there. Saves evaluating moves that cannot help x.
+ * now_rate, its rate where it is? The bounds: all of dst's capacity, or
+ * its share with x added to everything there. Saves evaluating moves that
+ * cannot help x.
  */
-static bool may_help(const struct sched_rq *src, const struct sched_rq *dst,
-		     const struct sched_entity *x)
+static bool may_help(const struct sched_rq *dst, const struct sched_entity *x, uint64_t now_rate)
 {
-	uint64_t now_rate = rate_on(src, x, 0);
-
 	if (x->lag > 0)
 		return dst->lag_cap > now_rate;
 	return rate_on(dst, x, x->weight) < now_rate;
@@ -492,20 +526,29 @@ static bool may_help(const struct sched_rq *src, const struct sched_rq *dst,
 
 /* The options on one destination pCPU for x (on src), into *best. */
 static void plans_on(struct sched_rq *src, struct sched_rq *dst, struct sched_entity *x,
-		     struct sched_entity *push, double base, struct lag_plan *best)
+		     uint64_t now_rate, struct sched_entity *push, double base,
+		     struct lag_plan *best)
 {
 	double before = base + rq_cost(dst, 0, NULL, NULL);
 	unsigned int tries = 0;
 
+	/*
+	 * A pCPU whose entity's share is all of it takes no one more: what
+	 * another ran there would be lost to that one for good (newidle
+	 * would then pull the newcomer onto the next idle pCPU, and the two
+	 * chase each other). Exchanges with it are fine.
+	 */
+	bool room = !dst->lag_full;
+
 	/* x alone, only when src keeps work: an idle pCPU helps no lag */
-	if (src->nr_running > 1 && may_help(src, dst, x))
+	if (room && src->nr_running > 1 && may_help(dst, x, now_rate))
 		consider_plan(best, before - rq_cost(src, -(int64_t)x->weight, x, NULL) -
 			      rq_cost(dst, x->weight, NULL, x), x, dst->cpu, NULL, 0);
 	/* the one furthest ahead on src makes room for x */
-	if (push && sched_cpumask_test(&push->allowed, dst->cpu))
+	if (room && push && sched_cpumask_test(&push->allowed, dst->cpu))
 		consider_plan(best, before - rq_cost(src, -(int64_t)push->weight, push, NULL) -
 			      rq_cost(dst, push->weight, NULL, push), push, dst->cpu, NULL, 0);
-	if (!may_help(src, dst, x))
+	if (!may_help(dst, x, now_rate))
 		return;
 	/* x in exchange for one of the first SWAP_TRIES entities there */
 	for (struct slist *p = dst->queued.next; p != &dst->queued && tries < SWAP_TRIES;
@@ -533,6 +576,7 @@ static bool improve(struct sched *s, struct sched_entity *x, uint64_t now)
 	struct sched_rq *src = &s->rq[x->cpu];
 	struct sched_entity *push = extreme(src, true, x);
 	double base = rq_cost(src, 0, NULL, NULL);
+	uint64_t now_rate = rate_on(src, x, 0);
 	struct lag_plan best = { NULL, NULL, 0, 0, 0 };
 
 	best.gain = (double)LAG_GAIN_MIN_NS * LAG_GAIN_MIN_NS;
@@ -540,7 +584,7 @@ static bool improve(struct sched *s, struct sched_entity *x, uint64_t now)
 		best.gain = base / 16;
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
 		if (cpu != src->cpu && sched_cpumask_test(&x->allowed, cpu))
-			plans_on(src, &s->rq[cpu], x, push, base, &best);
+			plans_on(src, &s->rq[cpu], x, now_rate, push, base, &best);
 	if (!best.a)
 		return false;
 	/*
@@ -555,13 +599,37 @@ static bool improve(struct sched *s, struct sched_entity *x, uint64_t now)
 	return true;
 }
 
-static int cmp_abs_pred_desc(const void *a, const void *b)
+/* x before y among the candidates: larger |lag| first, then lower id. */
+static bool lag_worse(const struct lag_ent *x, const struct lag_ent *y)
 {
-	const struct lag_ent *x = a, *y = b;
+	return x->pred != y->pred ? x->pred > y->pred : x->se->id < y->se->id;
+}
 
-	if (x->pred != y->pred)
-		return x->pred < y->pred ? 1 : -1;
-	return x->se->id - y->se->id;
+/*
+ * The (at most) LAG_ATTEMPTS worst lags among the tracked entities beyond
+ * LAG_MOVE_NS, worst first, into top[]; returns how many. Only these are
+ * tried, so they are kept by insertion into a short sorted list rather
+ * than sorting every candidate: O(n) for n tracked entities, where the
+ * sort was a tenth of a balance's cost at 256 entities.
+ */
+static unsigned int worst_lags(struct sched *s, unsigned int n, struct lag_ent *top)
+{
+	unsigned int nr = 0;
+
+	for (unsigned int k = 0; k < n; k++) {
+		struct lag_ent *e = &s->lag_ents[k];
+		int64_t lag = e->se->lag;
+		unsigned int j;
+
+		e->pred = (uint64_t)(lag < 0 ? -lag : lag);
+		if (e->pred < LAG_MOVE_NS || (nr == LAG_ATTEMPTS && !lag_worse(e, &top[nr - 1])))
+			continue;
+		j = nr < LAG_ATTEMPTS ? nr++ : nr - 1;
+		for (; j && lag_worse(e, &top[j - 1]); j--)
+			top[j] = top[j - 1];
+		top[j] = *e;
+	}
+	return nr;
 }
 
 /*
@@ -621,8 +689,9 @@ int fair_lag_wake_target(struct sched *s, const struct sched_entity *se)
 void fair_lag_balance(struct sched *s, uint64_t now)
 {
 	uint64_t used[SCHED_MAX_CPUS];
+	struct lag_ent top[LAG_ATTEMPTS];
 	uint64_t dt = now - s->lag_last;
-	unsigned int n, nc = 0;
+	unsigned int n, nc;
 
 	/* Lags move by tens of ms: the busy interval is often enough. */
 	if (s->lag_last && dt < s->cfg.balance_interval_ns * s->cfg.busy_factor)
@@ -664,21 +733,9 @@ void fair_lag_balance(struct sched *s, uint64_t now)
 	}
 	update_wake_targets(s, n);
 	/* The LAG_ATTEMPTS worst lags first, at most one move per pCPU. */
-	for (unsigned int k = 0; k < n; k++) {
-		struct sched_entity *se = s->lag_ents[k].se;
-		struct lag_ent t;
-
-		s->lag_ents[k].pred = (uint64_t)(se->lag < 0 ? -se->lag : se->lag);
-		if (s->lag_ents[k].pred < LAG_MOVE_NS)
-			continue;
-		t = s->lag_ents[nc];	/* the candidates first */
-		s->lag_ents[nc++] = s->lag_ents[k];
-		s->lag_ents[k] = t;
-	}
-	if (nc > 1)
-		qsort(s->lag_ents, nc, sizeof(*s->lag_ents), cmp_abs_pred_desc);
-	for (unsigned int k = 0, moves = 0; k < nc && k < LAG_ATTEMPTS && moves < s->nr_cpus; k++) {
-		struct sched_entity *se = s->lag_ents[k].se;
+	nc = worst_lags(s, n, top);
+	for (unsigned int k = 0, moves = 0; k < nc && moves < s->nr_cpus; k++) {
+		struct sched_entity *se = top[k].se;
 
 		if (se->lag_tracked && se->lag_moved != s->lag_round && improve(s, se, now)) {
 			moves++;

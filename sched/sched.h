@@ -387,7 +387,8 @@ int sched_group_set_cap(struct sched *s, int gid, uint64_t quota_ns, uint64_t pe
  * Move entity id into group gid (SCHED_NONE = the root). Its lag is kept
  * as a weight change keeps it. A deadline entity is refused
  * (-SCHED_E_BANDWIDTH) where a capped group on the new path would have no
- * room for its reservation.
+ * room for its reservation (as are sched_set_reservation() and
+ * sched_set_affinity() changes that would leave a cap above it none).
  */
 int sched_set_group(struct sched *s, int id, int gid, uint64_t now, char *err, size_t errlen);
 

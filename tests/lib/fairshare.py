@@ -69,11 +69,16 @@ def _fill(caps, ents, groups):
     rate = [0.0] * n
     frozen = [False] * n
     while not all(frozen):
+        nr_frozen = sum(frozen)
         speed = _speeds(ents, groups, frozen)
-        t = _max_step(rate, speed, caps_desc, cap_prefix)
         t_cap, capped = _cap_step(ents, groups, rate, speed, frozen)
-        if t_cap <= t:
+        # A cap reached before any pCPU saturates needs no search: most
+        # steps are a sleeper's demand, one check each.
+        if t_cap < float("inf") and _feasible([r + s * t_cap for r, s in zip(rate, speed)],
+                                              caps_desc, cap_prefix):
             t = t_cap
+        else:
+            t = min(_max_step(rate, speed, caps_desc, cap_prefix), t_cap)
         rate = [r + s * t for r, s in zip(rate, speed)]
         if t_cap <= t * (1 + 1e-12):
             for i in capped:
@@ -83,6 +88,8 @@ def _fill(caps, ents, groups):
             for i in range(n):
                 if not frozen[i] and rate[i] >= thr * (1 - 1e-9) - 1e-12:
                     frozen[i] = True
+        if t == 0 and sum(frozen) == nr_frozen:
+            raise RuntimeError("oracle: a filling step froze nothing (numerical tolerance)")
     return rate
 
 
@@ -138,7 +145,10 @@ def _max_step(rate, speed, caps_desc, cap_prefix):
             lo = mid
         else:
             hi = mid
-        if hi - lo <= 1e-15 * max(1.0, hi):
+        # relative to t itself: with heavy weights t is tiny, and a bound
+        # of 1e-15 absolute left the rates short of saturation by more
+        # than _tight_threshold's tolerance, so that nothing ever froze
+        if hi - lo <= 1e-15 * hi:
             break
     return lo
 

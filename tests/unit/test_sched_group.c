@@ -201,6 +201,35 @@ static void test_group_cap_keeps_reservations(void)
 	sched_destroy(s);
 }
 
+/*
+ * A reservation needs more time on a smaller pCPU: an affinity change that
+ * would move it where the group's cap has no room for it is refused and
+ * changes nothing.
+ */
+static void test_group_cap_affinity_of_reservation(void)
+{
+	struct sched *s = mk_sched(1, 1024, 1, 512, NULL);
+	struct sched_entity_info info;
+	struct sched_cpumask mask;
+	char err[256];
+	int vm = sched_group_add(s, "vm", SCHED_NONE, 1024, 0, NULL, 0), d;
+
+	sched_cluster_mask(s, 0, &mask);	/* on the big pCPU first */
+	d = add_dl(s, "d", 3 * MS, 10 * MS, 10 * MS, true, 0);
+	CU_ASSERT_FATAL(d >= 0);
+	CU_ASSERT_EQUAL(sched_set_affinity(s, d, &mask, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_set_group(s, d, vm, 0, NULL, 0), 0);
+	/* 0.3 of a pCPU's time on the big one; 0.6 on the little one */
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, vm, 4 * MS, 10 * MS, 0, err, sizeof(err)), 0);
+	sched_cluster_mask(s, 1, &mask);	/* then the little one */
+	CU_ASSERT_EQUAL(sched_set_affinity(s, d, &mask, 0, err, sizeof(err)), -SCHED_E_BANDWIDTH);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "0.600"));
+	sched_entity_info(s, d, &info);
+	CU_ASSERT_EQUAL(sched_cpu_cluster(s, (unsigned int)info.dl_cpu), 0);
+	CU_ASSERT(sched_cpumask_test(&info.affinity, 0));
+	sched_destroy(s);
+}
+
 /* Flattened weights: a member's share of its group's weight, along the path. */
 static void test_group_flat_weights(void)
 {
@@ -415,6 +444,7 @@ UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_remove_busy),
 	   UNIT_TEST(test_group_set_errors),
 	   UNIT_TEST(test_group_cap_keeps_reservations),
+	   UNIT_TEST(test_group_cap_affinity_of_reservation),
 	   UNIT_TEST(test_group_flat_weights),
 	   UNIT_TEST(test_group_equal_work),
 	   UNIT_TEST(test_group_cap_binds),
