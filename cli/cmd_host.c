@@ -74,13 +74,14 @@ static int parse_us(const char *opt, const char *arg, unsigned long min, unsigne
 }
 
 static int parse_args(int argc, char **argv, struct host_config *cfg, char *join, size_t joinlen,
-		      bool *help)
+		      bool *help, bool *version)
 {
 	char err[512];
 
 	for (int i = 1; i < argc; i++) {
 		const char *opt = argv[i], *arg = i + 1 < argc ? argv[i + 1] : NULL;
-		bool takes = strcmp(opt, "--verbose") && strcmp(opt, "--help") && strcmp(opt, "-h");
+		bool takes = strcmp(opt, "--verbose") && strcmp(opt, "--help") && strcmp(opt, "-h") &&
+			     strcmp(opt, "--version");
 
 		if (takes && !arg) {
 			fprintf(stderr, "capvisor host: %s needs a value (see --help)\n", opt);
@@ -88,6 +89,8 @@ static int parse_args(int argc, char **argv, struct host_config *cfg, char *join
 		}
 		if (!strcmp(opt, "--help") || !strcmp(opt, "-h"))
 			*help = true;
+		else if (!strcmp(opt, "--version"))
+			*version = true;
 		else if (!strcmp(opt, "--verbose"))
 			log_set_level(LOG_INFO);
 		else if (!strcmp(opt, "--api-socket"))
@@ -113,7 +116,7 @@ static int parse_args(int argc, char **argv, struct host_config *cfg, char *join
 		}
 		i += takes;
 	}
-	if (*help)
+	if (*help || *version)
 		return 0;
 	if (!cfg->api_path) {
 		fprintf(stderr, "capvisor host: --api-socket PATH is required (see --help)\n");
@@ -147,15 +150,17 @@ int cmd_host(int argc, char **argv)
 	static struct host h;
 	struct host_config cfg = { 0 };
 	char join[256], err[512];
-	bool help = false;
+	bool help = false, version = false;
 	int rc;
 
-	if (parse_args(argc, argv, &cfg, join, sizeof(join), &help))
+	if (parse_args(argc, argv, &cfg, join, sizeof(join), &help, &version))
 		return 2;
 	if (help) {
 		usage(stdout);
 		return 0;
 	}
+	if (version)
+		return cmd_print_version();
 	if (host_init(&h, &cfg, err, sizeof(err)) || add_signals(&h)) {
 		pr_err("%s", err);
 		host_fini(&h);
