@@ -203,13 +203,14 @@ static void *proxy_thread(void *arg)
 		uint64_t steal_ns;
 		int cpu;
 
+		/* Before enter: a kick right after it belongs to this run. */
+		atomic_store(&p->kicked_at, 0);
 		if (dispatch_vcpu_enter(d, p->slot, &steal_ns) != DISPATCH_RUN)
 			break;
 		cpu = dispatch_slot_host_cpu(d, p->slot);
 		pin_thread(p, cpu);
 		__atomic_store_n(&p->vm->page->slot[p->index].host_cpu, (uint32_t)cpu,
 				 __ATOMIC_RELAXED);
-		atomic_store(&p->kicked_at, 0);
 		hand_out(p, JOIN_GATE_RUN);
 		wait_left(p);
 		dispatch_vcpu_leave(d, p->slot);
