@@ -8,6 +8,7 @@
 #include "dispatch/dispatch_internal.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int dispatch_vm_group_add(struct dispatch *d, const struct group_qos *g, char *err, size_t errlen)
 {
@@ -78,6 +79,7 @@ int dispatch_slot_add(struct dispatch *d, const struct vcpu_qos *q, int gid, boo
 		      unsigned int *slot, char *err, size_t errlen)
 {
 	uint64_t now = dispatch_now_ns();
+	char msg[512], *colon;
 	int i, rc;
 
 	pthread_mutex_lock(&d->lock);
@@ -89,7 +91,10 @@ int dispatch_slot_add(struct dispatch *d, const struct vcpu_qos *q, int gid, boo
 		return -SCHED_E_NOMEM;
 	}
 	dispatch_account_all(d, now);
-	rc = dispatch_add_entity(d, (unsigned int)i, q, gid, runnable, err, errlen);
+	rc = dispatch_add_entity(d, (unsigned int)i, q, gid, runnable, msg, sizeof(msg));
+	/* Its message names the slot ("vCPU 7: ..."), which means nothing to the VM. */
+	colon = strstr(msg, ": ");
+	snprintf(err, errlen, "%s", colon ? colon + 2 : msg);
 	if (rc && d->v[i].id >= 0) {
 		/* Added, then its cap refused: take it out again. */
 		sched_entity_remove(d->sched, d->v[i].id, now);

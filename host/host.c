@@ -37,15 +37,17 @@ struct host_vm *host_find_vm(struct host *h, const char *name)
 	return NULL;
 }
 
-uint64_t host_vm_cpu_ns(struct host_vm *vm)
+uint64_t host_vm_cpu_ns(struct host_vm *vm, uint64_t *active_ns)
 {
 	uint64_t sum = 0;
 
+	*active_ns = 0;
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
 		uint64_t active, run;
 
 		dispatch_vcpu_times(vm->h->d, vm->proxy[i].slot, &active, &run);
 		sum += run;
+		*active_ns += active;
 	}
 	return sum;
 }

@@ -105,8 +105,11 @@ void host_fini(struct host *h);
 struct host_vm *host_find_vm(struct host *h, const char *name);
 /* A VM is gone (its connection closed, or a violation): free its vCPUs, say why. */
 void host_vm_leave(struct host_vm *vm, const char *reason);
-/* Its vCPUs' CPU time as the dispatcher measured it (run_ns summed). */
-uint64_t host_vm_cpu_ns(struct host_vm *vm);
+/*
+ * Its vCPUs' CPU time as the dispatcher measured it (run_ns summed), and in
+ * *active_ns the wall time the engine had them current and not halted.
+ */
+uint64_t host_vm_cpu_ns(struct host_vm *vm, uint64_t *active_ns);
 
 /* host_proxy.c */
 extern const struct dispatch_vcpu_ops host_vcpu_ops;

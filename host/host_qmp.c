@@ -85,6 +85,7 @@ static void reply_return(struct hq_client *c, json_object *ret)
 static json_object *vm_json(struct host_vm *vm)
 {
 	json_object *o = json_object_new_object(), *cap = NULL;
+	uint64_t cpu, active;
 
 	json_object_object_add(o, "name", json_object_new_string(vm->name));
 	json_object_object_add(o, "pid", json_object_new_int(vm->pid));
@@ -100,7 +101,9 @@ static json_object *vm_json(struct host_vm *vm)
 	}
 	json_object_object_add(o, "cap", cap);
 	json_object_object_add(o, "vcpus", json_object_new_int((int)vm->nr_vcpus));
-	json_object_object_add(o, "cpu_time_ns", json_object_new_int64((int64_t)host_vm_cpu_ns(vm)));
+	cpu = host_vm_cpu_ns(vm, &active);
+	json_object_object_add(o, "cpu_time_ns", json_object_new_int64((int64_t)cpu));
+	json_object_object_add(o, "active_ns", json_object_new_int64((int64_t)active));
 	return o;
 }
 

@@ -213,18 +213,16 @@ static int check_join(struct run_ctx *c)
 }
 
 /* Say hello to the host: its refusal (admission) is the VM's, exit status 2. */
-static int join_host(struct run_ctx *c, const struct vcpu_qos *qos)
+static int join_host(struct run_ctx *c, const struct vcpu_qos *qos, char *err, size_t errlen)
 {
-	char name[JOIN_NAME_MAX + 1], err[JOIN_REASON_MAX + 64];
+	char name[JOIN_NAME_MAX + 1];
 	bool refused;
 
 	snprintf(name, sizeof(name), "%s", c->cfg.name ? c->cfg.name : "");
 	if (!c->cfg.name)
 		snprintf(name, sizeof(name), "vm%d", (int)getpid());
 	c->join = vm_join_connect(c->cfg.join, name, c->cfg.nr_vcpus, qos, &c->cfg.vm_qos.vm,
-				  &refused, err, sizeof(err));
-	if (!c->join)
-		pr_err("%s", err);
+				  &refused, err, errlen);
 	return c->join ? 0 : -EINVAL;
 }
 
@@ -267,7 +265,7 @@ static int prepare_sched(struct run_ctx *c)
 		origin = NULL;	/* the whole picture: no single value to point at */
 	}
 	if (!rc && c->cfg.join && !c->cfg.dump_acpi_dir && !c->cfg.dump_domain)
-		rc = join_host(c, qos);
+		rc = join_host(c, qos, err, sizeof(err));
 	c->sched_ready = true;	/* vm_sched_free() is safe on a partial prepare */
 	if (rc) {
 		pr_err("%s", err);

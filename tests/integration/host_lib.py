@@ -53,8 +53,10 @@ class Host:
             time.sleep(0.05)
         return False
 
-    def cpu_times(self):
-        return {n: v["cpu_time_ns"] for n, v in self.query_vms().items()}
+    def cpu_times(self, key="cpu_time_ns"):
+        """cpu_time_ns: what the host kernel ran the VM's vCPU threads while the
+        engine had them run; active_ns: the wall time the engine gave them."""
+        return {n: v[key] for n, v in self.query_vms().items()}
 
     def shares(self, names, secs):
         """Each VM's share of the CPU time the host gave all of them over secs."""
