@@ -318,6 +318,22 @@ static void violations(struct evloop *loop, int fd, uint32_t events, void *opaqu
 	}
 }
 
+/* Connections that said no hello in time take no room from those that will. */
+static void close_silent(struct evloop *loop, void *opaque)
+{
+	struct host *h = opaque;
+	uint64_t now = dispatch_now_ns();
+
+	(void)loop;
+	for (unsigned int i = 0; i < HOST_MAX_VMS; i++)
+		if (h->vms[i].state == HOST_VM_PENDING &&
+		    now - h->vms[i].pending_since >= HOST_HELLO_TIMEOUT_NS) {
+			pr_info("join: pid %d sent no hello within %llu ms: closed",
+				(int)h->vms[i].pid, HOST_HELLO_TIMEOUT_NS / 1000000);
+			close_vm(&h->vms[i]);
+		}
+}
+
 static int listen_join(struct host *h, char *err, size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -367,7 +383,7 @@ int host_init(struct host *h, const struct host_config *cfg, char *err, size_t e
 {
 	memset(h, 0, sizeof(*h));
 	h->cfg = *cfg;
-	h->join_fd = h->violation_efd = -1;
+	h->join_fd = h->violation_efd = h->pending_timer = -1;
 	for (unsigned int i = 0; i < HOST_MAX_VMS; i++)
 		h->vms[i].sock = -1;
 	h->loop = evloop_new();
@@ -379,6 +395,7 @@ int host_init(struct host *h, const struct host_config *cfg, char *err, size_t e
 	if (make_dispatcher(h, err, errlen) || listen_join(h, err, errlen))
 		return -1;
 	evloop_add_fd(h->loop, h->violation_efd, EPOLLIN, violations, h);
+	h->pending_timer = evloop_add_timer(h->loop, HOST_HELLO_TIMEOUT_NS / 4, close_silent, h);
 	if (cfg->api_path && !(h->qmp = host_qmp_new(h, cfg->api_path, err, errlen)))
 		return -1;
 	h->start_ns = dispatch_now_ns();
@@ -407,5 +424,7 @@ void host_fini(struct host *h)
 	}
 	if (h->violation_efd >= 0)
 		close(h->violation_efd);
+	if (h->pending_timer >= 0)
+		evloop_del_fd(h->loop, h->pending_timer);
 	evloop_free(h->loop);
 }

@@ -26,6 +26,7 @@
 #define HOST_MAX_VMS		64	/* joined at once */
 #define HOST_MAX_SLOTS		128	/* vCPUs of all VMs together */
 #define HOST_MAX_PENDING	16	/* connections that have not sent their hello */
+#define HOST_HELLO_TIMEOUT_NS	(2000 * 1000 * 1000ull)	/* ... are closed after this */
 /*
  * A vCPU thread that was kicked and is still not out of KVM_RUN after this
  * long does not honour its holds: its proxy stops waiting (so the others
@@ -91,6 +92,7 @@ struct host {
 	unsigned int nr_pcpus;
 	int join_fd;
 	int violation_efd;		/* proxies tell the main thread of a violation */
+	int pending_timer;		/* closes connections that send no hello */
 	struct host_vm vms[HOST_MAX_VMS];
 	struct host_proxy *by_slot[HOST_MAX_SLOTS];
 	struct host_qmp *qmp;
