@@ -29,7 +29,7 @@ static void usage(FILE *f)
 		"                     [--tick-us US] [--slice-us US] [--verbose]\n\n"
 		"Schedules the vCPUs of every VM that joins it (capvisor run --join PATH)\n"
 		"under one engine on the emulated pCPUs of --host (docs/host.md).\n\n"
-		"  --api-socket PATH   the host's QMP socket: query-vms, query-host,\n"
+		"  --api-socket PATH   the host's QMP socket: query-vms, query-host, query-vcpus,\n"
 		"                      set-vm-weight, set-vm-cap, quit; events VM_JOINED, VM_LEFT\n"
 		"  --join-socket PATH  where VMs join (default: the api socket's path + .join)\n"
 		"  --host SPEC         emulated pCPUs, as capvisor run --host (default: one\n"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The host's QMP socket (docs/host.md): the greeting, qmp_capabilities,
- * query-vms, query-host, set-vm-weight and set-vm-cap with `vm`, quit, and
+ * query-vms, query-host, query-vcpus with `vm`, set-vm-weight and set-vm-cap with `vm`, quit, and
  * the events VM_JOINED and VM_LEFT. The same wire format as a VM's socket,
  * so `capvisor ctl` works against it.
  */
@@ -210,6 +210,66 @@ static struct host_vm *vm_arg(struct host_qmp *q, struct hq_client *c, json_obje
 	return vm;
 }
 
+static const char *const state_names[] = {
+	[SCHED_BLOCKED] = "idle", [SCHED_RUNNABLE] = "runnable",
+	[SCHED_RUNNING] = "running", [SCHED_THROTTLED] = "throttled",
+};
+
+static json_object *reservation_json(const struct sched_entity_info *i)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "runtime_us", json_object_new_int64((int64_t)(i->dl.runtime_ns / 1000)));
+	json_object_object_add(o, "deadline_us",
+			       json_object_new_int64((int64_t)(i->dl.deadline_ns / 1000)));
+	json_object_object_add(o, "period_us", json_object_new_int64((int64_t)(i->dl.period_ns / 1000)));
+	return o;
+}
+
+/* One vCPU of a joined VM, in the shape of a VM's query-vcpus. */
+static json_object *vcpu_json(struct host *h, struct host_proxy *p)
+{
+	struct dispatch_vcpu_report r;
+	json_object *o = json_object_new_object();
+	int cl;
+
+	dispatch_vcpu_report(h->d, p->slot, &r);
+	cl = r.info.cpu >= 0 ? host_spec_cluster_of(&h->cfg.spec, (unsigned int)r.info.cpu) : -1;
+	json_object_object_add(o, "vcpu", json_object_new_int((int)p->index));
+	json_object_object_add(o, "thread_id", json_object_new_int(p->tid));
+	json_object_object_add(o, "state", json_object_new_string(state_names[r.info.state]));
+	json_object_object_add(o, "pcpu", json_object_new_int(r.info.cpu));
+	json_object_object_add(o, "cluster", cl >= 0 ?
+			       json_object_new_string(h->cfg.spec.clusters[cl].name) : NULL);
+	json_object_object_add(o, "cluster_affinity", NULL);
+	json_object_object_add(o, "weight", json_object_new_int64(r.info.weight));
+	json_object_object_add(o, "uclamp_min", json_object_new_int((int)r.info.uclamp_min));
+	json_object_object_add(o, "uclamp_max", json_object_new_int((int)r.info.uclamp_max));
+	json_object_object_add(o, "reservation", r.info.deadline ? reservation_json(&r.info) : NULL);
+	json_object_object_add(o, "util_avg", json_object_new_int((int)r.stats.util_avg));
+	json_object_object_add(o, "runnable_avg", json_object_new_int((int)r.stats.runnable_avg));
+	json_object_object_add(o, "perf_request", json_object_new_int(0));
+	json_object_object_add(o, "perf_delivered", json_object_new_int((int)r.level));
+	json_object_object_add(o, "cpu_time_ns", json_object_new_int64((int64_t)r.run_ns));
+	json_object_object_add(o, "active_ns", json_object_new_int64((int64_t)r.active_ns));
+	json_object_object_add(o, "deadline_misses",
+			       json_object_new_int64((int64_t)r.stats.nr_deadline_misses));
+	return o;
+}
+
+static void query_vcpus(struct host_qmp *q, struct hq_client *c, json_object *args)
+{
+	struct host_vm *vm = vm_arg(q, c, args);
+	json_object *arr;
+
+	if (!vm)
+		return;
+	arr = json_object_new_array();
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		json_object_array_add(arr, vcpu_json(q->h, &vm->proxy[i]));
+	reply_return(c, arr);
+}
+
 static void set_vm_weight(struct host_qmp *q, struct hq_client *c, json_object *args)
 {
 	struct host_vm *vm = vm_arg(q, c, args);
@@ -253,6 +313,8 @@ static void execute(struct host_qmp *q, struct hq_client *c, const char *cmd, js
 		query_vms(q, c);
 	} else if (!strcmp(cmd, "query-host")) {
 		query_host(q, c);
+	} else if (!strcmp(cmd, "query-vcpus")) {
+		query_vcpus(q, c, args);
 	} else if (!strcmp(cmd, "set-vm-weight")) {
 		set_vm_weight(q, c, args);
 	} else if (!strcmp(cmd, "set-vm-cap")) {
@@ -262,7 +324,7 @@ static void execute(struct host_qmp *q, struct hq_client *c, const char *cmd, js
 		evloop_stop(q->h->loop);
 	} else {
 		reply_error(c, "CommandNotFound", "the host has no command '%s' (expected "
-			    "query-vms, query-host, set-vm-weight, set-vm-cap or quit)", cmd);
+			    "query-vms, query-host, query-vcpus, set-vm-weight, set-vm-cap or quit)", cmd);
 	}
 }
 
