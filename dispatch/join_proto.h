@@ -82,7 +82,14 @@ struct join_welcome {
 struct join_slot {
 	uint32_t gate;			/* host writes, futex the vCPU thread waits on */
 	uint32_t host_cpu;		/* host writes: where the run goes (informative) */
-	uint8_t pad0[56];
+	/*
+	 * host writes: the sequence of the run it kicked, before the signal. A
+	 * kick can land after the vCPU thread left its last run and before it
+	 * took this one (it clears immediate_exit in between): the thread sees
+	 * it here and ends the run at once.
+	 */
+	uint32_t kick;
+	uint8_t pad0[52];
 	uint32_t left;			/* VM writes: sequence of the last run that ended */
 	int32_t tid;			/* VM writes once: its vCPU thread */
 	uint8_t pad1[56];

@@ -50,6 +50,7 @@ struct host_proxy {
 	pid_t tid;			/* the VM's vCPU thread, once checked */
 	int stat_fd, schedstat_fd;	/* its /proc task files */
 	uint32_t seq;			/* of the last run handed out */
+	_Atomic uint32_t next_seq;	/* of the run the gate is being passed for */
 	int applied_cpu;		/* host CPU it was last pinned to */
 	uint64_t last_cpu_ns;
 	_Atomic uint64_t kicked_at;	/* 0: not kicked in this run */

@@ -50,6 +50,8 @@ static void proxy_kick(void *opaque, unsigned int slot)
 	if (!p || p->tid <= 0)
 		return;
 	atomic_store(&p->kicked_at, dispatch_now_ns());
+	__atomic_store_n(&p->vm->page->slot[p->index].kick, atomic_load(&p->next_seq),
+			 __ATOMIC_RELEASE);
 	syscall(SYS_tgkill, p->vm->pid, p->tid, JOIN_KICK_SIGNAL);
 }
 
@@ -180,11 +182,18 @@ static void wait_left(struct host_proxy *p)
 	}
 }
 
+/* Sequence numbers wrap within the gate word's bits, and skip 0 (no run yet). */
+static uint32_t next_seq(uint32_t seq)
+{
+	seq = (seq + 1) & (UINT32_MAX >> JOIN_GATE_SEQ_SHIFT);
+	return seq ? seq : 1;
+}
+
 static void hand_out(struct host_proxy *p, uint32_t cmd)
 {
 	struct join_slot *s = &p->vm->page->slot[p->index];
 
-	p->seq = (p->seq + 1) & (UINT32_MAX >> JOIN_GATE_SEQ_SHIFT);
+	p->seq = atomic_load(&p->next_seq);
 	__atomic_store_n(&s->gate, (p->seq << JOIN_GATE_SEQ_SHIFT) | cmd, __ATOMIC_RELEASE);
 	futex_wake_shared(&s->gate);
 }
@@ -205,6 +214,7 @@ static void *proxy_thread(void *arg)
 
 		/* Before enter: a kick right after it belongs to this run. */
 		atomic_store(&p->kicked_at, 0);
+		atomic_store(&p->next_seq, next_seq(p->seq));
 		if (dispatch_vcpu_enter(d, p->slot, &steal_ns) != DISPATCH_RUN)
 			break;
 		cpu = dispatch_slot_host_cpu(d, p->slot);
@@ -218,8 +228,10 @@ static void *proxy_thread(void *arg)
 			break;
 	}
 	/* Released (the host stops, or the VM disobeys): the thread runs unscheduled. */
-	if (!atomic_load(&p->vm->gone))
+	if (!atomic_load(&p->vm->gone)) {
+		atomic_store(&p->next_seq, next_seq(p->seq));
 		hand_out(p, JOIN_GATE_STOP);
+	}
 	return NULL;
 }
 

@@ -192,6 +192,9 @@ static bool join_gate_enter(void *opaque, unsigned int vcpu)
 		return true;
 	}
 	v->seq = g >> JOIN_GATE_SEQ_SHIFT;
+	/* Kicked before it got here: the kick's signal found nothing to end. */
+	if (__atomic_load_n(&s->kick, __ATOMIC_ACQUIRE) == v->seq)
+		vcpu_kick(j->vm->vcpus[vcpu]);
 	return true;
 }
 
