@@ -36,7 +36,7 @@ LDFLAGS += $(SANFLAGS)
 # Everything but main() goes into one archive that the binary, the unit
 # tests, the benchmarks and the fuzzers link against.
 # SRC_DIRS is the one list of source folders; MAIN_SRC holds main().
-SRC_DIRS  := sched sim dispatch vmm vmm/kvm vmm/boot vmm/qmp cli devices acpi util
+SRC_DIRS := sched sim dispatch vmm vmm/kvm vmm/boot vmm/qmp cli devices acpi util host
 MAIN_SRC  := cli/main.c
 CORE_SRCS := $(filter-out $(MAIN_SRC),$(wildcard $(addsuffix /*.c,$(SRC_DIRS))))
 CORE_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CORE_SRCS))

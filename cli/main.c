@@ -23,6 +23,7 @@ static const struct subcommand subcommands[] = {
 	{ "sim", cmd_sim, "run a scheduling scenario in virtual time", false },
 	{ "ctl", cmd_ctl, "send one command to a running VM's control socket", true },
 	{ "top", cmd_top, "live per-vCPU view of a running VM", true },
+	{ "host", cmd_host, "schedule the vCPUs of several VMs (run --join) under one engine", false },
 };
 
 #define NR_SUBCOMMANDS ARRAY_SIZE(subcommands)
@@ -48,7 +49,7 @@ static const struct subcommand *find_subcommand(const char *name)
 
 static int unknown_command(const char *name)
 {
-	fprintf(stderr, "capvisor: unknown command '%s' (expected run, sim, ctl or top; see "
+	fprintf(stderr, "capvisor: unknown command '%s' (expected run, sim, ctl, top or host; see "
 		"capvisor help)\n", name);
 	return 2;
 }

@@ -267,6 +267,18 @@ static int set_api_socket(struct vm_config *cfg, const char *arg)
 	return 0;
 }
 
+static int set_join(struct vm_config *cfg, const char *arg)
+{
+	cfg->join = arg;
+	return 0;
+}
+
+static int set_name(struct vm_config *cfg, const char *arg)
+{
+	cfg->name = arg;
+	return 0;
+}
+
 static int set_user(struct vm_config *cfg, const char *arg)
 {
 	cfg->user = arg;
@@ -354,6 +366,9 @@ static const struct vm_option options[] = {
 	{ "stats-json", "FILE", "write the per-vCPU summary as JSON at exit", set_stats_json },
 	{ "api-socket", "PATH", "serve the QMP control socket on PATH (docs/qmp.md)",
 	  set_api_socket },
+	{ "join", "PATH", "let the host scheduler on PATH (capvisor host's join socket) "
+	  "schedule the vCPUs (docs/host.md)", set_join },
+	{ "name", "NAME", "name of the VM on its host (--join; default vmPID)", set_name },
 	{ "user", "NAME", "switch to this user after setup (capabilities are dropped anyway)",
 	  set_user },
 	{ "seccomp", "kill|trap|log|off", "system-call filters once running: kill the process on "

@@ -65,6 +65,8 @@ struct vm_config {
 	const char *stats_json;		/* write the per-vCPU summary as JSON at exit */
 	/* Control socket and privileges. */
 	const char *api_socket;
+	const char *join;		/* --join: capvisor host's join socket */
+	const char *name;		/* --name: the VM's name on that host */
 	const char *user;
 	enum sandbox_mode seccomp;	/* filters of the run phase (util/sandbox.h) */
 	bool seccomp_set;		/* given: overrides a sanitizer build's default */

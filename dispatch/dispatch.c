@@ -36,7 +36,7 @@ uint64_t dispatch_now_ns(void)
 }
 
 /* Every timed wait here is on a CLOCK_MONOTONIC deadline. */
-static void monotonic_cond_init(pthread_cond_t *cond)
+void dispatch_cond_init(pthread_cond_t *cond)
 {
 	pthread_condattr_t attr;
 
@@ -108,8 +108,9 @@ static int init_groups(struct dispatch *d, const struct dispatch_config *cfg, ch
 	return rc;
 }
 
-static int add_vcpu_entity(struct dispatch *d, unsigned int i, const struct vcpu_qos *q,
-			   char *err, size_t errlen)
+/* Slot i's entity in group gid; the BSP of a VM starts runnable, its APs blocked. */
+int dispatch_add_entity(struct dispatch *d, unsigned int i, const struct vcpu_qos *q, int gid,
+			bool runnable, char *err, size_t errlen)
 {
 	struct sched_entity_params p;
 	char msg[512];
@@ -120,9 +121,8 @@ static int add_vcpu_entity(struct dispatch *d, unsigned int i, const struct vcpu
 	p.weight = q->weight;
 	p.uclamp_min = q->uclamp_min;
 	p.uclamp_max = q->uclamp_max;
-	/* The BSP starts running; APs wait for INIT/SIPI, halted in KVM_RUN. */
-	p.runnable = i == 0;
-	p.group = group_of(d, q->group);
+	p.runnable = runnable;
+	p.group = gid;
 	if (q->cluster[0]) {
 		c = sched_cluster_find(d->sched, q->cluster);
 		if (c < 0) {
@@ -151,23 +151,38 @@ static int add_vcpu_entity(struct dispatch *d, unsigned int i, const struct vcpu
 	return 0;
 }
 
+/* A slot as new: no entity, no thread seen (its cond is initialised apart). */
+void dispatch_vcpu_slot_init(struct dvcpu *v)
+{
+	pthread_cond_t cond = v->cond;
+
+	memset(v, 0, sizeof(*v));
+	v->cond = cond;
+	v->id = -1;
+	v->pinned_host = -1;
+	v->leave_at = UINT64_MAX;
+	v->slice_end = UINT64_MAX;
+	v->run_cpu = -1;
+}
+
 static int init_vcpus(struct dispatch *d, const struct dispatch_config *cfg, char *err,
 		      size_t errlen)
 {
-	d->v = calloc(cfg->nr_vcpus, sizeof(*d->v));
-	d->vcpu_of_entity = calloc(cfg->nr_vcpus, sizeof(int));
+	d->v = calloc(cfg->nr_vcpus ? cfg->nr_vcpus : 1, sizeof(*d->v));
+	d->vcpu_of_entity = calloc(cfg->nr_vcpus ? cfg->nr_vcpus : 1, sizeof(int));
 	if (!d->v || !d->vcpu_of_entity)
 		return -SCHED_E_NOMEM;
 	for (unsigned int i = 0; i < cfg->nr_vcpus; i++) {
 		struct dvcpu *v = &d->v[i];
 		int rc;
 
-		monotonic_cond_init(&v->cond);
-		v->pinned_host = -1;
-		v->leave_at = UINT64_MAX;
-		v->slice_end = UINT64_MAX;
-		v->run_cpu = -1;
-		rc = add_vcpu_entity(d, i, &cfg->qos[i], err, errlen);
+		dispatch_cond_init(&v->cond);
+		dispatch_vcpu_slot_init(v);
+		if (cfg->free_slots)
+			continue;
+		/* The BSP starts running; APs wait for INIT/SIPI, halted in KVM_RUN. */
+		rc = dispatch_add_entity(d, i, &cfg->qos[i], group_of(d, cfg->qos[i].group), i == 0,
+					 err, errlen);
 		if (rc)
 			return rc;
 	}
@@ -217,7 +232,7 @@ struct dispatch *dispatch_create(const struct dispatch_config *cfg, char *err, s
 		return NULL;
 	}
 	pthread_mutex_init(&d->lock, NULL);
-	monotonic_cond_init(&d->tick_cond);
+	dispatch_cond_init(&d->tick_cond);
 	d->ops = cfg->ops;
 	d->opaque = cfg->opaque;
 	d->tick_hook = cfg->tick_hook;
@@ -244,7 +259,8 @@ struct dispatch *dispatch_create(const struct dispatch_config *cfg, char *err, s
 	for (unsigned int p = 0; p < d->nr_pcpus && p < SCHED_MAX_CPUS; p++)
 		scfg.dl_supply_offset_ns[p] = supply_offset(d, &d->p[p]);
 	d->sched = sched_create(&topo, &scfg, err, errlen);
-	if (!d->sched || init_groups(d, cfg, err, errlen) || init_vcpus(d, cfg, err, errlen)) {
+	if (!d->sched || (!cfg->free_slots && init_groups(d, cfg, err, errlen)) ||
+	    init_vcpus(d, cfg, err, errlen)) {
 		dispatch_destroy(d);
 		return NULL;
 	}
@@ -274,6 +290,10 @@ void dispatch_destroy(struct dispatch *d)
 /* pCPU the vCPU is current on, or -1; fills info. */
 int dispatch_vcpu_pcpu(struct dispatch *d, unsigned int vcpu, struct sched_entity_info *info)
 {
+	if (d->v[vcpu].id < 0) {
+		info->state = SCHED_BLOCKED;
+		return -1;
+	}
 	sched_entity_info(d->sched, d->v[vcpu].id, info);
 	if (info->state != SCHED_RUNNING || info->cpu < 0)
 		return -1;
@@ -293,6 +313,8 @@ void dispatch_account(struct dispatch *d, unsigned int vcpu, uint64_t now)
 	uint64_t dt = now > v->acct_ns ? now - v->acct_ns : 0;
 
 	v->acct_ns = now;
+	if (v->id < 0)
+		return;
 	sched_entity_info(d->sched, v->id, &info);
 	if (info.state == SCHED_RUNNING && !v->halted)
 		v->active_ns += dt;
@@ -313,9 +335,17 @@ void dispatch_settle_run(struct dispatch *d, unsigned int vcpu)
 
 	if (!v->in_run || !v->sanctioned || v->halted)
 		return;
-	cpu = dispatch_thread_cpu(v->cpu_clock);
+	cpu = dispatch_vcpu_cpu_ns(d, vcpu);
 	v->run_ns += cpu > v->cpu_acct ? cpu - v->cpu_acct : 0;
 	v->cpu_acct = cpu;
+}
+
+/* The vCPU thread's CPU time: its own clock, or the vCPU layer's (cpu_ns). */
+uint64_t dispatch_vcpu_cpu_ns(struct dispatch *d, unsigned int vcpu)
+{
+	if (d->ops->cpu_ns)
+		return d->ops->cpu_ns(d->opaque, vcpu);
+	return dispatch_thread_cpu(d->v[vcpu].cpu_clock);
 }
 
 uint64_t dispatch_thread_cpu(clockid_t clock)
@@ -484,6 +514,8 @@ static bool any_runnable(struct dispatch *d)
 	for (unsigned int i = 0; i < d->nr_vcpus; i++) {
 		struct sched_entity_info info;
 
+		if (d->v[i].id < 0)
+			continue;
 		sched_entity_info(d->sched, d->v[i].id, &info);
 		if (info.state != SCHED_BLOCKED)
 			return true;
@@ -512,6 +544,8 @@ bool dispatch_tick_may_stretch(struct dispatch *d)
 	for (unsigned int i = 0; i < d->nr_vcpus; i++) {
 		struct sched_entity_info info;
 
+		if (d->v[i].id < 0)
+			continue;
 		sched_entity_info(d->sched, d->v[i].id, &info);
 		if (d->v[i].halted || info.state == SCHED_BLOCKED || info.deadline ||
 		    info.cap_period_ns)

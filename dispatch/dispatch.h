@@ -63,6 +63,12 @@ struct dispatch_vcpu_ops {
 	void (*kick)(void *opaque, unsigned int vcpu);
 	/* 1 while halted inside KVM_RUN (KVM stat `blocking`), 0 if not, < 0 unknown. */
 	int (*halted)(void *opaque, unsigned int vcpu);
+	/*
+	 * Optional: the vCPU thread's CPU time in ns, for a thread the caller of
+	 * the gate is not (capvisor host: the gate is passed by a proxy thread
+	 * on the thread's behalf). NULL: the gate caller's own CPU clock.
+	 */
+	uint64_t (*cpu_ns)(void *opaque, unsigned int vcpu);
 };
 
 struct dispatch_config {
@@ -75,6 +81,11 @@ struct dispatch_config {
 	uint64_t window_ns;		/* duty-cycle window, 0: DUTY_DEFAULT_WINDOW_NS */
 	uint64_t slice_ns;		/* fair-class base slice, 0: DISPATCH_DEFAULT_SLICE_NS */
 	bool no_pin;			/* leave host CPU placement to the host */
+	/*
+	 * nr_vcpus free slots for VMs that join later (dispatch_slot.h): no
+	 * group and no entity are made now, qos and vm_qos are not read.
+	 */
+	bool free_slots;
 	const struct dispatch_vcpu_ops *ops;
 	void *opaque;
 	/*

@@ -178,7 +178,7 @@ enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu,
 		int p;
 
 		now = dispatch_now_ns();
-		if (d->stopping) {
+		if (d->stopping || v->retiring || v->id < 0) {
 			pthread_mutex_unlock(&d->lock);
 			return DISPATCH_STOP;
 		}
@@ -211,7 +211,7 @@ enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu,
 	dispatch_account(d, vcpu, now);
 	*steal_ns = v->stolen_ns - v->stolen_told;
 	v->stolen_told = v->stolen_ns;
-	v->cpu_acct = dispatch_thread_cpu(v->cpu_clock);
+	v->cpu_acct = dispatch_vcpu_cpu_ns(d, vcpu);
 	v->cpu_enter = v->cpu_acct;
 	v->in_run = true;
 	v->kicked = false;

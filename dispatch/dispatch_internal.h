@@ -10,7 +10,8 @@
 #include "dispatch/dutycycle.h"
 
 struct dvcpu {
-	int id;				/* engine entity */
+	int id;				/* engine entity, -1 for a free slot */
+	bool retiring;			/* its VM left: the gate says DISPATCH_STOP */
 	pthread_cond_t cond;		/* the vCPU thread waits here at its gate */
 	pid_t tid;
 	bool in_run;			/* between enter and leave */
@@ -86,5 +87,10 @@ void dispatch_account_all(struct dispatch *d, uint64_t now);
 void dispatch_settle_run(struct dispatch *d, unsigned int vcpu);
 uint64_t dispatch_thread_cpu(clockid_t clock);
 int dispatch_vcpu_pcpu(struct dispatch *d, unsigned int vcpu, struct sched_entity_info *info);
+uint64_t dispatch_vcpu_cpu_ns(struct dispatch *d, unsigned int vcpu);
+void dispatch_cond_init(pthread_cond_t *cond);
+void dispatch_vcpu_slot_init(struct dvcpu *v);
+int dispatch_add_entity(struct dispatch *d, unsigned int i, const struct vcpu_qos *q, int gid,
+			bool runnable, char *err, size_t errlen);
 
 #endif

@@ -21,6 +21,7 @@
 #include "util/sandbox.h"
 #include "vmm/boot/guest_blob.h"
 #include "vmm/kvm/vm.h"
+#include "vmm/join.h"
 #include "vmm/vm_sched.h"
 
 #include <errno.h>
@@ -181,6 +182,7 @@ struct run_ctx {
 	struct vm_sched sched;
 	bool sched_ready;
 	struct qmp_attachment *qmp;
+	struct vm_join *join;		/* --join: the host schedules the vCPUs */
 	struct path_reaper sock_reaper;	/* removes the socket after --user */
 	struct console con;
 	int sigfd;
@@ -190,11 +192,48 @@ struct run_ctx {
 	bool dump_dir_created;		/* --dump-acpi made it: remove it if we give up */
 };
 
+/*
+ * --join: the host's spec and engine apply, and it relays no CPPC request
+ * or hint yet (docs/host.md), so the guest is told of none.
+ */
+static int check_join(struct run_ctx *c)
+{
+	const char *bad = c->cfg.host_spec ? "--host (the host's spec applies)" :
+			  c->cfg.sched == SCHED_KIND_HOST ? "--sched host" :
+			  c->cfg.vm_qos.nr_groups ? "--group (not relayed to a host yet)" : NULL;
+
+	if (!c->cfg.join)
+		return 0;
+	if (bad) {
+		pr_err("--join: %s cannot be used with it", bad);
+		return -EINVAL;
+	}
+	c->cfg.no_cppc = true;
+	return 0;
+}
+
+/* Say hello to the host: its refusal (admission) is the VM's, exit status 2. */
+static int join_host(struct run_ctx *c, const struct vcpu_qos *qos, char *err, size_t errlen)
+{
+	char name[JOIN_NAME_MAX + 1];
+	bool refused;
+
+	snprintf(name, sizeof(name), "%s", c->cfg.name ? c->cfg.name : "");
+	if (!c->cfg.name)
+		snprintf(name, sizeof(name), "vm%d", (int)getpid());
+	c->join = vm_join_connect(c->cfg.join, name, c->cfg.nr_vcpus, qos, &c->cfg.vm_qos.vm,
+				  &refused, err, errlen);
+	return c->join ? 0 : -EINVAL;
+}
+
 /* Host, per-vCPU QoS and admission: every scheduling error before anything is built. */
 static int prepare_sched(struct run_ctx *c)
 {
+	int jrc = check_join(c);
 	struct vm_sched_config sc = {
-		.mode = c->cfg.sched == SCHED_KIND_HOST ? VM_SCHED_HOST : VM_SCHED_CAPVISOR,
+		.mode = c->cfg.sched == SCHED_KIND_HOST || c->cfg.join ? VM_SCHED_HOST :
+			VM_SCHED_CAPVISOR,
+		.joined = c->cfg.join != NULL,
 		.tick_ns = c->cfg.tick_ns,
 		.window_ns = c->cfg.window_ns,
 		.slice_ns = c->cfg.slice_ns,
@@ -205,8 +244,10 @@ static int prepare_sched(struct run_ctx *c)
 	int rc = 0;
 	const struct vm_origin *origin = NULL;
 
-	if (!qos)
-		return -ENOMEM;
+	if (!qos || jrc) {
+		free(qos);
+		return jrc ? jrc : -ENOMEM;
+	}
 	for (unsigned int i = 0; i < c->cfg.nr_vcpus; i++)
 		vcpu_qos_default(&qos[i]);
 	if (c->cfg.host_spec) {
@@ -223,6 +264,8 @@ static int prepare_sched(struct run_ctx *c)
 				      sizeof(err));
 		origin = NULL;	/* the whole picture: no single value to point at */
 	}
+	if (!rc && c->cfg.join && !c->cfg.dump_acpi_dir && !c->cfg.dump_domain)
+		rc = join_host(c, qos, err, sizeof(err));
 	c->sched_ready = true;	/* vm_sched_free() is safe on a partial prepare */
 	if (rc) {
 		pr_err("%s", err);
@@ -368,6 +411,8 @@ static int build_vm(struct run_ctx *c)
 		pr_err("%s", err);
 		return EXIT_HOST;
 	}
+	if (c->join && vm_join_attach(c->join, c->vm))
+		return EXIT_HOST;
 	vm_sched_acpi_desc(&c->sched, &desc);
 	if (vm_setup_acpi(c->vm, &desc))
 		return EXIT_HOST;
@@ -478,12 +523,14 @@ static void cleanup(struct run_ctx *c)
 	/* Release the vCPUs waiting at the dispatcher's gate before joining them. */
 	if (c->sched_ready)
 		vm_sched_stop(&c->sched);
+	vm_join_stop(c->join);
 	if (c->vm)
 		vm_stop_vcpus(c->vm);
 	qmp_detach_vm(c->qmp);
 	path_reaper_finish(&c->sock_reaper);
 	console_close(&c->con);
 	vm_destroy(c->vm);
+	vm_join_free(c->join);
 	if (c->sched_ready)
 		vm_sched_free(&c->sched);
 	vm_config_free(&c->cfg);
@@ -541,6 +588,7 @@ int cmd_run(int argc, char **argv)
 	if (!status) {
 		evloop_run(c.vm->loop);
 		vm_sched_stop(&c.sched);
+		vm_join_stop(c.join);
 		vm_stop_vcpus(c.vm);
 		report_sched(&c);
 		log_counters(c.vm);

@@ -202,7 +202,7 @@ int vm_sched_prepare(struct vm_sched *vs, const struct vm_sched_config *cfg,
 	rc = host_spec_place(&vs->cfg.host, vs->nr_host_cpus, vs->host_cpu, err, errlen);
 	if (!rc && cfg->mode == VM_SCHED_CAPVISOR)
 		rc = check_levels_run(vs, err, errlen);
-	if (!rc && cfg->mode == VM_SCHED_HOST)
+	if (!rc && cfg->mode == VM_SCHED_HOST && !cfg->joined)
 		rc = check_host_mode(qos, vm_qos, nr_vcpus, err, errlen);
 	if (!rc)
 		rc = vm_qos_check(vm_qos, qos, nr_vcpus, vs->nr_pcpus, err, errlen);

@@ -37,6 +37,7 @@ struct vm_sched_config {
 	uint64_t window_ns;		/* duty-cycle window, 0: DUTY_DEFAULT_WINDOW_NS */
 	uint64_t slice_ns;		/* fair-class base slice, 0: DISPATCH_DEFAULT_SLICE_NS */
 	bool no_cppc;			/* no _CPC, CPPC pages or APERF/MPERF */
+	bool joined;			/* --join: a capvisor host schedules (VM_SCHED_HOST here) */
 };
 
 struct vm_sched {

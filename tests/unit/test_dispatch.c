@@ -64,7 +64,7 @@ static int fake_halted(void *opaque, unsigned int vcpu)
 	return atomic_load(&vm->v[vcpu].halted);
 }
 
-static const struct dispatch_vcpu_ops fake_ops = { fake_kick, fake_halted };
+static const struct dispatch_vcpu_ops fake_ops = { .kick = fake_kick, .halted = fake_halted };
 
 /* CPU time of a fake vCPU thread so far. */
 static uint64_t cpu_ns(const struct fake_vcpu *v)

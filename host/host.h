@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * capvisor host: one engine and one dispatcher for the vCPUs of every VM
+ * process that joins it (docs/host.md).
+ *
+ * Threads: the main thread runs the event loop (the join socket, each
+ * VM's connection, the QMP socket); the dispatcher thread is dispatch/'s;
+ * one proxy thread per joined vCPU passes dispatch_vcpu_enter()/leave() on
+ * behalf of the VM's vCPU thread and relays each decision through the
+ * VM's shared page (host_proxy.c). The host trusts no VM process: a VM's
+ * words can only delay its own vCPUs, and anything outside the protocol
+ * disconnects it.
+ */
+#ifndef CAPVISOR_HOST_H
+#define CAPVISOR_HOST_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "dispatch/dispatch.h"
+#include "dispatch/join_proto.h"
+
+#define HOST_MAX_VMS		64	/* joined at once */
+#define HOST_MAX_SLOTS		128	/* vCPUs of all VMs together */
+#define HOST_MAX_PENDING	16	/* connections that have not sent their hello */
+#define HOST_HELLO_TIMEOUT_NS	(2000 * 1000 * 1000ull)	/* ... are closed after this */
+/*
+ * A vCPU thread that was kicked and is still not out of KVM_RUN after this
+ * long does not honour its holds: its proxy stops waiting (so the others
+ * on its host CPU go on) and the VM is marked disobedient. Kicks reach a
+ * thread in 30-150 us; on a loaded 2-core host a woken thread has been
+ * seen to wait for its CPU for over 100 ms, hence the margin.
+ */
+#define HOST_KICK_GRACE_NS	(500 * 1000 * 1000ull)
+
+struct evloop;
+struct host;
+struct host_vm;
+
+struct host_proxy {
+	struct host *h;
+	struct host_vm *vm;
+	unsigned int index;		/* vCPU of its VM */
+	unsigned int slot;		/* the dispatcher's */
+	pthread_t thread;
+	bool started;
+	pid_t tid;			/* the VM's vCPU thread, once checked */
+	int stat_fd, schedstat_fd;	/* its /proc task files */
+	uint32_t seq;			/* of the last run handed out */
+	_Atomic uint32_t next_seq;	/* of the run the gate is being passed for */
+	int applied_cpu;		/* host CPU it was last pinned to */
+	uint64_t last_cpu_ns;
+	_Atomic uint64_t kicked_at;	/* 0: not kicked in this run */
+};
+
+enum host_vm_state { HOST_VM_FREE, HOST_VM_PENDING, HOST_VM_RUNNING };
+
+struct host_vm {
+	enum host_vm_state state;
+	struct host *h;
+	char name[JOIN_NAME_MAX + 1];
+	pid_t pid;
+	int sock;
+	int gid;			/* its engine group */
+	uint32_t weight;
+	uint64_t cap_quota_ns, cap_period_ns;
+	unsigned int nr_vcpus;
+	struct join_page *page;
+	uint64_t pending_since;
+	_Atomic bool gone;		/* leaving: its proxies stop */
+	_Atomic bool disobedient;	/* a vCPU ignored a kick (HOST_KICK_GRACE_NS) */
+	_Atomic bool violated;		/* a proxy found a protocol violation */
+	char violation[128];
+	struct host_proxy proxy[JOIN_MAX_VCPUS];
+};
+
+struct host_config {
+	struct host_spec spec;
+	bool spec_set;
+	const char *join_path;
+	const char *api_path;
+	uint64_t tick_ns, slice_ns, window_ns;
+};
+
+struct host {
+	struct host_config cfg;
+	struct evloop *loop;
+	struct dispatch *d;
+	unsigned int host_cpu[HOST_MAX_PCPUS];
+	unsigned int nr_pcpus;
+	int join_fd;
+	int violation_efd;		/* proxies tell the main thread of a violation */
+	int pending_timer;		/* closes connections that send no hello */
+	struct host_vm vms[HOST_MAX_VMS];
+	struct host_proxy *by_slot[HOST_MAX_SLOTS];
+	struct host_qmp *qmp;
+	uint64_t start_ns;
+	/* VM_JOINED / VM_LEFT and the like; data is consumed (json_object *). */
+	void (*emit)(struct host *h, const char *event, void *data);
+};
+
+int host_init(struct host *h, const struct host_config *cfg, char *err, size_t errlen);
+void host_fini(struct host *h);
+/* The VM of that name, or NULL. */
+struct host_vm *host_find_vm(struct host *h, const char *name);
+/* A VM is gone (its connection closed, or a violation): free its vCPUs, say why. */
+void host_vm_leave(struct host_vm *vm, const char *reason);
+/*
+ * Its vCPUs' CPU time as the dispatcher measured it (run_ns summed), and in
+ * *active_ns the wall time the engine had them current and not halted.
+ */
+uint64_t host_vm_cpu_ns(struct host_vm *vm, uint64_t *active_ns);
+
+/* host_proxy.c */
+extern const struct dispatch_vcpu_ops host_vcpu_ops;
+int host_proxy_start(struct host_proxy *p);
+/* Wakes a proxy of a VM that is leaving and joins it. */
+void host_proxy_stop(struct host_proxy *p);
+
+/* host_qmp.c: the host's QMP socket. */
+struct host_qmp *host_qmp_new(struct host *h, const char *path, char *err, size_t errlen);
+void host_qmp_free(struct host_qmp *q);
+/* Consumes data (a json_object *). */
+void host_qmp_event(struct host_qmp *q, const char *name, void *data);
+
+#endif

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One proxy thread per joined vCPU: it passes the dispatcher's gate for the
+ * VM's vCPU thread and relays each decision through the shared slot (a
+ * shared futex each way), and the vCPU ops the dispatcher needs (kick,
+ * halted, CPU time) read the kernel's view of that thread, not the VM's.
+ */
+#include "host/host.h"
+#include "dispatch/dispatch_slot.h"
+#include "util/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROXY_POLL_NS	(20 * 1000 * 1000ull)	/* re-check for a VM leaving */
+
+static void futex_wake_shared(uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+static void futex_wait_shared(uint32_t *word, uint32_t val, uint64_t timeout_ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(timeout_ns / 1000000000ull),
+			       .tv_nsec = (long)(timeout_ns % 1000000000ull) };
+
+	syscall(SYS_futex, word, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+static struct host_proxy *proxy_of(void *opaque, unsigned int slot)
+{
+	struct host *h = opaque;
+
+	return slot < HOST_MAX_SLOTS ? h->by_slot[slot] : NULL;
+}
+
+/* A kick is a signal to the thread: its handler sets immediate_exit (vmm/kvm/vcpu.h). */
+static void proxy_kick(void *opaque, unsigned int slot)
+{
+	struct host_proxy *p = proxy_of(opaque, slot);
+
+	if (!p || p->tid <= 0)
+		return;
+	atomic_store(&p->kicked_at, dispatch_now_ns());
+	__atomic_store_n(&p->vm->page->slot[p->index].kick, atomic_load(&p->next_seq),
+			 __ATOMIC_RELEASE);
+	syscall(SYS_tgkill, p->vm->pid, p->tid, JOIN_KICK_SIGNAL);
+}
+
+static ssize_t read_proc(int fd, char *buf, size_t len)
+{
+	ssize_t n = fd >= 0 ? pread(fd, buf, len - 1, 0) : -1;
+
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
+/*
+ * Halted inside KVM_RUN: the kernel has the thread asleep ('S') while its
+ * run is on. Between its leave and the proxy seeing it the thread sleeps
+ * on its gate: unknown then, not halted.
+ */
+static int proxy_halted(void *opaque, unsigned int slot)
+{
+	struct host_proxy *p = proxy_of(opaque, slot);
+	char buf[512], *paren;
+
+	if (!p || p->tid <= 0)
+		return -1;
+	if (__atomic_load_n(&p->vm->page->slot[p->index].left, __ATOMIC_ACQUIRE) == p->seq)
+		return -1;
+	if (read_proc(p->stat_fd, buf, sizeof(buf)) <= 0)
+		return -1;
+	paren = strrchr(buf, ')');
+	if (!paren || paren[1] != ' ')
+		return -1;
+	return paren[2] == 'S';
+}
+
+/* sum_exec_runtime of the thread, the first field of schedstat (ns). */
+static uint64_t proxy_cpu_ns(void *opaque, unsigned int slot)
+{
+	struct host_proxy *p = proxy_of(opaque, slot);
+	char buf[128];
+
+	if (!p)
+		return 0;
+	if (read_proc(p->schedstat_fd, buf, sizeof(buf)) > 0)
+		p->last_cpu_ns = strtoull(buf, NULL, 10);
+	return p->last_cpu_ns;
+}
+
+const struct dispatch_vcpu_ops host_vcpu_ops = {
+	.kick = proxy_kick,
+	.halted = proxy_halted,
+	.cpu_ns = proxy_cpu_ns,
+};
+
+static void violation(struct host_proxy *p, const char *what)
+{
+	struct host_vm *vm = p->vm;
+
+	if (atomic_exchange(&vm->violated, true))
+		return;
+	snprintf(vm->violation, sizeof(vm->violation), "vCPU %u: %s", p->index, what);
+	if (write(p->h->violation_efd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
+		pr_warn("VM '%s': cannot tell the main thread of a violation", vm->name);
+}
+
+static int open_task_file(pid_t pid, pid_t tid, const char *file)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)pid, (int)tid, file);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* The VM names its vCPU thread once; it must be a thread of the peer process. */
+static bool wait_for_tid(struct host_proxy *p)
+{
+	struct join_slot *s = &p->vm->page->slot[p->index];
+	int32_t tid;
+
+	while (!(tid = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE))) {
+		if (atomic_load(&p->vm->gone))
+			return false;
+		futex_wait_shared(&s->left, __atomic_load_n(&s->left, __ATOMIC_ACQUIRE),
+				  PROXY_POLL_NS);
+	}
+	p->stat_fd = tid > 0 ? open_task_file(p->vm->pid, tid, "stat") : -1;
+	p->schedstat_fd = tid > 0 ? open_task_file(p->vm->pid, tid, "schedstat") : -1;
+	if (p->stat_fd < 0 || p->schedstat_fd < 0) {
+		violation(p, "its tid is not a thread of the VM process");
+		return false;
+	}
+	p->tid = tid;
+	return true;
+}
+
+static void pin_thread(struct host_proxy *p, int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0 || cpu == p->applied_cpu)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (!sched_setaffinity(p->tid, sizeof(set), &set))
+		p->applied_cpu = cpu;
+}
+
+/*
+ * Wait for the run to end. A thread still in KVM_RUN HOST_KICK_GRACE_NS
+ * after its kick does not honour holds: stop waiting for it, so that the
+ * vCPUs behind it on its host CPU go on.
+ */
+static void wait_left(struct host_proxy *p)
+{
+	struct join_slot *s = &p->vm->page->slot[p->index];
+
+	for (;;) {
+		uint32_t left = __atomic_load_n(&s->left, __ATOMIC_ACQUIRE);
+		uint64_t kicked = atomic_load(&p->kicked_at);
+
+		if (left == p->seq || atomic_load(&p->vm->gone))
+			return;
+		if (kicked && dispatch_now_ns() - kicked > HOST_KICK_GRACE_NS) {
+			if (!atomic_exchange(&p->vm->disobedient, true))
+				pr_warn("VM '%s' vCPU %u ignores its kicks: it runs unscheduled "
+					"from now on", p->vm->name, p->index);
+			return;
+		}
+		futex_wait_shared(&s->left, left, kicked ? HOST_KICK_GRACE_NS / 4 : PROXY_POLL_NS);
+	}
+}
+
+/* Sequence numbers wrap within the gate word's bits, and skip 0 (no run yet). */
+static uint32_t next_seq(uint32_t seq)
+{
+	seq = (seq + 1) & (UINT32_MAX >> JOIN_GATE_SEQ_SHIFT);
+	return seq ? seq : 1;
+}
+
+static void hand_out(struct host_proxy *p, uint32_t cmd)
+{
+	struct join_slot *s = &p->vm->page->slot[p->index];
+
+	p->seq = atomic_load(&p->next_seq);
+	__atomic_store_n(&s->gate, (p->seq << JOIN_GATE_SEQ_SHIFT) | cmd, __ATOMIC_RELEASE);
+	futex_wake_shared(&s->gate);
+}
+
+static void *proxy_thread(void *arg)
+{
+	struct host_proxy *p = arg;
+	struct dispatch *d = p->h->d;
+	char name[16];
+
+	snprintf(name, sizeof(name), "proxy%u", p->slot);
+	pthread_setname_np(pthread_self(), name);
+	if (!wait_for_tid(p))
+		return NULL;
+	for (;;) {
+		uint64_t steal_ns;
+		int cpu;
+
+		/* Before enter: a kick right after it belongs to this run. */
+		atomic_store(&p->kicked_at, 0);
+		atomic_store(&p->next_seq, next_seq(p->seq));
+		if (dispatch_vcpu_enter(d, p->slot, &steal_ns) != DISPATCH_RUN)
+			break;
+		cpu = dispatch_slot_host_cpu(d, p->slot);
+		pin_thread(p, cpu);
+		__atomic_store_n(&p->vm->page->slot[p->index].host_cpu, (uint32_t)cpu,
+				 __ATOMIC_RELAXED);
+		hand_out(p, JOIN_GATE_RUN);
+		wait_left(p);
+		dispatch_vcpu_leave(d, p->slot);
+		if (atomic_load(&p->vm->disobedient))
+			break;
+	}
+	/* Released (the host stops, or the VM disobeys): the thread runs unscheduled. */
+	if (!atomic_load(&p->vm->gone)) {
+		atomic_store(&p->next_seq, next_seq(p->seq));
+		hand_out(p, JOIN_GATE_STOP);
+	}
+	return NULL;
+}
+
+int host_proxy_start(struct host_proxy *p)
+{
+	int rc;
+
+	p->stat_fd = p->schedstat_fd = -1;
+	p->applied_cpu = -1;
+	rc = pthread_create(&p->thread, NULL, proxy_thread, p);
+	p->started = !rc;
+	return -rc;
+}
+
+void host_proxy_stop(struct host_proxy *p)
+{
+	struct join_slot *s = &p->vm->page->slot[p->index];
+
+	if (p->started) {
+		futex_wake_shared(&s->left);
+		pthread_join(p->thread, NULL);
+		p->started = false;
+	}
+	if (p->stat_fd >= 0)
+		close(p->stat_fd);
+	if (p->schedstat_fd >= 0)
+		close(p->schedstat_fd);
+	p->stat_fd = p->schedstat_fd = -1;
+}

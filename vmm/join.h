@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A VM whose vCPUs `capvisor host` schedules (`capvisor run --join PATH`,
+ * docs/host.md): the hello at start, the host's page of per-vCPU slots,
+ * and the gate each vCPU thread passes before KVM_RUN, which waits on its
+ * slot instead of a dispatcher of its own.
+ *
+ * Order of use: vm_join_connect() while scheduling is prepared (a refusal
+ * is reported before anything is built), vm_join_attach() once the VM
+ * exists (it replaces the gate), vm_join_stop() before the vCPUs are
+ * stopped, vm_join_free() at the end.
+ */
+#ifndef CAPVISOR_VMM_JOIN_H
+#define CAPVISOR_VMM_JOIN_H
+
+#include <stddef.h>
+
+#include "dispatch/join_proto.h"
+#include "dispatch/qosspec.h"
+
+struct vm;
+struct vm_join;
+
+/*
+ * Says hello to the host on path; NULL with err filled when it cannot be
+ * reached, or (*refused set) when it did not admit the VM: err is its reason.
+ */
+struct vm_join *vm_join_connect(const char *path, const char *name, unsigned int nr_vcpus,
+				const struct vcpu_qos *qos, const struct group_qos *vm_group,
+				bool *refused, char *err, size_t errlen);
+/* Installs the gate and watches the connection on the VM's event loop. */
+int vm_join_attach(struct vm_join *j, struct vm *vm);
+/* Releases every gate for good (the VM is stopping). */
+void vm_join_stop(struct vm_join *j);
+void vm_join_free(struct vm_join *j);
+
+#endif
