@@ -193,6 +193,7 @@ struct sched_entity {
 	bool wake_pending;
 	uint32_t weight;		/* what EEVDF runs it with: own_weight flattened (group.c) */
 	int group;			/* SCHED_NONE: the root */
+	uint32_t vrem;			/* fair: vruntime's remainder, in 1/weight ns */
 
 	/* fair (EEVDF); the tick touches this first line and the PELT line only */
 	uint64_t vruntime, deadline;
@@ -583,6 +584,31 @@ static inline uint64_t calc_delta_fair(uint64_t delta, uint32_t weight)
 }
 
 /*
+ * What charging `delta` ns to se adds to its vruntime, with the remainder
+ * the last charge left; the new remainder in *rem. Carried, so that the
+ * vruntime of a run does not depend on how its time was split into
+ * updates (deferred ticks, calc_delta_fair()'s rounding at any weight).
+ */
+static inline uint64_t vruntime_delta(const struct sched_entity *se, uint64_t delta, uint32_t *rem)
+{
+	unsigned __int128 x;
+
+	if (se->weight == SCHED_NICE_0_WEIGHT) {
+		*rem = 0;
+		return delta;
+	}
+	if (delta < (1ull << 53)) {	/* the common case needs no 128-bit division */
+		uint64_t y = (delta << 10) + se->vrem;
+
+		*rem = (uint32_t)(y % se->weight);
+		return y / se->weight;
+	}
+	x = ((unsigned __int128)delta << 10) + se->vrem;
+	*rem = (uint32_t)(x % se->weight);
+	return (uint64_t)(x / se->weight);
+}
+
+/*
  * The fair class's update_curr(): charge `delta` ns of wall time to the
  * running entity's vruntime, and start a new slice once its deadline is
  * reached (update_deadline()). Inline: the run-time accounting of every
@@ -592,7 +618,7 @@ static inline void fair_update_curr(struct sched *s, struct sched_rq *rq, uint64
 {
 	struct sched_entity *curr = rq->curr;
 
-	curr->vruntime += calc_delta_fair(delta, curr->weight);
+	curr->vruntime += vruntime_delta(curr, delta, &curr->vrem);
 	if (!time_before64(curr->vruntime, curr->deadline)) {
 		curr->deadline = curr->vruntime + calc_delta_fair(curr->slice ? curr->slice :
 								   s->cfg.slice_ns, curr->weight);
