@@ -16,10 +16,11 @@
  * every lag there drifts the same way, the factors cannot help, and the
  * moves do the rest.
  *
- * Only entities outside groups: with groups, group_ideal.c sets the run
- * weights from the hierarchical ideal. The solver keeps sharing by the
- * weights as set (own_weight), so the factors never feed back into the
- * ideal. O(n) per balance plus one reweight per entity whose factor
+ * Entities outside groups here; with groups, group_ideal.c sets the run
+ * weights from the hierarchical ideal and applies the same factor to
+ * them (fair_payback_weight()), but not to members a group cap binds.
+ * The solver keeps sharing by the weights as set (own_weight, or the
+ * groups' shares), so the factors never feed back into the ideal. O(n) per balance plus one reweight per entity whose factor
  * changed; nothing on the per-decision paths.
  */
 #include "sched/internal.h"
@@ -63,6 +64,18 @@ static void set_weight(struct sched *s, struct sched_entity *se, uint32_t w, uin
 }
 
 /*
+ * Run weight w of se, whose ideal rate is `rate`, with its payback
+ * factor; within the weight limits.
+ */
+uint32_t fair_payback_weight(const struct sched *s, const struct sched_entity *se, uint64_t w,
+			     uint64_t rate)
+{
+	w = (w * payback_factor(se->lag, rate, (int64_t)s->cfg.slice_ns)) >> FACTOR_SHIFT;
+	return w < SCHED_WEIGHT_MIN ? SCHED_WEIGHT_MIN : w > SCHED_WEIGHT_MAX ? SCHED_WEIGHT_MAX :
+	       (uint32_t)w;
+}
+
+/*
  * Every fair entity's run weight: tracked ones (lag_tracked, lag and
  * lag_rate of this balance) with their payback factor, the others with
  * their own weight. Called by fair_lag_balance() after the solve, before
@@ -80,12 +93,7 @@ void fair_payback_reweight(struct sched *s, uint64_t now)
 			continue;
 		w = se->own_weight;
 		if (se->lag_tracked)
-			w = (w * payback_factor(se->lag, se->lag_rate,
-							 (int64_t)s->cfg.slice_ns)) >> FACTOR_SHIFT;
-		if (w < SCHED_WEIGHT_MIN)
-			w = SCHED_WEIGHT_MIN;
-		if (w > SCHED_WEIGHT_MAX)
-			w = SCHED_WEIGHT_MAX;
+			w = fair_payback_weight(s, se, w, se->lag_rate);
 		set_weight(s, se, (uint32_t)w, now);
 	}
 }

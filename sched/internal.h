@@ -761,6 +761,8 @@ size_t fair_lag_scratch_size(void);
 int fair_lag_wake_target(struct sched *s, const struct sched_entity *se);
 void fair_payback_reweight(struct sched *s, uint64_t now);
 uint64_t fair_solver_weight(const struct sched *s, const struct sched_entity *se);
+uint32_t fair_payback_weight(const struct sched *s, const struct sched_entity *se, uint64_t w,
+			     uint64_t rate);
 /* Lag (work) from its fluid ideal worth moving an entity for (fairlag.c, newidle). */
 #define FAIR_LAG_MOVE_NS	(20 * NSEC_PER_MSEC)
 bool sched_balance_newidle(struct sched *s, struct sched_rq *rq, uint64_t now);

@@ -206,6 +206,35 @@ static void test_fairlag_payback_bounded(void)
 	sched_destroy(s);
 }
 
+/*
+ * In a group too: two equal members sharing one pCPU run with equal
+ * weights (their ideal rates are equal) until one is set behind and the
+ * other ahead; then the one behind runs heavier, by at most the bound.
+ */
+static void test_fairlag_payback_in_group(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t now = 0;
+	int g = sched_group_add(s, "vm", SCHED_NONE, 1024, 0, NULL, 0);
+	int a = add_ent(s, "a", 1024, true, 0);
+	int b = add_ent(s, "b", 1024, true, 0);
+	struct sched_entity *ea = sched_ent(s, a), *eb = sched_ent(s, b);
+
+	CU_ASSERT_FATAL(g >= 0);
+	CU_ASSERT_FATAL(sched_set_group(s, a, g, 0, NULL, 0) == 0);
+	CU_ASSERT_FATAL(sched_set_group(s, b, g, 0, NULL, 0) == 0);
+	run_until(s, &now, 200 * MS, MS);
+	CU_ASSERT_EQUAL(ea->weight, eb->weight);
+	ea->lag += FAIR_LAG_MOVE_NS;
+	eb->lag -= FAIR_LAG_MOVE_NS;
+	run_until(s, &now, now + s->cfg.balance_interval_ns * s->cfg.busy_factor + MS, MS);
+	CU_ASSERT(ea->weight > eb->weight && ea->weight <= 4 * eb->weight);
+	run_until(s, &now, now + 2000 * MS, MS);
+	CU_ASSERT(llabs(ea->lag) <= (int64_t)s->cfg.slice_ns);
+	CU_ASSERT_EQUAL(ea->weight, eb->weight);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_three_on_two),
 	   UNIT_TEST(test_fairlag_heavy_gets_big),
@@ -213,4 +242,5 @@ UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_wakeup_spares_a_full_pcpu),
 	   UNIT_TEST(test_fairlag_first_interval_not_ahead),
 	   UNIT_TEST(test_fairlag_payback_without_moves),
-	   UNIT_TEST(test_fairlag_payback_bounded))
+	   UNIT_TEST(test_fairlag_payback_bounded),
+	   UNIT_TEST(test_fairlag_payback_in_group))
