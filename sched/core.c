@@ -585,7 +585,8 @@ static inline bool tick_defer(struct sched *s, struct sched_rq *rq, uint64_t now
 	if (curr->cap_period || curr->grp_capped || !slist_empty(&rq->cap_throttled))
 		return false;
 	/* fair_update_curr() would end the slice (and maybe resched): a real tick. */
-	if (!time_before64(curr->vruntime + vruntime_delta(curr, delta, &rem), curr->deadline))
+	rem = curr->vrem;	/* a copy: the charge itself is deferred */
+	if (!time_before64(curr->vruntime + vruntime_delta(curr->weight, delta, &rem), curr->deadline))
 		return false;
 	rq->misfit = false;
 	if (rq->capacity < s->max_capacity)

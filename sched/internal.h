@@ -11,6 +11,7 @@
 #define CAPVISOR_SCHED_INTERNAL_H
 
 #include "sched/sched.h"
+#include "sched/vruntime.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -573,41 +574,6 @@ void reweight_fair(struct sched *s, struct sched_rq *rq, struct sched_entity *se
 bool yield_to_fair(struct sched *s, struct sched_entity *se, struct sched_entity *target,
 		   uint64_t now);
 
-/* delta x 1024 / weight (calc_delta_fair(), rule 2). */
-static inline uint64_t calc_delta_fair(uint64_t delta, uint32_t weight)
-{
-	if (weight == SCHED_NICE_0_WEIGHT)
-		return delta;
-	if (delta < (1ull << 53))	/* the common case needs no 128-bit division */
-		return (delta << 10) / weight;
-	return (uint64_t)(((unsigned __int128)delta << 10) / weight);
-}
-
-/*
- * What charging `delta` ns to se adds to its vruntime, with the remainder
- * the last charge left; the new remainder in *rem. Carried, so that the
- * vruntime of a run does not depend on how its time was split into
- * updates (deferred ticks, calc_delta_fair()'s rounding at any weight).
- */
-static inline uint64_t vruntime_delta(const struct sched_entity *se, uint64_t delta, uint32_t *rem)
-{
-	unsigned __int128 x;
-
-	if (se->weight == SCHED_NICE_0_WEIGHT) {
-		*rem = 0;
-		return delta;
-	}
-	if (delta < (1ull << 53)) {	/* the common case needs no 128-bit division */
-		uint64_t y = (delta << 10) + se->vrem;
-
-		*rem = (uint32_t)(y % se->weight);
-		return y / se->weight;
-	}
-	x = ((unsigned __int128)delta << 10) + se->vrem;
-	*rem = (uint32_t)(x % se->weight);
-	return (uint64_t)(x / se->weight);
-}
-
 /*
  * The fair class's update_curr(): charge `delta` ns of wall time to the
  * running entity's vruntime, and start a new slice once its deadline is
@@ -618,7 +584,7 @@ static inline void fair_update_curr(struct sched *s, struct sched_rq *rq, uint64
 {
 	struct sched_entity *curr = rq->curr;
 
-	curr->vruntime += vruntime_delta(curr, delta, &curr->vrem);
+	curr->vruntime += vruntime_delta(curr->weight, delta, &curr->vrem);
 	if (!time_before64(curr->vruntime, curr->deadline)) {
 		curr->deadline = curr->vruntime + calc_delta_fair(curr->slice ? curr->slice :
 								   s->cfg.slice_ns, curr->weight);
