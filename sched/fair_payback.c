@@ -44,7 +44,7 @@ static uint64_t payback_factor(int64_t lag, uint64_t rate, int64_t band)
 	if (!rate || (lag <= band && lag >= -band))
 		return (uint64_t)one;
 	lag += lag > 0 ? -band : band;
-	f = one + ((__int128)lag << (FACTOR_SHIFT + RATE_SHIFT)) / den;
+	f = one + (__int128)lag * ((__int128)1 << (FACTOR_SHIFT + RATE_SHIFT)) / den;
 	if (f > one * PAYBACK_CLAMP)
 		f = one * PAYBACK_CLAMP;
 	if (f < one / PAYBACK_CLAMP)
