@@ -575,6 +575,7 @@ static inline bool tick_defer(struct sched *s, struct sched_rq *rq, uint64_t now
 {
 	struct sched_entity *curr = rq->curr;
 	uint64_t delta = now - rq->clock;
+	uint32_t rem;
 
 	if (!curr || curr->class != &fair_sched_class || !curr->on_rq ||
 	    curr->cpu != (int)rq->cpu || rq->need_resched || rq->nr_dl ||
@@ -584,7 +585,8 @@ static inline bool tick_defer(struct sched *s, struct sched_rq *rq, uint64_t now
 	if (curr->cap_period || curr->grp_capped || !slist_empty(&rq->cap_throttled))
 		return false;
 	/* fair_update_curr() would end the slice (and maybe resched): a real tick. */
-	if (!time_before64(curr->vruntime + calc_delta_fair(delta, curr->weight), curr->deadline))
+	rem = curr->vrem;	/* a copy: the charge itself is deferred */
+	if (!time_before64(curr->vruntime + vruntime_delta(curr->weight, delta, &rem), curr->deadline))
 		return false;
 	rq->misfit = false;
 	if (rq->capacity < s->max_capacity)

@@ -214,11 +214,12 @@ static int component_of(struct sched_cpumask *comp, unsigned int *nr,
  */
 static int cmp_id_weight_desc(const void *a, const void *b, void *arg)
 {
-	struct sched_entity *const *ent = arg;
-	const struct sched_entity *x = ent[*(const int *)a], *y = ent[*(const int *)b];
+	const struct sched *s = arg;
+	const struct sched_entity *x = s->ent[*(const int *)a], *y = s->ent[*(const int *)b];
+	uint64_t wx = fair_solver_weight(s, x), wy = fair_solver_weight(s, y);
 
-	if (x->weight != y->weight)
-		return x->weight < y->weight ? 1 : -1;
+	if (wx != wy)
+		return wx < wy ? 1 : -1;
 	return x->id - y->id;
 }
 
@@ -236,7 +237,7 @@ static void update_order(struct sched *s)
 		if (s->ent[id])
 			s->lag_order[n++] = (int)id;
 	if (n > 1)
-		qsort_r(s->lag_order, n, sizeof(*s->lag_order), cmp_id_weight_desc, s->ent);
+		qsort_r(s->lag_order, n, sizeof(*s->lag_order), cmp_id_weight_desc, s);
 	s->nr_lag_order = n;
 	s->lag_order_dirty = false;
 }
@@ -258,7 +259,7 @@ static unsigned int collect(struct sched *s, uint64_t dt, uint64_t *used)
 		tracked = wants_cpu(se) && se->lag_on_rq && se->lag_wakeups == se->st.nr_wakeups;
 		if (tracked) {
 			s->lag_ents[n].se = se;
-			s->lag_ents[n].w = se->weight;
+			s->lag_ents[n].w = fair_solver_weight(s, se);
 			s->lag_ents[n].limit = UINT64_MAX;
 			s->lag_ents[n++].rate = 0;
 		} else {
@@ -702,11 +703,18 @@ void fair_lag_balance(struct sched *s, uint64_t now)
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
 		update_rq_clock(s, &s->rq[cpu], now);
 	n = collect(s, dt, used);
-	for (unsigned int k = 0; k < n; k++) {	/* lag over the interval, at last rates */
+	/*
+	 * Lag over the interval, at the last rates. Only for entities that
+	 * had one (tracked at the last balance): the first interval of an
+	 * entity has no ideal yet, and counting its work against a rate of 0
+	 * would start it a whole interval's work ahead.
+	 */
+	for (unsigned int k = 0; k < n; k++) {
 		struct sched_entity *se = s->lag_ents[k].se;
 
-		se->lag += (int64_t)((se->lag_rate * dt) >> RATE_SHIFT) -
-			   (int64_t)(se->lag_prev_work - se->lag_work);
+		if (se->lag_tracked)
+			se->lag += (int64_t)((se->lag_rate * dt) >> RATE_SHIFT) -
+				   (int64_t)(se->lag_prev_work - se->lag_work);
 	}
 	solve(s, n, dt, used);
 	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
@@ -717,6 +725,13 @@ void fair_lag_balance(struct sched *s, uint64_t now)
 			se->lag_rate = 0;
 		}
 	}
+	for (unsigned int k = 0; k < n; k++) {
+		struct sched_entity *se = s->lag_ents[k].se;
+
+		se->lag_tracked = s->lag_ents[k].comp >= 0;
+		se->lag_rate = s->lag_ents[k].rate;
+	}
+	fair_payback_reweight(s, now);
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		s->rq[cpu].lag_weight = 0;
 		s->rq[cpu].lag_aa = s->rq[cpu].lag_ab = s->rq[cpu].lag_bb = 0;
@@ -724,8 +739,6 @@ void fair_lag_balance(struct sched *s, uint64_t now)
 	for (unsigned int k = 0; k < n; k++) {
 		struct sched_entity *se = s->lag_ents[k].se;
 
-		se->lag_tracked = s->lag_ents[k].comp >= 0;
-		se->lag_rate = s->lag_ents[k].rate;
 		if (se->lag_tracked) {
 			s->rq[se->cpu].lag_weight += se->weight;
 			sums_update(&s->rq[se->cpu], se, 1);

@@ -429,6 +429,8 @@ static void set_ideal_weight(struct sched *s, struct sched_entity *se, uint64_t 
 
 	if (se->grp_share.period && se->share_round == s->lag_round)
 		w = capped_weight(s, se, w);
+	else	/* small lags paid back where they are (fair_payback.c) */
+		w = fair_payback_weight(s, se, w, rate);
 
 	se->ideal_round = s->lag_round;
 	if (w != se->weight)

@@ -11,6 +11,7 @@
 #define CAPVISOR_SCHED_INTERNAL_H
 
 #include "sched/sched.h"
+#include "sched/vruntime.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,6 +194,7 @@ struct sched_entity {
 	bool wake_pending;
 	uint32_t weight;		/* what EEVDF runs it with: own_weight flattened (group.c) */
 	int group;			/* SCHED_NONE: the root */
+	uint32_t vrem;			/* fair: vruntime's remainder, in 1/weight ns */
 
 	/* fair (EEVDF); the tick touches this first line and the PELT line only */
 	uint64_t vruntime, deadline;
@@ -572,16 +574,6 @@ void reweight_fair(struct sched *s, struct sched_rq *rq, struct sched_entity *se
 bool yield_to_fair(struct sched *s, struct sched_entity *se, struct sched_entity *target,
 		   uint64_t now);
 
-/* delta x 1024 / weight (calc_delta_fair(), rule 2). */
-static inline uint64_t calc_delta_fair(uint64_t delta, uint32_t weight)
-{
-	if (weight == SCHED_NICE_0_WEIGHT)
-		return delta;
-	if (delta < (1ull << 53))	/* the common case needs no 128-bit division */
-		return (delta << 10) / weight;
-	return (uint64_t)(((unsigned __int128)delta << 10) / weight);
-}
-
 /*
  * The fair class's update_curr(): charge `delta` ns of wall time to the
  * running entity's vruntime, and start a new slice once its deadline is
@@ -592,7 +584,7 @@ static inline void fair_update_curr(struct sched *s, struct sched_rq *rq, uint64
 {
 	struct sched_entity *curr = rq->curr;
 
-	curr->vruntime += calc_delta_fair(delta, curr->weight);
+	curr->vruntime += vruntime_delta(curr->weight, delta, &curr->vrem);
 	if (!time_before64(curr->vruntime, curr->deadline)) {
 		curr->deadline = curr->vruntime + calc_delta_fair(curr->slice ? curr->slice :
 								   s->cfg.slice_ns, curr->weight);
@@ -733,6 +725,10 @@ void fair_lag_balance(struct sched *s, uint64_t now);
 uint64_t fair_cap_rate(const struct sched *s, const struct sched_entity *se);
 size_t fair_lag_scratch_size(void);
 int fair_lag_wake_target(struct sched *s, const struct sched_entity *se);
+void fair_payback_reweight(struct sched *s, uint64_t now);
+uint64_t fair_solver_weight(const struct sched *s, const struct sched_entity *se);
+uint32_t fair_payback_weight(const struct sched *s, const struct sched_entity *se, uint64_t w,
+			     uint64_t rate);
 /* Lag (work) from its fluid ideal worth moving an entity for (fairlag.c, newidle). */
 #define FAIR_LAG_MOVE_NS	(20 * NSEC_PER_MSEC)
 bool sched_balance_newidle(struct sched *s, struct sched_rq *rq, uint64_t now);

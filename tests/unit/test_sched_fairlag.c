@@ -7,6 +7,8 @@
  */
 #include "tests/unit/test_sched_util.h"
 
+#include <stdlib.h>
+
 static uint64_t work_of(struct sched *s, int id)
 {
 	struct sched_entity_stats st;
@@ -122,8 +124,123 @@ static void test_fairlag_wakeup_spares_a_full_pcpu(void)
 	sched_destroy(s);
 }
 
+/*
+ * An entity's first interval has no ideal rate yet: it must not count as
+ * ahead. Two equal entities sharing one pCPU get exactly their ideal, so
+ * after the first balances their lags are within EEVDF's granularity (a
+ * slice), not a whole interval's work.
+ */
+static void test_fairlag_first_interval_not_ahead(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	int64_t slice = (int64_t)s->cfg.slice_ns;
+	uint64_t now = 0;
+	int a = add_ent(s, "a", 1024, true, 0);
+	int b = add_ent(s, "b", 1024, true, 0);
+
+	run_until(s, &now, 200 * MS, MS);
+	CU_ASSERT(sched_ent(s, a)->lag_tracked && sched_ent(s, b)->lag_tracked);
+	CU_ASSERT(llabs(sched_ent(s, a)->lag) <= slice);
+	CU_ASSERT(llabs(sched_ent(s, b)->lag) <= slice);
+	sched_destroy(s);
+}
+
+/*
+ * Lags below a move's worth are paid back where they are, by the run
+ * weights (sched/fair_payback.c): {a, b} and {c, d} share two pCPUs
+ * exactly; a is set behind and b ahead by most of LAG_MOVE_NS. At the next
+ * balance a runs heavier and b lighter than their own weights (within the
+ * factor bounds), the lags go back within a slice, nothing moves, and
+ * the weights return to their own.
+ */
+static void test_fairlag_payback_without_moves(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	int64_t slice = (int64_t)s->cfg.slice_ns, off = FAIR_LAG_MOVE_NS * 3 / 4;
+	uint64_t now = 0, moves = 0;
+	struct sched_entity *a = NULL, *b = NULL;
+	int id[4];
+
+	for (int i = 0; i < 4; i++)
+		id[i] = add_ent(s, "e", 1024, true, 0);
+	run_until(s, &now, 200 * MS, MS);
+	for (int i = 0; i < 4; i++) {	/* a and b: two sharing a pCPU */
+		struct sched_entity *se = sched_ent(s, id[i]);
+
+		if (!a)
+			a = se;
+		else if (!b && se->cpu == a->cpu)
+			b = se;
+		moves += migrations_of(s, id[i]);
+	}
+	CU_ASSERT_FATAL(b != NULL);
+	a->lag += off;
+	b->lag -= off;
+	run_until(s, &now, now + s->cfg.balance_interval_ns * s->cfg.busy_factor + MS, MS);
+	CU_ASSERT(a->weight > 1024 && a->weight <= 2 * 1024);
+	CU_ASSERT(b->weight < 1024 && b->weight >= 1024 / 2);
+	run_until(s, &now, now + 2000 * MS, MS);
+	CU_ASSERT(llabs(a->lag) <= slice && llabs(b->lag) <= slice);
+	for (int i = 0; i < 4; i++) {
+		moves -= migrations_of(s, id[i]);
+		CU_ASSERT_EQUAL(sched_ent(s, id[i])->weight, 1024);
+	}
+	CU_ASSERT_EQUAL(moves, 0);
+	sched_destroy(s);
+}
+
+/* However far behind or ahead, the factor stays within [1/2, 2]. */
+static void test_fairlag_payback_bounded(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t now = 0;
+	int a = add_ent(s, "a", 3000, true, 0);
+	int b = add_ent(s, "b", 3000, true, 0);
+
+	run_until(s, &now, 200 * MS, MS);
+	sched_ent(s, a)->lag += 10000 * MS;
+	sched_ent(s, b)->lag -= 10000 * MS;
+	run_until(s, &now, now + s->cfg.balance_interval_ns * s->cfg.busy_factor + MS, MS);
+	CU_ASSERT_EQUAL(sched_ent(s, a)->weight, 6000);
+	CU_ASSERT_EQUAL(sched_ent(s, b)->weight, 1500);
+	sched_destroy(s);
+}
+
+/*
+ * In a group too: two equal members sharing one pCPU run with equal
+ * weights (their ideal rates are equal) until one is set behind and the
+ * other ahead; then the one behind runs heavier, by at most the bound.
+ */
+static void test_fairlag_payback_in_group(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t now = 0;
+	int g = sched_group_add(s, "vm", SCHED_NONE, 1024, 0, NULL, 0);
+	int a = add_ent(s, "a", 1024, true, 0);
+	int b = add_ent(s, "b", 1024, true, 0);
+	struct sched_entity *ea = sched_ent(s, a), *eb = sched_ent(s, b);
+
+	CU_ASSERT_FATAL(g >= 0);
+	CU_ASSERT_FATAL(sched_set_group(s, a, g, 0, NULL, 0) == 0);
+	CU_ASSERT_FATAL(sched_set_group(s, b, g, 0, NULL, 0) == 0);
+	run_until(s, &now, 200 * MS, MS);
+	CU_ASSERT_EQUAL(ea->weight, eb->weight);
+	ea->lag += FAIR_LAG_MOVE_NS;
+	eb->lag -= FAIR_LAG_MOVE_NS;
+	run_until(s, &now, now + s->cfg.balance_interval_ns * s->cfg.busy_factor + MS, MS);
+	CU_ASSERT(ea->weight > eb->weight && ea->weight <= 4 * eb->weight);
+	run_until(s, &now, now + 2000 * MS, MS);
+	CU_ASSERT(llabs(ea->lag) <= (int64_t)s->cfg.slice_ns);
+	CU_ASSERT_EQUAL(ea->weight, eb->weight);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_three_on_two),
 	   UNIT_TEST(test_fairlag_heavy_gets_big),
 	   UNIT_TEST(test_fairlag_exact_stays_put),
-	   UNIT_TEST(test_fairlag_wakeup_spares_a_full_pcpu))
+	   UNIT_TEST(test_fairlag_wakeup_spares_a_full_pcpu),
+	   UNIT_TEST(test_fairlag_first_interval_not_ahead),
+	   UNIT_TEST(test_fairlag_payback_without_moves),
+	   UNIT_TEST(test_fairlag_payback_bounded),
+	   UNIT_TEST(test_fairlag_payback_in_group))

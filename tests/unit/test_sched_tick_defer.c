@@ -100,6 +100,30 @@ static void test_tick_defer_same_schedule(void)
 }
 
 /*
+ * The same with weights that do not divide the time: the vruntime of a
+ * run must not depend on how its time was split into updates.
+ */
+static void test_tick_defer_any_weight(void)
+{
+	struct twin t;
+	uint64_t now = 0;
+	int a = -1, b = -1;
+
+	twin_make(&t, 1, 0);
+	for (int k = 0; k < 2; k++) {
+		a = add_ent(t.s[k], "a", 1000, true, 0);
+		b = add_ent(t.s[k], "b", 3001, true, 0);
+	}
+	for (now = MS; now <= 300 * MS; now += MS) {
+		twin_tick(&t, now);
+		CU_ASSERT_EQUAL(curr_of(t.s[0], 0), curr_of(t.s[1], 0));
+		twin_expect_same(&t, a);
+		twin_expect_same(&t, b);
+	}
+	twin_destroy(&t);
+}
+
+/*
  * Events between deferred ticks (a wakeup, a block) account the deferred
  * time first; a level change accounts at the old level.
  */
@@ -196,5 +220,6 @@ static void test_tick_defer_misfit(void)
 
 UNIT_SUITE(sched_tick_defer, NULL, NULL,
 	   UNIT_TEST(test_tick_defer_same_schedule),
+	   UNIT_TEST(test_tick_defer_any_weight),
 	   UNIT_TEST(test_tick_defer_events_between),
 	   UNIT_TEST(test_tick_defer_misfit))
