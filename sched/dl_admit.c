@@ -199,24 +199,43 @@ static void build_classes(const struct sched *s, struct dl_pack *p)
 	}
 }
 
+/* Item it on cpu: its density is added to that pCPU's load and taken off what is free. */
+static void item_put(struct dl_pack *p, struct dl_item *it, unsigned int cpu)
+{
+	uint64_t d = dens_on(p, it, cpu);
+
+	p->load[cpu] += d;
+	p->free_total -= d;
+	it->cpu = (int)cpu;
+}
+
+/* Undo item_put(). */
+static void item_take(struct dl_pack *p, struct dl_item *it)
+{
+	uint64_t d = dens_on(p, it, (unsigned int)it->cpu);
+
+	p->load[it->cpu] -= d;
+	p->free_total += d;
+	it->cpu = -1;
+}
+
+/* Undo the placement of items 0..n-1 (a greedy pass that failed at n). */
+static void take_first(struct dl_pack *p, unsigned int n)
+{
+	while (n-- > 0)
+		item_take(p, &p->item[n]);
+}
+
 static bool try_place(const struct sched *s, struct dl_pack *p, unsigned int i);
 
 /* Put item i on cpu and go on with the next; undo if that fails. */
 static bool place_on(const struct sched *s, struct dl_pack *p, unsigned int i, unsigned int cpu)
 {
-	struct dl_item *it = &p->item[i];
-
-	uint64_t d = dens_on(p, it, cpu);
-
 	p->work++;
-	p->load[cpu] += d;
-	p->free_total -= d;
-	it->cpu = (int)cpu;
+	item_put(p, &p->item[i], cpu);
 	if (try_place(s, p, i + 1))
 		return true;
-	p->load[cpu] -= d;
-	p->free_total += d;
-	it->cpu = -1;
+	item_take(p, &p->item[i]);
 	return false;
 }
 
@@ -302,19 +321,11 @@ static bool place_keeping(struct dl_pack *p)
 			cpu = best_fit_candidates(p, i, cand) ? cand[0] : -1;
 		if (cpu < 0)
 			break;
-		it->cpu = cpu;
-		p->load[cpu] += dens_on(p, it, (unsigned int)cpu);
-		p->free_total -= dens_on(p, it, (unsigned int)cpu);
+		item_put(p, it, (unsigned int)cpu);
 	}
 	if (i == p->nr)
 		return true;
-	while (i-- > 0) {
-		struct dl_item *it = &p->item[i];
-
-		p->load[it->cpu] -= dens_on(p, it, (unsigned int)it->cpu);
-		p->free_total += dens_on(p, it, (unsigned int)it->cpu);
-		it->cpu = -1;
-	}
+	take_first(p, i);
 	return false;
 }
 
@@ -367,19 +378,11 @@ static bool place_worst_fit_decreasing(struct dl_pack *p)
 
 		if (cpu < 0)
 			break;
-		it->cpu = cpu;
-		p->load[cpu] += dens_on(p, it, (unsigned int)cpu);
-		p->free_total -= dens_on(p, it, (unsigned int)cpu);
+		item_put(p, it, (unsigned int)cpu);
 	}
 	if (i == p->nr)
 		return true;
-	while (i-- > 0) {
-		struct dl_item *it = &p->item[i];
-
-		p->load[it->cpu] -= dens_on(p, it, (unsigned int)it->cpu);
-		p->free_total += dens_on(p, it, (unsigned int)it->cpu);
-		it->cpu = -1;
-	}
+	take_first(p, i);
 	qsort(p->item, p->nr, sizeof(*p->item), cmp_items);
 	return false;
 }
