@@ -264,6 +264,9 @@ static struct sched_entity *pick_movable(struct sched_rq *src, struct sched_rq *
 				fallback = se;
 			continue;
 		}
+		/* a feasible placement of the fluid balance is kept (fair_repack.c) */
+		if (se->lag_packed)
+			continue;
 		nb = ((src->fair_weight - se->weight) << 10) / fair_capacity(src);
 		nd = rq_load(dst, se->weight);
 		m = nb > nd ? nb : nd;

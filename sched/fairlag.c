@@ -732,6 +732,7 @@ void fair_lag_balance(struct sched *s, uint64_t now)
 		se->lag_rate = s->lag_ents[k].rate;
 	}
 	fair_payback_reweight(s, now);
+	fair_repack(s, n, now);
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		s->rq[cpu].lag_weight = 0;
 		s->rq[cpu].lag_aa = s->rq[cpu].lag_ab = s->rq[cpu].lag_bb = 0;

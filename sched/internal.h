@@ -260,6 +260,7 @@ struct sched_entity {
 	uint64_t lag_wakeups;		/* st.nr_wakeups then: blocked since? */
 	uint64_t lag_moved;		/* balance round it last moved in */
 	bool lag_on_rq, lag_tracked;
+	bool lag_packed;		/* its placement is feasible (fair_repack.c) */
 	bool lag_moving;		/* being moved by it: drop the EEVDF credit */
 
 	struct sched_entity_stats st;
@@ -678,6 +679,7 @@ struct lag_ent {
 	uint64_t limit;				/* rate it cannot exceed (its caps), or UINT64_MAX */
 	int comp;
 	int next;				/* group.c: next tracked member of its group */
+	int to;					/* fair_repack.c: the pCPU of its new placement */
 	bool capped;				/* rate held at its limit (cap_fill) */
 };
 
@@ -726,6 +728,7 @@ uint64_t fair_cap_rate(const struct sched *s, const struct sched_entity *se);
 size_t fair_lag_scratch_size(void);
 int fair_lag_wake_target(struct sched *s, const struct sched_entity *se);
 void fair_payback_reweight(struct sched *s, uint64_t now);
+void fair_repack(struct sched *s, unsigned int n, uint64_t now);
 uint64_t fair_solver_weight(const struct sched *s, const struct sched_entity *se);
 uint32_t fair_payback_weight(const struct sched *s, const struct sched_entity *se, uint64_t w,
 			     uint64_t rate);

@@ -235,6 +235,66 @@ static void test_fairlag_payback_in_group(void)
 	sched_destroy(s);
 }
 
+/*
+ * Two heavy entities and three light ones on pCPUs of 1024, 1024 and 945
+ * (the heavy ones' share is a 1024 pCPU each, the light ones share the
+ * 945 one): started with a heavy one on the 945 pCPU and a light one on
+ * each 1024 pCPU, no single move or exchange lowers every lag, but the
+ * re-pack (sched/fair_repack.c) moves the heavy ones onto the 1024 pCPUs
+ * and the light ones together in one balance, and the placement then stays
+ * put and gives each its max-min share.
+ */
+static uint64_t all_migrations(struct sched *s, const int *id, int n)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < n; i++)
+		sum += migrations_of(s, id[i]);
+	return sum;
+}
+
+static void test_fairlag_repack_swaps_heavy_and_light(void)
+{
+	struct sched *s = mk_sched(2, 1024, 1, 945, NULL);
+	const uint32_t w[5] = { 70000, 68000, 1200, 1900, 760 };
+	const unsigned int start[5] = { 2, 0, 0, 1, 2 };
+	struct sched_cpumask one, all = s->all_cpus;
+	uint64_t now = 0, released, settled, t0, work[5];
+	int id[5];
+
+	for (int i = 0; i < 5; i++) {
+		id[i] = add_ent(s, "e", w[i], false, 0);
+		sched_cpumask_clear(&one);
+		sched_cpumask_set(&one, start[i]);
+		CU_ASSERT_FATAL(sched_set_affinity(s, id[i], &one, now, NULL, 0) == 0);
+		sched_wakeup(s, id[i], now);
+	}
+	run_until(s, &now, 100 * MS, MS);
+	for (int i = 0; i < 5; i++) {
+		CU_ASSERT_EQUAL_FATAL(sched_ent(s, id[i])->cpu, (int)start[i]);
+		CU_ASSERT_FATAL(sched_set_affinity(s, id[i], &all, now, NULL, 0) == 0);
+	}
+	released = all_migrations(s, id, 5);
+	/* a few balances to solve the new ideal and re-pack */
+	run_until(s, &now, now + 100 * MS, MS);
+	CU_ASSERT(sched_ent(s, id[0])->cpu < 2 && sched_ent(s, id[1])->cpu < 2);
+	for (int i = 2; i < 5; i++)
+		CU_ASSERT_EQUAL(sched_ent(s, id[i])->cpu, 2);
+	settled = all_migrations(s, id, 5);
+	CU_ASSERT(settled - released <= 5);	/* each moved at most once */
+	for (int i = 0; i < 5; i++)
+		work[i] = work_of(s, id[i]);
+	t0 = now;
+	run_until(s, &now, now + 5000 * MS, MS);
+	for (int i = 0; i < 5; i++) {
+		double share = i < 2 ? 1.0 : 945.0 / 1024 * w[i] / (w[2] + w[3] + w[4]);
+
+		CU_ASSERT(within(work_of(s, id[i]) - work[i], (double)(now - t0) * share, 0.01));
+	}
+	CU_ASSERT_EQUAL(all_migrations(s, id, 5), settled);	/* and it stays put */
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_three_on_two),
 	   UNIT_TEST(test_fairlag_heavy_gets_big),
@@ -243,4 +303,5 @@ UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_first_interval_not_ahead),
 	   UNIT_TEST(test_fairlag_payback_without_moves),
 	   UNIT_TEST(test_fairlag_payback_bounded),
-	   UNIT_TEST(test_fairlag_payback_in_group))
+	   UNIT_TEST(test_fairlag_payback_in_group),
+	   UNIT_TEST(test_fairlag_repack_swaps_heavy_and_light))

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Feasibility re-pack of the fluid-ideal balance (docs/sched.md, "How the
+ * engine meets it").
+ *
+ * The lag moves of fairlag.c correct one entity at a time by predicted
+ * lags. Where the ideal needs several entities to change places at once
+ * (the heavy ones onto the fast pCPUs, the light ones together onto the
+ * slow one), no single move or exchange lowers the predicted lags, and
+ * the heavy ones swap back and forth instead. But the ideal rates say
+ * directly what a placement must satisfy: a placement is exact when, on
+ * every pCPU, the ideal rates of the entities there add up to no more
+ * than the capacity the sleepers leave there (the payback then clears
+ * what is left of the lags where they are).
+ *
+ * So at every balance, for each component (a set of pCPUs the affinities
+ * share), after the ideal is solved and before the lag moves:
+ *
+ * - if no pCPU's sum of ideal rates is over its capacity by more than
+ *   TRIGGER_SHIFT, nothing is re-packed (hysteresis: a feasible placement
+ *   stays put, and the lag moves and the payback take care of the rest);
+ * - otherwise a new placement is packed, heaviest first (the solver's
+ *   order): an entity stays where it is while its pCPU has room for it,
+ *   else it goes to the allowed pCPU with the least room that still fits
+ *   it (best fit keeps the big holes for the big entities), each pCPU
+ *   filled to at most FIT_SHIFT over its capacity. When every entity
+ *   fits, the entities whose pCPU changed move, all in this balance, and
+ *   the lag moves leave the component alone until the next one (they
+ *   would undo it for a lag that the payback pays back where it is);
+ *   when one does not, no static placement was found (three equal
+ *   entities on two pCPUs need a rotation) and the lag moves do the
+ *   rotation as before.
+ *
+ * The entities a re-pack placed are marked (lag_packed) until their
+ * component is over again: the periodic load balance, which balances
+ * weights per capacity and not ideal rates, leaves them alone (it moved
+ * them back at every balance otherwise).
+ *
+ * Cost: O(n x m) per balance for n tracked entities on m pCPUs, nothing
+ * on the per-decision paths.
+ */
+#include "sched/internal.h"
+
+#define FIT_SHIFT	8	/* over by capacity / 256: still feasible */
+#define TRIGGER_SHIFT	6	/* over by capacity / 64: re-pack */
+
+/* The capacity the tracked entities have on rq (RATE_SHIFT), as fairlag.c predicts. */
+static uint64_t cpu_room(const struct sched_rq *rq)
+{
+	return rq->lag_cap;
+}
+
+/* Per-pCPU sums of the ideal rates of e[0..n) where they are, into sum[]. */
+static void rate_sums(const struct sched *s, const struct lag_ent *e, unsigned int n, uint64_t *sum)
+{
+	memset(sum, 0, s->nr_cpus * sizeof(*sum));
+	for (unsigned int k = 0; k < n; k++)
+		sum[e[k].se->cpu] += e[k].rate;
+}
+
+/* Is any pCPU's sum over its capacity by more than capacity >> shift? */
+static bool over(const struct sched *s, const uint64_t *sum, unsigned int shift)
+{
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		uint64_t cap = cpu_room(&s->rq[cpu]);
+
+		if (sum[cpu] > cap + (cap >> shift))
+			return true;
+	}
+	return false;
+}
+
+/* The allowed pCPU with the least room that still fits rate, or -1. */
+static int best_fit(const struct sched *s, const struct sched_entity *se, const int64_t *room,
+		    uint64_t rate)
+{
+	int best = -1;
+
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		if (!sched_cpumask_test(&se->allowed, cpu) || room[cpu] < (int64_t)rate)
+			continue;
+		if (best < 0 || room[cpu] < room[best])
+			best = (int)cpu;
+	}
+	return best;
+}
+
+/*
+ * A placement of e[0..n) (ideal rates, about heaviest first) where every
+ * pCPU's sum fits, preferring where each entity is, into e[k].to.
+ * Returns false when one does not fit anywhere.
+ */
+static bool pack(const struct sched *s, struct lag_ent *e, unsigned int n)
+{
+	int64_t room[SCHED_MAX_CPUS];
+
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		uint64_t cap = cpu_room(&s->rq[cpu]);
+
+		room[cpu] = (int64_t)(cap + (cap >> FIT_SHIFT));
+	}
+	for (unsigned int k = 0; k < n; k++) {
+		int to = e[k].se->cpu;
+
+		if (room[to] < (int64_t)e[k].rate)
+			to = best_fit(s, e[k].se, room, e[k].rate);
+		if (to < 0)
+			return false;
+		room[to] -= (int64_t)e[k].rate;
+		e[k].to = to;
+	}
+	return true;
+}
+
+static void apply(struct sched *s, struct lag_ent *e, unsigned int n, uint64_t now)
+{
+	s->lag_in_move = true;	/* no newidle pull between two moves */
+	for (unsigned int k = 0; k < n; k++) {
+		struct sched_entity *se = e[k].se;
+
+		if (e[k].to == se->cpu)
+			continue;
+		s->rq[se->cpu].nr_lb_migrations++;
+		se->lag_moving = true;
+		migrate_entity(s, se, (unsigned int)e[k].to, SCHED_MIGRATE_BALANCE, now);
+		se->lag_moving = false;
+	}
+	s->lag_in_move = false;
+}
+
+/*
+ * Do sleepers use any of the pCPUs of e[0..n)? Then the capacity a
+ * placement was packed for is an average, and the periodic load balance,
+ * which sees their wakeups at once, may still move the others.
+ */
+static bool sleepers_beside(const struct sched *s, const struct lag_ent *e, unsigned int n)
+{
+	for (unsigned int k = 0; k < n; k++) {
+		const struct sched_rq *rq = &s->rq[e[k].se->cpu];
+		uint64_t full = (uint64_t)fair_capacity(rq) << (RATE_SHIFT - 10);
+
+		if (rq->lag_cap < full - (full >> FIT_SHIFT))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Re-pack one component's entities e[0..n) if it is over; whether it
+ * did. Without sleepers beside them, the entities it places are marked
+ * (lag_packed) until their component is over again with no packing
+ * found, or they stop being tracked: the periodic load balance, which
+ * balances weights and not ideal rates, leaves them where they are.
+ */
+static bool repack_component(struct sched *s, struct lag_ent *e, unsigned int n, uint64_t now)
+{
+	uint64_t sum[SCHED_MAX_CPUS];
+	bool moved, keep;
+
+	rate_sums(s, e, n, sum);
+	if (!over(s, sum, TRIGGER_SHIFT))
+		return false;
+	moved = pack(s, e, n);
+	if (moved)
+		apply(s, e, n, now);
+	keep = moved && !sleepers_beside(s, e, n);
+	for (unsigned int k = 0; k < n; k++)
+		e[k].se->lag_packed = keep;
+	return moved;
+}
+
+/*
+ * Re-pack every component of the n solved entities (s->lag_ents, grouped
+ * by component); the entities of a feasible one are marked as moved in
+ * this round, so that the lag moves leave them alone.
+ */
+void fair_repack(struct sched *s, unsigned int n, uint64_t now)
+{
+	unsigned int i = 0;
+
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++)
+		if (s->ent[id] && !s->ent[id]->lag_tracked)
+			s->ent[id]->lag_packed = false;
+
+	while (i < n && s->lag_ents[i].comp < 0)
+		i++;
+	while (i < n) {
+		unsigned int j = i;
+
+		while (j < n && s->lag_ents[j].comp == s->lag_ents[i].comp)
+			j++;
+		if (repack_component(s, &s->lag_ents[i], j - i, now))
+			for (unsigned int k = i; k < j; k++)
+				s->lag_ents[k].se->lag_moved = s->lag_round;
+		i = j;
+	}
+}
