@@ -70,6 +70,18 @@ static bool over(const struct sched *s, const uint64_t *sum, unsigned int shift)
 	return false;
 }
 
+/*
+ * Is rate (about) all of rq's capacity? Then the entity gets rq to
+ * itself, as everywhere in the fluid balance (lag_full): what another
+ * entity ran there would be lost to it for good.
+ */
+static bool whole_pcpu(const struct sched_rq *rq, uint64_t rate)
+{
+	uint64_t cap = cpu_room(rq);
+
+	return rate >= cap - cap / 32;
+}
+
 /* The allowed pCPU with the least room that still fits rate, or -1. */
 static int best_fit(const struct sched *s, const struct sched_entity *se, const int64_t *room,
 		    uint64_t rate)
@@ -107,6 +119,8 @@ static bool pack(const struct sched *s, struct lag_ent *e, unsigned int n)
 		if (to < 0)
 			return false;
 		room[to] -= (int64_t)e[k].rate;
+		if (whole_pcpu(&s->rq[to], e[k].rate))
+			room[to] = -1;
 		e[k].to = to;
 	}
 	return true;
