@@ -185,8 +185,9 @@ static bool repack_component(struct sched *s, struct lag_ent *e, unsigned int n,
 
 /*
  * Re-pack every component of the n solved entities (s->lag_ents, grouped
- * by component); the entities of a feasible one are marked as moved in
- * this round, so that the lag moves leave them alone.
+ * by component); the entities of a re-packed one are marked as moved in
+ * this round, so that the lag moves leave them alone until the next
+ * balance. An entity no longer tracked (blocked since) loses its mark.
  */
 void fair_repack(struct sched *s, unsigned int n, uint64_t now)
 {
