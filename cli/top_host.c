@@ -4,8 +4,8 @@
  * host's query-vms, query-host and each VM's query-vcpus. It shows a table
  * of the VMs (state, weight, cap, their vCPUs' share of a pCPU summed, CPU
  * time, deadline misses) with the host's total, then every vCPU with a VM
- * column, then the pCPUs. The host is not trusted: query-vms is checked
- * here (names, types) and query-vcpus and query-host by ctl_check_reply().
+ * column, then the pCPUs. The host is not trusted: every reply is checked
+ * by ctl_check_reply() before it is shown.
  */
 #include "cli/top_host.h"
 #include "cli/ctl_format.h"
@@ -18,8 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#define TOP_HOST_MAX_VMS	256	/* more than a host admits (HOST_MAX_VMS) */
-#define TOP_VM_NAME_MAX		32	/* the join protocol's JOIN_NAME_MAX */
+#define TOP_VM_NAME_MAX		64	/* the longest cell ctl_check_reply() lets through */
 
 /* The previous frame's CPU time of one vCPU, by VM name and index. */
 struct prev_cpu {
@@ -61,57 +60,6 @@ static int64_t num(json_object *o, const char *key)
 	return json_object_get_int64(json_object_object_get(o, key));
 }
 
-/* A VM name as the host admits them: 1..32 bytes of [A-Za-z0-9._-]. */
-static bool good_name(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (!n || n > TOP_VM_NAME_MAX)
-		return false;
-	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
-}
-
-static bool count_field(json_object *o, const char *key)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int) &&
-	       json_object_get_int64(v) >= 0;
-}
-
-/* query-vms: an array of at most TOP_HOST_MAX_VMS VMs with the members shown. */
-static int check_vms(json_object *vms, char *err, size_t len)
-{
-	static const char *const counts[] = { "pid", "weight", "vcpus", "cpu_time_ns" };
-
-	if (!json_object_is_type(vms, json_type_array) ||
-	    json_object_array_length(vms) > TOP_HOST_MAX_VMS) {
-		snprintf(err, len, "expected an array of at most %d VMs", TOP_HOST_MAX_VMS);
-		return -1;
-	}
-	for (size_t i = 0; i < json_object_array_length(vms); i++) {
-		json_object *v = json_object_array_get_idx(vms, i), *s;
-
-		if (!json_object_is_type(v, json_type_object) ||
-		    !json_object_object_get_ex(v, "name", &s) ||
-		    !json_object_is_type(s, json_type_string) ||
-		    !good_name(json_object_get_string(s)) ||
-		    !json_object_object_get_ex(v, "state", &s) ||
-		    !json_object_is_type(s, json_type_string) ||
-		    strlen(json_object_get_string(s)) > 16) {
-			snprintf(err, len, "[%zu]: expected a VM with a name of 1..%d characters "
-				 "[A-Za-z0-9._-] and a state", i, TOP_VM_NAME_MAX);
-			return -1;
-		}
-		for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++)
-			if (!count_field(v, counts[k])) {
-				snprintf(err, len, "[%zu].%s: expected a count", i, counts[k]);
-				return -1;
-			}
-	}
-	return 0;
-}
-
 /* 0 with *ret checked; 1 the host went away; -1 with *status. */
 static int query(struct qmp_conn *c, const char *cmd, json_object *args, json_object **ret,
 		 int *status)
@@ -119,8 +67,7 @@ static int query(struct qmp_conn *c, const char *cmd, json_object *args, json_ob
 	char err[768];
 	int rc = qmp_conn_execute(c, cmd, args, ret, err, sizeof(err));
 
-	if (!rc && !(strcmp(cmd, "query-vms") ? ctl_check_reply(cmd, *ret, err, sizeof(err)) :
-		     check_vms(*ret, err, sizeof(err))))
+	if (!rc && !ctl_check_reply(cmd, *ret, err, sizeof(err)))
 		return 0;
 	if (rc < 0 && qmp_conn_closed(c)) {
 		fprintf(stderr, "capvisor top: the host closed the connection\n");
@@ -249,63 +196,54 @@ static void print_vcpu(FILE *f, const char *vm, json_object *v, double share)
 	       num(v, "deadline_misses"));
 }
 
-struct vm_total {
-	double share;		/* NAN once a vCPU's is unknown */
-	int64_t misses;
+/* Each VM's totals of its vCPUs' rows. */
+struct vm_totals {
+	double *share;		/* NAN once a vCPU's is unknown */
+	uint64_t *misses;
 };
 
-static void print_vms(json_object *vms, const struct vm_total *tot)
+/* The VM table with the totals of the vCPU table, and the host's total. */
+static void print_vms(json_object *vms, const struct vm_totals *tot)
 {
 	double all = 0, cpu = 0;
-	int64_t vcpus = 0, misses = 0;
+	int64_t vcpus = 0;
+	uint64_t misses = 0;
+	char sh[16];
 
-	printf("%-12s %-7s %-11s %7s %-15s %5s %7s %9s %6s\n", "VM", "PID", "STATE", "WEIGHT",
-	       "CAP(us)", "VCPUS", "SHARE", "CPU(s)", "MISSES");
+	ctl_print_vms(stdout, vms, tot->share, tot->misses);
 	for (size_t i = 0; i < json_object_array_length(vms); i++) {
-		json_object *v = json_object_array_get_idx(vms, i), *cap;
-		char capbuf[40] = "-", sh[16];
+		json_object *v = json_object_array_get_idx(vms, i);
 
-		cap = json_object_object_get(v, "cap");
-		if (cap && json_object_is_type(cap, json_type_object))
-			snprintf(capbuf, sizeof(capbuf), "%" PRId64 "/%" PRId64, num(cap, "quota_us"),
-				 num(cap, "period_us"));
-		share_text(sh, sizeof(sh), tot[i].share);
-		printf("%-12s %-7" PRId64 " %-11s %7" PRId64 " %-15s %5" PRId64 " %7s %9.2f %6" PRId64
-		       "\n", json_object_get_string(json_object_object_get(v, "name")), num(v, "pid"),
-		       json_object_get_string(json_object_object_get(v, "state")), num(v, "weight"),
-		       capbuf, num(v, "vcpus"), sh, (double)num(v, "cpu_time_ns") / 1e9,
-		       tot[i].misses);
-		all += tot[i].share;
+		all += tot->share[i];
 		cpu += (double)num(v, "cpu_time_ns") / 1e9;
 		vcpus += num(v, "vcpus");
-		misses += tot[i].misses;
+		misses += tot->misses[i];
 	}
-	{
-		char sh[16];
-
-		share_text(sh, sizeof(sh), all);
-		printf("%-12s %-7s %-11s %7s %-15s %5" PRId64 " %7s %9.2f %6" PRId64 "\n", "total", "",
-		       "", "", "", vcpus, sh, cpu, misses);
-	}
+	if (isnan(all))
+		snprintf(sh, sizeof(sh), "%7s ", "-");
+	else
+		snprintf(sh, sizeof(sh), "%6.1f%% ", all);
+	printf("%-12s %-7s %-11s %7s %-15s %5" PRId64 " %s%9.2f %6" PRIu64 "\n", "total", "", "",
+	       "", "", vcpus, sh, cpu, misses);
 }
 
 /* The vCPU table, and each VM's totals of it in tot[]. */
 static void print_vcpus(FILE *f, struct top_host *th, json_object *vms, json_object **vcpus,
-			struct vm_total *tot, double dt)
+			struct vm_totals *tot, double dt)
 {
 	print_vcpu_header(f);
 	for (size_t i = 0; i < json_object_array_length(vms); i++) {
 		const char *name = json_object_get_string(
 			json_object_object_get(json_object_array_get_idx(vms, i), "name"));
 
-		tot[i].share = 0;
-		tot[i].misses = 0;
+		tot->share[i] = 0;
+		tot->misses[i] = 0;
 		for (size_t k = 0; k < json_object_array_length(vcpus[i]); k++) {
 			json_object *v = json_object_array_get_idx(vcpus[i], k);
 			double sh = vcpu_share(th, name, v, dt);
 
-			tot[i].share += sh;
-			tot[i].misses += num(v, "deadline_misses");
+			tot->share[i] += sh;
+			tot->misses[i] += (uint64_t)num(v, "deadline_misses");
 			print_vcpu(f, name, v, sh);
 		}
 	}
@@ -328,16 +266,20 @@ static void print_frame(struct top_host *th, json_object *vms, json_object **vcp
 			json_object *host, long frame, bool tty_in, bool tty_out)
 {
 	size_t n = json_object_array_length(vms), len = 0;
-	struct vm_total *tot = calloc(n ? n : 1, sizeof(*tot));
+	struct vm_totals tot = {
+		.share = calloc(n ? n : 1, sizeof(double)),
+		.misses = calloc(n ? n : 1, sizeof(uint64_t)),
+	};
+	bool have = tot.share && tot.misses;
 	double now = now_s(), dt = th->nr_prev ? now - th->prev_time : 0;
 	time_t wall = time(NULL);
 	char *table = NULL;
 	FILE *mem;
 
 	th->nr_next = 0;
-	mem = tot ? open_memstream(&table, &len) : NULL;
+	mem = have ? open_memstream(&table, &len) : NULL;
 	if (mem) {
-		print_vcpus(mem, th, vms, vcpus, tot, dt);
+		print_vcpus(mem, th, vms, vcpus, &tot, dt);
 		fclose(mem);
 	}
 	if (tty_out)
@@ -345,15 +287,16 @@ static void print_frame(struct top_host *th, json_object *vms, json_object **vcp
 	printf("capvisor top - host - %zu VMs - %zu vCPUs - %s - frame %ld%s\n\n", n,
 	       nr_vcpus(vms, vcpus), strtok(ctime(&wall), "\n"), frame,
 	       tty_in ? " - q to quit" : "");
-	if (tot)
-		print_vms(vms, tot);
+	if (mem)
+		print_vms(vms, &tot);
 	printf("\n%s\n", table ? table : "");
 	ctl_print_host(stdout, host);
 	if (!tty_out)
 		printf("\n");
 	fflush(stdout);
 	free(table);
-	free(tot);
+	free(tot.share);
+	free(tot.misses);
 	/* This frame's CPU times are the next one's previous. */
 	{
 		struct prev_cpu *p = th->prev;
