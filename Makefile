@@ -74,6 +74,7 @@ include bench/bench.mk
 
 demo: deps $(BIN)
 	scripts/demo.py $(BIN)
+	scripts/demo_host.py $(BIN)
 
 clean:
 	rm -rf build

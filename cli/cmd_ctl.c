@@ -24,14 +24,17 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: capvisor ctl SOCKET COMMAND [key=value ...] [--json] [--timeout SECONDS]\n\n"
 		"Sends COMMAND to the QMP control socket of a running VM (capvisor run\n"
-		"--api-socket SOCKET). Numeric values are sent as integers, others as\n"
-		"strings; key:=JSON sends a raw JSON value. --json prints the raw reply.\n"
+		"--api-socket SOCKET) or of a capvisor host (capvisor host --api-socket\n"
+		"SOCKET; its commands name the VM: vm=NAME). Numeric values are sent as\n"
+		"integers, others as strings; key:=JSON sends a raw JSON value. --json\n"
+		"prints the raw reply.\n"
 		"--timeout: how long to wait for the VM at each step (default %d s).\n\n"
 		"examples:\n"
 		"  capvisor ctl /run/vm.sock query-vcpus\n"
 		"  capvisor ctl /run/vm.sock set-vcpu-clamp vcpu=1 max=512\n"
 		"  capvisor ctl /run/vm.sock set-vcpu-reservation vcpu=0 runtime_us=2000 period_us=10000\n"
-		"  capvisor ctl /run/vm.sock query-commands\n\n"
+		"  capvisor ctl /run/vm.sock query-commands\n"
+		"  capvisor ctl /run/host.sock set-vcpu-weight vm=web vcpu=0 weight=2048\n\n"
 		CTL_EXIT_HELP, QMP_CLIENT_TIMEOUT_MS / 1000);
 }
 

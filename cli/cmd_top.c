@@ -2,6 +2,9 @@
 /*
  * capvisor top SOCKET [--interval S] [--iterations N] [--timeout S]
  *
+ * SOCKET may be a capvisor host's (docs/host.md): then top_host.c draws
+ * every VM the host schedules.
+ *
  * A live per-vCPU view of a running VM over its QMP socket, like virt-top:
  * state, pCPU, share of a pCPU over the last interval, utilization,
  * performance asked/delivered, clamps, reservation, deadline misses, the
@@ -15,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/ctl_format.h"
 #include "cli/qmp_client.h"
+#include "cli/top_host.h"
 
 #include <errno.h>
 #include <math.h>
@@ -41,6 +45,7 @@ struct top {
 	double prev_time;
 	bool have_prev;
 	bool shutdown;
+	struct top_host *host;		/* SOCKET is a capvisor host's: all its VMs */
 };
 
 static volatile sig_atomic_t interrupted;
@@ -146,8 +151,8 @@ static int query_frame(struct top *t, json_object *reply[NR_FRAME_QUERIES], int 
 	return 0;
 }
 
-/* One frame: 0; 1 when the VM went away (a normal end); -1 with *status on failure. */
-static int draw(struct top *t, long frame, int *status)
+/* A VM's frame: 0; 1 when the VM went away (a normal end); -1 with *status on failure. */
+static int draw_vm(struct top *t, long frame, int *status)
 {
 	json_object *reply[NR_FRAME_QUERIES] = { NULL }, *vcpus;
 	time_t wall = time(NULL);
@@ -183,6 +188,14 @@ static int draw(struct top *t, long frame, int *status)
 	for (int i = 0; i < NR_FRAME_QUERIES; i++)
 		json_object_put(reply[i]);
 	return rc;
+}
+
+/* A frame of a VM or of a host: 0; 1 when it went away; -1 with *status on failure. */
+static int draw(struct top *t, long frame, int *status)
+{
+	if (t->host)
+		return top_host_frame(t->host, t->conn, frame, t->tty_in, t->tty_out, status);
+	return draw_vm(t, frame, status);
 }
 
 /* Waits one interval; true if the user asked to leave or the VM went away. */
@@ -273,13 +286,39 @@ static int parse_args(struct top *t, int argc, char **argv, const char **sock)
 	return *sock ? 0 : -1;
 }
 
+/*
+ * A capvisor host answers query-vms with an array, a VM refuses it (or a
+ * server that is neither answers something else, and is then drawn as a
+ * VM, every reply checked): 0 (t->host set for a host), or -1 when the
+ * server gave no valid answer.
+ */
+static int is_host(struct top *t)
+{
+	json_object *ret = NULL;
+	char err[768];
+	int rc = qmp_conn_execute(t->conn, "query-vms", NULL, &ret, err, sizeof(err));
+	bool host = rc == 0 && json_object_is_type(ret, json_type_array);
+
+	json_object_put(ret);
+	if (rc < 0) {
+		fprintf(stderr, "capvisor top: %s\n", err);
+		return -1;
+	}
+	if (host && !(t->host = top_host_new())) {
+		fprintf(stderr, "capvisor top: out of memory\n");
+		return -1;
+	}
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: capvisor top SOCKET [--interval SECONDS] [--iterations N]"
 		" [--timeout SECONDS]\n\n"
 		"Live per-vCPU view of the VM whose QMP socket is SOCKET; q or Ctrl-C leaves,\n"
-		"as does the VM shutting down or closing the socket (status 0).\n"
+		"as does the VM shutting down or closing the socket (status 0). SOCKET may\n"
+		"be a capvisor host's: then every VM it schedules, with per-VM totals.\n"
 		"--interval: between frames (default 1 s); --iterations: frames, then leave;\n"
 		"--timeout: how long to wait for each reply (default %d s).\n\n"
 		CTL_EXIT_HELP, QMP_CLIENT_TIMEOUT_MS / 1000);
@@ -307,6 +346,10 @@ int cmd_top(int argc, char **argv)
 		return CTL_EXIT_USAGE;
 	}
 	qmp_conn_on_event(t.conn, on_event, &t);
+	if (is_host(&t) < 0) {
+		qmp_conn_close(t.conn);
+		return CTL_EXIT_NO_REPLY;
+	}
 	t.tty_in = isatty(STDIN_FILENO);
 	t.tty_out = isatty(STDOUT_FILENO);
 	signal(SIGINT, on_sigint);
@@ -322,6 +365,7 @@ int cmd_top(int argc, char **argv)
 	if (t.shutdown)
 		fprintf(stderr, "capvisor top: the VM shut down\n");
 	qmp_conn_close(t.conn);
+	top_host_free(t.host);
 	free(t.prev_cpu);
 	free(t.share);
 	return status;

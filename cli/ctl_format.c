@@ -21,6 +21,8 @@
 #define CTL_MAX_CELL		64
 /* More entries than any query lists (query-commands has 14). */
 #define CTL_MAX_COMMANDS	1024
+/* More VMs than a host admits (HOST_MAX_VMS). */
+#define CTL_MAX_VMS		256
 
 enum field_kind {
 	F_COUNT,		/* an integer >= 0 */
@@ -76,6 +78,12 @@ static const struct field cluster_fields[] = {
 static const struct field pcpu_fields[] = {
 	{ "pcpu", F_COUNT }, { "cluster", F_STRING }, { "capacity", F_COUNT },
 	{ "perf_level", F_COUNT }, { "util", F_COUNT }, { "host_cpu", F_INDEX }, END_FIELDS,
+};
+
+/* A VM of a capvisor host's query-vms (docs/host.md). */
+static const struct field vm_fields[] = {
+	{ "name", F_STRING }, { "pid", F_COUNT }, { "state", F_STRING }, { "weight", F_COUNT },
+	{ "cap", F_CAP }, { "vcpus", F_COUNT }, { "cpu_time_ns", F_COUNT }, END_FIELDS,
 };
 
 static const struct field status_fields[] = { { "status", F_STRING }, END_FIELDS };
@@ -237,6 +245,8 @@ int ctl_check_reply(const char *cmd, json_object *ret, char *err, size_t len)
 		return check_array(ret, CTL_MAX_COMMANDS, name_fields, "", err, len);
 	if (!strcmp(cmd, "query-groups"))
 		return check_array(ret, QMP_MAX_GROUPS, group_fields, "", err, len);
+	if (!strcmp(cmd, "query-vms"))
+		return check_array(ret, CTL_MAX_VMS, vm_fields, "", err, len);
 	return 0;	/* printed as JSON, whatever it is */
 }
 
@@ -368,6 +378,29 @@ void ctl_print_host(FILE *f, json_object *host)
 	}
 }
 
+void ctl_print_vms(FILE *f, json_object *vms, const double *share, const uint64_t *misses)
+{
+	fprintf(f, "%-12s %-7s %-11s %7s %-15s %5s %s%9s%s\n", "VM", "PID", "STATE", "WEIGHT",
+		"CAP(us)", "VCPUS", share ? "  SHARE " : "", "CPU(s)", misses ? " MISSES" : "");
+	for (size_t i = 0; i < json_object_array_length(vms); i++) {
+		json_object *v = json_object_array_get_idx(vms, i), *cap;
+		char capbuf[48] = "-", sh[16] = "", ms[24] = "";
+
+		if (json_object_object_get_ex(v, "cap", &cap) && cap)
+			snprintf(capbuf, sizeof(capbuf), "%" PRId64 "/%" PRId64, num(cap, "quota_us"),
+				 num(cap, "period_us"));
+		if (share && isnan(share[i]))
+			snprintf(sh, sizeof(sh), "%7s ", "-");
+		else if (share)
+			snprintf(sh, sizeof(sh), "%6.1f%% ", share[i]);
+		if (misses)
+			snprintf(ms, sizeof(ms), " %6" PRIu64, misses[i]);
+		fprintf(f, "%-12s %-7" PRId64 " %-11s %7" PRId64 " %-15s %5" PRId64 " %s%9.2f%s\n",
+			str(v, "name"), num(v, "pid"), str(v, "state"), num(v, "weight"), capbuf,
+			num(v, "vcpus"), sh, (double)num(v, "cpu_time_ns") / 1e9, ms);
+	}
+}
+
 void ctl_print_reply(FILE *f, const char *cmd, json_object *ret)
 {
 	json_object *q;
@@ -378,6 +411,8 @@ void ctl_print_reply(FILE *f, const char *cmd, json_object *ret)
 		ctl_print_host(f, ret);
 	} else if (!strcmp(cmd, "query-groups")) {
 		ctl_print_groups(f, ret, NULL, 0);
+	} else if (!strcmp(cmd, "query-vms")) {
+		ctl_print_vms(f, ret, NULL, NULL);
 	} else if (!strcmp(cmd, "query-status")) {
 		fprintf(f, "%s\n", str(ret, "status"));
 	} else if (!strcmp(cmd, "query-version") && json_object_object_get_ex(ret, "qemu", &q)) {

@@ -4,6 +4,7 @@
 #define CAPVISOR_CTL_FORMAT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <json-c/json.h>
@@ -28,5 +29,11 @@ void ctl_print_vcpus(FILE *f, json_object *vcpus, const double *share);
  * for ctl_print_vcpus, nr_share of them) a SHARE column sums each group's.
  */
 void ctl_print_groups(FILE *f, json_object *groups, const double *share, size_t nr_share);
+/*
+ * A capvisor host's checked query-vms reply as a table; with share (percent
+ * of one pCPU, NAN unknown) and misses (deadline misses), one per VM, a
+ * SHARE and a MISSES column.
+ */
+void ctl_print_vms(FILE *f, json_object *vms, const double *share, const uint64_t *misses);
 
 #endif

@@ -489,7 +489,8 @@ static void observe_vcpus(struct dispatch *d, uint64_t now)
 		struct sched_entity_info info;
 		int h;
 
-		if (!v->in_run)
+		/* A held vCPU stays blocked whatever its guest does. */
+		if (!v->in_run || v->held)
 			continue;
 		h = d->ops->halted(d->opaque, i);
 		if (h < 0)

@@ -175,6 +175,7 @@ enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu,
 	}
 	for (;;) {
 		struct sched_entity_info info = { .state = SCHED_RUNNABLE };
+		bool held;
 		int p;
 
 		now = dispatch_now_ns();
@@ -183,8 +184,9 @@ enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu,
 			return DISPATCH_STOP;
 		}
 		wake = UINT64_MAX;
-		p = d->paused ? -1 : dispatch_vcpu_pcpu(d, vcpu, &info);
-		if (p < 0 && !d->paused && info.state == SCHED_BLOCKED) {
+		held = d->paused || v->held;
+		p = held ? -1 : dispatch_vcpu_pcpu(d, vcpu, &info);
+		if (p < 0 && !held && info.state == SCHED_BLOCKED) {
 			/* Wait for the interrupt inside KVM_RUN, asleep in the kernel. */
 			v->sanctioned = false;
 			v->leave_at = UINT64_MAX;

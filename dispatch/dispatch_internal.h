@@ -12,6 +12,7 @@
 struct dvcpu {
 	int id;				/* engine entity, -1 for a free slot */
 	bool retiring;			/* its VM left: the gate says DISPATCH_STOP */
+	bool held;			/* its VM is stopped: blocked, kept out of KVM_RUN */
 	pthread_cond_t cond;		/* the vCPU thread waits here at its gate */
 	pid_t tid;
 	bool in_run;			/* between enter and leave */

@@ -119,6 +119,33 @@ void dispatch_slot_retire(struct dispatch *d, unsigned int slot)
 	pthread_mutex_unlock(&d->lock);
 }
 
+void dispatch_slot_hold(struct dispatch *d, unsigned int slot, bool hold)
+{
+	struct dvcpu *v = &d->v[slot];
+	uint64_t now = dispatch_now_ns();
+
+	pthread_mutex_lock(&d->lock);
+	if (v->id < 0 || v->held == hold) {
+		pthread_mutex_unlock(&d->lock);
+		return;
+	}
+	dispatch_account_all(d, now);
+	v->held = hold;
+	if (hold) {
+		sched_block(d->sched, v->id, now);
+		if (v->in_run && !v->kicked) {
+			v->kicked = true;
+			d->ops->kick(d->opaque, slot);
+		}
+	} else {
+		sched_wakeup(d->sched, v->id, now);
+		pthread_cond_signal(&v->cond);
+	}
+	dispatch_apply(d, now);
+	pthread_cond_signal(&d->tick_cond);
+	pthread_mutex_unlock(&d->lock);
+}
+
 void dispatch_slot_remove(struct dispatch *d, unsigned int slot)
 {
 	struct dvcpu *v = &d->v[slot];

@@ -37,6 +37,12 @@ int dispatch_slot_add(struct dispatch *d, const struct vcpu_qos *q, int gid, boo
 void dispatch_slot_retire(struct dispatch *d, unsigned int slot);
 /* Frees a retired slot whose gate caller has gone (no enter/leave under way). */
 void dispatch_slot_remove(struct dispatch *d, unsigned int slot);
+/*
+ * vm-stop / vm-cont of one VM: a held slot is blocked in the engine (its
+ * share goes to the others at once), kicked out of a run under way and
+ * kept at its gate until released; released, it is runnable again.
+ */
+void dispatch_slot_hold(struct dispatch *d, unsigned int slot, bool hold);
 /* Host CPU the slot's vCPU thread should be on now, -1 for anywhere. */
 int dispatch_slot_host_cpu(struct dispatch *d, unsigned int slot);
 unsigned int dispatch_nr_free_slots(struct dispatch *d);

@@ -73,6 +73,7 @@ struct host_vm {
 	_Atomic bool gone;		/* leaving: its proxies stop */
 	_Atomic bool disobedient;	/* a vCPU ignored a kick (HOST_KICK_GRACE_NS) */
 	_Atomic bool violated;		/* a proxy found a protocol violation */
+	bool stopped;			/* vm-stop: its slots held (main thread only) */
 	char violation[128];
 	struct host_proxy proxy[JOIN_MAX_VCPUS];
 };
@@ -120,7 +121,7 @@ int host_proxy_start(struct host_proxy *p);
 /* Wakes a proxy of a VM that is leaving and joins it. */
 void host_proxy_stop(struct host_proxy *p);
 
-/* host_qmp.c: the host's QMP socket. */
+/* host_qmp.c: the host's QMP socket; its commands are host_qmp_cmds.c's. */
 struct host_qmp *host_qmp_new(struct host *h, const char *path, char *err, size_t errlen);
 void host_qmp_free(struct host_qmp *q);
 /* Consumes data (a json_object *). */

@@ -14,6 +14,7 @@
  */
 #include "tests/unit/harness.h"
 #include "dispatch/dispatch.h"
+#include "dispatch/dispatch_slot.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -315,6 +316,45 @@ static void test_pause_holds_every_vcpu(void)
 	fake_vm_stop(&vm);
 }
 
+/*
+ * vm-stop of one VM: its held vCPU leaves its run, stays out and is blocked
+ * in the engine, so the other vCPU on the same pCPU gets it all; released,
+ * it runs again. The oracle is the time the dispatcher gave each.
+ */
+static void test_held_slot_stays_out(void)
+{
+	static const unsigned int host_cpu[] = { 0 };
+	uint64_t g0[2], g[2], run;
+	struct dispatch_vcpu_report r;
+	struct fake_vm vm;
+	unsigned int entries;
+
+	CU_ASSERT_EQUAL_FATAL(fake_vm_start(&vm, "one=1:1024", host_cpu, 2, NULL), 0);
+	sleep_ms(50);
+	dispatch_slot_hold(vm.d, 0, true);
+	sleep_ms(50);	/* the kick lands, the thread leaves */
+	entries = atomic_load(&vm.v[0].entries);
+	dispatch_vcpu_times(vm.d, 0, &g0[0], &run);
+	dispatch_vcpu_times(vm.d, 1, &g0[1], &run);
+	sleep_ms(300);
+	CU_ASSERT_FALSE(atomic_load(&vm.v[0].in_run));
+	CU_ASSERT_EQUAL(atomic_load(&vm.v[0].entries), entries);
+	CU_ASSERT_EQUAL(dispatch_vcpu_report(vm.d, 0, &r), 0);
+	CU_ASSERT_EQUAL(r.info.state, SCHED_BLOCKED);
+	dispatch_vcpu_times(vm.d, 0, &g[0], &run);
+	dispatch_vcpu_times(vm.d, 1, &g[1], &run);
+	printf("\n    dispatch: held vCPU 0 given %.1f ms beside vCPU 1's %.1f ms\n",
+	       (g[0] - g0[0]) / 1e6, (g[1] - g0[1]) / 1e6);
+	CU_ASSERT(g[0] == g0[0]);
+	CU_ASSERT(g[1] - g0[1] > 200 * MS);
+	dispatch_slot_hold(vm.d, 0, false);
+	sleep_ms(200);
+	CU_ASSERT(atomic_load(&vm.v[0].entries) > entries);
+	dispatch_vcpu_times(vm.d, 0, &g0[0], &run);
+	CU_ASSERT(g0[0] > g[0] + 10 * MS);
+	fake_vm_stop(&vm);
+}
+
 /* Live QoS: a rejected change names what was wrong and changes nothing. */
 static void test_rejected_qos_changes_nothing(void)
 {
@@ -349,4 +389,5 @@ UNIT_SUITE(dispatch, quiet_init, quiet_cleanup,
 	   UNIT_TEST(test_weights_share_one_pcpu),
 	   UNIT_TEST(test_halted_vcpu_gives_way),
 	   UNIT_TEST(test_pause_holds_every_vcpu),
+	   UNIT_TEST(test_held_slot_stays_out),
 	   UNIT_TEST(test_rejected_qos_changes_nothing))
