@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `capvisor run` options: one table (cli/options.c) maps each option to a
- * setter on struct vm_config, so new options are one table entry and one
- * field. Every setter validates its argument and names the option and what
- * was expected when it rejects it.
+ * `capvisor run` options: one table (cli/options.c) points each option at
+ * its field of struct vm_config (or at a setter where storing is not
+ * enough), so new options are one table entry and one field. A rejected
+ * argument gets an error naming the option and what was expected.
  */
 #ifndef CAPVISOR_OPTIONS_H
 #define CAPVISOR_OPTIONS_H
@@ -13,12 +13,14 @@
 #include "util/sandbox.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #define VM_MIN_MEM	(16ULL << 20)
 #define VM_MAX_MEM	(1ULL << 40)
 #define VM_MAX_VCPUS	255	/* xAPIC ids 0..254 */
+#define VM_DEFAULT_VCPUS	1
 #define VM_DEFAULT_MEM	(256ULL << 20)
 
 enum console_kind { CONSOLE_STDIO, CONSOLE_FILE };
@@ -73,11 +75,23 @@ struct vm_config {
 	struct vm_origin origin;	/* of the option being parsed */
 };
 
+enum vm_option_kind {
+	VM_OPT_GROUP,		/* a heading of --help, not an option */
+	VM_OPT_STRING,		/* the const char * field takes the argument */
+	VM_OPT_FLAG,		/* the bool field is set */
+	VM_OPT_COUNT,		/* the unsigned int field counts how often it is given */
+	VM_OPT_US,		/* the uint64_t field takes min..max microseconds, in ns */
+	VM_OPT_CALL,		/* set() checks the argument and stores it */
+};
+
 struct vm_option {
 	const char *name;		/* without the leading "--" */
 	const char *metavar;		/* NULL: a flag without argument */
-	const char *help;
-	int (*set)(struct vm_config *cfg, const char *arg);
+	const char *help;		/* of a group: its title */
+	enum vm_option_kind kind;
+	size_t offset;			/* of the field in struct vm_config */
+	unsigned long long min, max, def;	/* shown by --help if non-zero; VM_OPT_US: in us */
+	int (*set)(struct vm_config *cfg, const char *arg);	/* VM_OPT_CALL */
 };
 
 void vm_config_init(struct vm_config *cfg);
@@ -96,7 +110,7 @@ void vm_config_free(struct vm_config *cfg);
  */
 int vm_origin_report(const struct vm_origin *o);
 void vm_config_usage(FILE *f);
-/* Is NAME (without "--") a run option? The i-th option of the table, NULL past the last. */
+/* Is NAME (without "--") a run option? The i-th option of the table (headings skipped), NULL past the last. */
 bool vm_config_has_option(const char *name);
 const struct vm_option *vm_config_option(unsigned int i);
 
