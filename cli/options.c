@@ -217,6 +217,7 @@ static int set_emulator_cpus(struct vm_config *cfg, const char *arg)
 	return 0;
 }
 
+/* Options that only store their value point at their field, of the type it must have. */
 #define FIELD(f, t)	_Generic(((struct vm_config *)0)->f, t: offsetof(struct vm_config, f))
 #define OPT_GROUP(title)	{ .kind = VM_OPT_GROUP, .help = title }
 #define OPT_STRING(opt, meta, f, text)						\
@@ -229,46 +230,40 @@ static int set_emulator_cpus(struct vm_config *cfg, const char *arg)
 #define OPT_US(opt, f, lo, hi, dflt, text)					\
 	{ .name = opt, .metavar = "US", .help = text, .kind = VM_OPT_US,	\
 	  .offset = FIELD(f, uint64_t), .min = lo, .max = hi, .def = dflt }
-#define OPT_CALL(opt, meta, setter, text)					\
-	{ .name = opt, .metavar = meta, .help = text, .kind = VM_OPT_CALL, .set = setter }
-/* A setter whose limits and default --help shows. */
-#define OPT_CALL_RANGE(opt, meta, setter, lo, hi, dflt, text)			\
-	{ .name = opt, .metavar = meta, .help = text, .kind = VM_OPT_CALL, .set = setter, \
-	  .min = lo, .max = hi, .def = dflt }
 
+/* Options that parse their value name a setter (VM_OPT_CALL), and may show their limits. */
 static const struct vm_option options[] = {
 	OPT_GROUP("guest"),
 	OPT_STRING("kernel", "FILE", kernel,
 		   "PVH ELF or bzImage to boot (default: the embedded test guest)"),
 	OPT_STRING("initrd", "FILE", initrd, "initial ramdisk"),
 	OPT_STRING("cmdline", "STR", cmdline, "kernel command line"),
-	OPT_CALL_RANGE("vcpus", "N", set_vcpus, 1, VM_MAX_VCPUS, VM_DEFAULT_VCPUS,
-		       "number of vCPUs"),
-	OPT_CALL("mem", "SIZE", set_mem, "guest RAM, e.g. 512M or 2G, at least 16M (default 256M)"),
-	OPT_CALL("console", "stdio|file:PATH", set_console,
-		 "where COM1 output goes (default stdio; input from stdin)"),
-	OPT_CALL("cpu-hide", "LIST", set_cpu_hide,
-		 "CPUID features to hide, e.g. cx16,xsave, or none (default: probed)"),
+	{ "vcpus", "N", "number of vCPUs", set_vcpus,
+	  .min = 1, .max = VM_MAX_VCPUS, .def = VM_DEFAULT_VCPUS },
+	{ "mem", "SIZE", "guest RAM, e.g. 512M or 2G, at least 16M (default 256M)", set_mem,
+	  .kind = VM_OPT_CALL },
+	{ "console", "stdio|file:PATH", "where COM1 output goes (default stdio; input from stdin)",
+	  set_console, .kind = VM_OPT_CALL },
+	{ "cpu-hide", "LIST", "CPUID features to hide, e.g. cx16,xsave, or none (default: probed)",
+	  set_cpu_hide, .kind = VM_OPT_CALL },
 	OPT_FLAG("no-cppc", no_cppc, "no _CPC, CPPC registers or APERF/MPERF for the guest"),
 
 	OPT_GROUP("scheduling"),
-	OPT_CALL("host", "SPEC", set_host,
-		 "emulated pCPUs: NAME=COUNT:CAPACITY[:levels=L,..][:mhz=M,..][,...] "
-		 "(default: one 1024 pCPU per host CPU)"),
-	OPT_CALL("vcpu", "SET:KEY=VAL,..", set_vcpu,
-		 "QoS of vCPUs SET (e.g. 0-3,^2): weight=, uclamp=MIN-MAX, "
-		 "reservation=RUN/DEADLINE/PERIOD, cap=QUOTA/PERIOD, cluster=, group= (repeatable)"),
-	OPT_CALL_RANGE("vm-weight", "W", set_vm_weight, QOS_WEIGHT_MIN, QOS_WEIGHT_MAX,
-		       QOS_GROUP_WEIGHT_DEFAULT,
-		       "weight of the VM as a whole (cgroup v2's cpu.weight 100 is 1024)"),
-	OPT_CALL("vm-cap", "QUOTA/PERIOD", set_vm_cap,
-		 "CPU time of the VM as a whole per period (cgroup cpu.max), "
-		 "e.g. 150ms/100ms; the quota may be up to vCPUs x period"),
-	OPT_CALL("group", "NAME:KEY=VAL,..", set_group,
-		 "a group of vCPUs in the VM: weight=W[,cap=QUOTA/PERIOD]; "
-		 "its vCPUs: --vcpu SET:group=NAME (repeatable)"),
-	OPT_CALL("sched", "capvisor|host", set_sched,
-		 "who schedules the vCPU threads (default capvisor)"),
+	{ "host", "SPEC", "emulated pCPUs: NAME=COUNT:CAPACITY[:levels=L,..][:mhz=M,..][,...] "
+	  "(default: one 1024 pCPU per host CPU)", set_host, .kind = VM_OPT_CALL },
+	{ "vcpu", "SET:KEY=VAL,..", "QoS of vCPUs SET (e.g. 0-3,^2): weight=, uclamp=MIN-MAX, "
+	  "reservation=RUN/DEADLINE/PERIOD, cap=QUOTA/PERIOD, cluster=, group= (repeatable)",
+	  set_vcpu, .kind = VM_OPT_CALL },
+	{ "vm-weight", "W", "weight of the VM as a whole (cgroup v2's cpu.weight 100 is 1024)",
+	  set_vm_weight, .min = QOS_WEIGHT_MIN, .max = QOS_WEIGHT_MAX,
+	  .def = QOS_GROUP_WEIGHT_DEFAULT },
+	{ "vm-cap", "QUOTA/PERIOD", "CPU time of the VM as a whole per period (cgroup cpu.max), "
+	  "e.g. 150ms/100ms; the quota may be up to vCPUs x period", set_vm_cap,
+	  .kind = VM_OPT_CALL },
+	{ "group", "NAME:KEY=VAL,..", "a group of vCPUs in the VM: weight=W[,cap=QUOTA/PERIOD]; "
+	  "its vCPUs: --vcpu SET:group=NAME (repeatable)", set_group, .kind = VM_OPT_CALL },
+	{ "sched", "capvisor|host", "who schedules the vCPU threads (default capvisor)", set_sched,
+	  .kind = VM_OPT_CALL },
 	OPT_US("tick-us", tick_ns, DISPATCH_TICK_MIN_US, DISPATCH_TICK_MAX_US,
 	       DISPATCH_DEFAULT_TICK_US, "scheduler tick"),
 	OPT_US("window-us", window_ns, DUTY_MIN_WINDOW_US, DUTY_MAX_WINDOW_US,
@@ -276,16 +271,19 @@ static const struct vm_option options[] = {
 	       "must run >= " STRINGIFY(DUTY_MIN_ON_US) " us of it)"),
 	OPT_US("slice-us", slice_ns, DISPATCH_SLICE_MIN_US, DISPATCH_SLICE_MAX_US,
 	       DISPATCH_DEFAULT_SLICE_US, "fair-class base slice of the engine"),
-	OPT_CALL("emulator-cpus", "SET", set_emulator_cpus,
-		 "host CPUs of capvisor's own threads, e.g. 0 or 0-1 (default: any)"),
+	{ "emulator-cpus", "SET", "host CPUs of capvisor's own threads, e.g. 0 or 0-1 "
+	  "(default: any)",
+	  set_emulator_cpus, .kind = VM_OPT_CALL },
 
 	OPT_GROUP("definition files and dumps"),
-	OPT_CALL("config", "FILE", set_config,
-		 "read options from a VM definition file (JSON, docs/dispatcher.md)"),
-	OPT_CALL("domain", "FILE", set_domain, "read the VM from libvirt domain XML (docs/libvirt.md)"),
+	{ "config", "FILE", "read options from a VM definition file (JSON, docs/dispatcher.md)",
+	  set_config, .kind = VM_OPT_CALL },
+	{ "domain", "FILE", "read the VM from libvirt domain XML (docs/libvirt.md)", set_domain,
+	  .kind = VM_OPT_CALL },
 	OPT_STRING("dump-domain", "FILE", dump_domain,
 		   "write the VM as libvirt domain XML to FILE (- for stdout) and exit"),
-	OPT_STRING("dump-acpi", "DIR", dump_acpi_dir, "write the ACPI tables as DIR/SIG.dat and exit"),
+	OPT_STRING("dump-acpi", "DIR", dump_acpi_dir,
+		   "write the ACPI tables as DIR/SIG.dat and exit"),
 	OPT_STRING("stats-json", "FILE", stats_json, "write the per-vCPU summary as JSON at exit"),
 
 	OPT_GROUP("control and privileges"),
@@ -296,9 +294,9 @@ static const struct vm_option options[] = {
 	OPT_STRING("name", "NAME", name, "name of the VM on its host (--join; default vmPID)"),
 	OPT_STRING("user", "NAME", user,
 		   "switch to this user after setup (capabilities are dropped anyway)"),
-	OPT_CALL("seccomp", "kill|trap|log|off", set_seccomp,
-		 "system-call filters once running: kill the process on a forbidden call, log it "
-		 "first (trap), only log it, or none (default kill; docs/security.md)"),
+	{ "seccomp", "kill|trap|log|off", "system-call filters once running: kill the process on "
+	  "a forbidden call, log it first (trap), only log it, or none (default kill; "
+	  "docs/security.md)", set_seccomp, .kind = VM_OPT_CALL },
 
 	OPT_GROUP("general"),
 	OPT_COUNT("verbose", verbose, "log more (repeat: debug)"),

@@ -76,22 +76,22 @@ struct vm_config {
 };
 
 enum vm_option_kind {
-	VM_OPT_GROUP,		/* a heading of --help, not an option */
+	VM_OPT_CALL,		/* set() checks the argument and stores it */
 	VM_OPT_STRING,		/* the const char * field takes the argument */
 	VM_OPT_FLAG,		/* the bool field is set */
 	VM_OPT_COUNT,		/* the unsigned int field counts how often it is given */
 	VM_OPT_US,		/* the uint64_t field takes min..max microseconds, in ns */
-	VM_OPT_CALL,		/* set() checks the argument and stores it */
+	VM_OPT_GROUP,		/* a heading of --help, not an option */
 };
 
 struct vm_option {
 	const char *name;		/* without the leading "--" */
 	const char *metavar;		/* NULL: a flag without argument */
 	const char *help;		/* of a group: its title */
+	int (*set)(struct vm_config *cfg, const char *arg);	/* VM_OPT_CALL */
 	enum vm_option_kind kind;
 	size_t offset;			/* of the field in struct vm_config */
 	unsigned long long min, max, def;	/* shown by --help if non-zero; VM_OPT_US: in us */
-	int (*set)(struct vm_config *cfg, const char *arg);	/* VM_OPT_CALL */
 };
 
 void vm_config_init(struct vm_config *cfg);

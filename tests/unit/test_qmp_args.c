@@ -8,6 +8,7 @@
  */
 #include "tests/unit/harness.h"
 #include "tests/unit/qmp_capture.h"
+#include "tests/lib/xorshift.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,10 +22,7 @@ static uint64_t rng;
 
 static uint64_t next_random(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 /* Mostly in range, sometimes just outside it. */

@@ -133,6 +133,16 @@ static int check_vcpu(const struct qmp_cmd_ctx *ctx, const struct qmp_param *p,
 			     p->name, vcpu, n ? n - 1 : 0, n);
 }
 
+/* The size of the struct params[] fill in, which their end entry holds. */
+static size_t args_size(const struct qmp_param *params)
+{
+	const struct qmp_param *p = params;
+
+	while (p && p->name)
+		p++;
+	return p && p->offset ? p->offset : 1;
+}
+
 static int check_args(const struct qmp_command *cmd, const struct qmp_cmd_ctx *ctx,
 		      json_object *args, void *out, struct qmp_error *err)
 {
@@ -623,21 +633,21 @@ struct caps_args {
 };
 
 static const struct qmp_param caps_params[] = {
-	QMP_ARG_OPT_STR_LIST(struct caps_args, enable), QMP_ARGS_END,
+	QMP_ARG_OPT_STR_LIST(struct caps_args, enable), QMP_ARGS_END(struct caps_args),
 };
 static const struct qmp_param query_vcpus_params[] = {
-	QMP_ARG_OPT_VCPU(struct query_vcpus_args, vcpu), QMP_ARGS_END,
+	QMP_ARG_OPT_VCPU(struct query_vcpus_args, vcpu), QMP_ARGS_END(struct query_vcpus_args),
 };
 static const struct qmp_param vcpu_weight_params[] = {
 	QMP_ARG_VCPU(struct vcpu_weight_args, vcpu),
 	QMP_ARG_INT(struct vcpu_weight_args, weight, QMP_WEIGHT_MIN, QMP_WEIGHT_MAX, NULL),
-	QMP_ARGS_END,
+	QMP_ARGS_END(struct vcpu_weight_args),
 };
 static const struct qmp_param vcpu_uclamp_params[] = {
 	QMP_ARG_VCPU(struct vcpu_uclamp_args, vcpu),
 	QMP_ARG_OPT_INT(struct vcpu_uclamp_args, min, 0, QMP_UCLAMP_MAX, NULL),
 	QMP_ARG_OPT_INT(struct vcpu_uclamp_args, max, 0, QMP_UCLAMP_MAX, NULL),
-	QMP_ARGS_END,
+	QMP_ARGS_END(struct vcpu_uclamp_args),
 };
 #define RESERVATION_US(f, opt)							\
 	QMP_ARG_##opt(struct vcpu_reservation_args, f, QMP_RES_RUNTIME_MIN_US,	\
@@ -647,59 +657,47 @@ static const struct qmp_param vcpu_reservation_params[] = {
 	RESERVATION_US(runtime_us, INT),
 	RESERVATION_US(deadline_us, OPT_INT),
 	RESERVATION_US(period_us, INT),
-	QMP_ARGS_END,
+	QMP_ARGS_END(struct vcpu_reservation_args),
 };
 static const struct qmp_param vcpu_cap_params[] = {
 	QMP_ARG_VCPU(struct vcpu_cap_args, vcpu),
 	QMP_ARG_OPT_INT(struct vcpu_cap_args, quota_us, 0, QMP_CAP_PERIOD_MAX_US, "us"),
 	QMP_ARG_OPT_INT(struct vcpu_cap_args, period_us, QMP_CAP_PERIOD_MIN_US,
 			QMP_CAP_PERIOD_MAX_US, "us"),
-	QMP_ARGS_END,
+	QMP_ARGS_END(struct vcpu_cap_args),
 };
 static const struct qmp_param vcpu_params[] = {
-	QMP_ARG_VCPU(struct vcpu_args, vcpu), QMP_ARGS_END,
+	QMP_ARG_VCPU(struct vcpu_args, vcpu), QMP_ARGS_END(struct vcpu_args),
 };
 static const struct qmp_param vcpu_cluster_params[] = {
 	QMP_ARG_VCPU(struct vcpu_cluster_args, vcpu),
 	QMP_ARG_NAME(struct vcpu_cluster_args, cluster, true),
-	QMP_ARGS_END,
+	QMP_ARGS_END(struct vcpu_cluster_args),
 };
 
-#define COMMAND(name, params, args, run)	{ name, params, sizeof(args), run }
-#define NO_ARGS_COMMAND(name, run)		{ name, NULL, 0, run }
-
 static const struct qmp_command commands[] = {
-	COMMAND("qmp_capabilities", caps_params, struct caps_args, cmd_capabilities),
-	NO_ARGS_COMMAND("query-commands", cmd_query_commands),
-	NO_ARGS_COMMAND("query-version", cmd_query_version),
-	NO_ARGS_COMMAND("query-status", cmd_query_status),
-	NO_ARGS_COMMAND("query-host", cmd_query_host),
-	COMMAND("query-vcpus", query_vcpus_params, struct query_vcpus_args, cmd_query_vcpus),
-	NO_ARGS_COMMAND("query-domain-xml", cmd_query_domain_xml),
-	NO_ARGS_COMMAND("query-groups", qmp_cmd_query_groups),
-	COMMAND("set-vcpu-weight", vcpu_weight_params, struct vcpu_weight_args,
-		cmd_set_vcpu_weight),
-	COMMAND("set-vcpu-clamp", vcpu_uclamp_params, struct vcpu_uclamp_args,
-		cmd_set_vcpu_uclamp),
-	COMMAND("set-vcpu-reservation", vcpu_reservation_params, struct vcpu_reservation_args,
-		cmd_set_vcpu_reservation),
-	COMMAND("clear-vcpu-reservation", vcpu_params, struct vcpu_args,
-		cmd_clear_vcpu_reservation),
-	COMMAND("set-vcpu-cap", vcpu_cap_params, struct vcpu_cap_args, cmd_set_vcpu_cap),
-	COMMAND("set-vcpu-cluster", vcpu_cluster_params, struct vcpu_cluster_args,
-		cmd_set_vcpu_cluster),
+	{ "qmp_capabilities", caps_params, cmd_capabilities },
+	{ "query-commands", NULL, cmd_query_commands },
+	{ "query-version", NULL, cmd_query_version },
+	{ "query-status", NULL, cmd_query_status },
+	{ "query-host", NULL, cmd_query_host },
+	{ "query-vcpus", query_vcpus_params, cmd_query_vcpus },
+	{ "query-domain-xml", NULL, cmd_query_domain_xml },
+	{ "query-groups", NULL, qmp_cmd_query_groups },
+	{ "set-vcpu-weight", vcpu_weight_params, cmd_set_vcpu_weight },
+	{ "set-vcpu-clamp", vcpu_uclamp_params, cmd_set_vcpu_uclamp },
+	{ "set-vcpu-reservation", vcpu_reservation_params, cmd_set_vcpu_reservation },
+	{ "clear-vcpu-reservation", vcpu_params, cmd_clear_vcpu_reservation },
+	{ "set-vcpu-cap", vcpu_cap_params, cmd_set_vcpu_cap },
+	{ "set-vcpu-cluster", vcpu_cluster_params, cmd_set_vcpu_cluster },
 	/* The VM's own group and its --group groups share their handlers. */
-	COMMAND("set-vm-weight", qmp_vm_weight_params, struct qmp_group_weight_args,
-		qmp_cmd_set_group_weight),
-	COMMAND("set-vm-cap", qmp_vm_cap_params, struct qmp_group_cap_args,
-		qmp_cmd_set_group_cap),
-	COMMAND("set-group-weight", qmp_group_weight_params, struct qmp_group_weight_args,
-		qmp_cmd_set_group_weight),
-	COMMAND("set-group-cap", qmp_group_cap_params, struct qmp_group_cap_args,
-		qmp_cmd_set_group_cap),
-	NO_ARGS_COMMAND("stop", cmd_stop),
-	NO_ARGS_COMMAND("cont", cmd_cont),
-	NO_ARGS_COMMAND("quit", cmd_quit),
+	{ "set-vm-weight", qmp_vm_weight_params, qmp_cmd_set_group_weight },
+	{ "set-vm-cap", qmp_vm_cap_params, qmp_cmd_set_group_cap },
+	{ "set-group-weight", qmp_group_weight_params, qmp_cmd_set_group_weight },
+	{ "set-group-cap", qmp_group_cap_params, qmp_cmd_set_group_cap },
+	{ "stop", NULL, cmd_stop },
+	{ "cont", NULL, cmd_cont },
+	{ "quit", NULL, cmd_quit },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -743,7 +741,7 @@ const struct qmp_command *qmp_command_find(const char *name)
 int qmp_command_run(const struct qmp_command *cmd, const struct qmp_cmd_ctx *ctx,
 		    json_object *args, json_object **ret, struct qmp_error *err)
 {
-	void *checked = calloc(1, cmd->args_size ? cmd->args_size : 1);
+	void *checked = calloc(1, args_size(cmd->params));
 	int rc;
 
 	*ret = NULL;

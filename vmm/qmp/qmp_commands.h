@@ -39,7 +39,7 @@ struct qmp_param {
 	bool optional;
 	int64_t min, max;
 	const char *unit;	/* for error messages and docs, may be NULL */
-	size_t offset;		/* of the value in the argument struct */
+	size_t offset;		/* of the value in the argument struct (end: its size) */
 	size_t has_offset;	/* of its "given" flag, or QMP_NO_FLAG */
 };
 
@@ -65,7 +65,8 @@ struct qmp_param {
 #define QMP_ARG_OPT_STR_LIST(st, f)						\
 	{ #f, QMP_PARAM_STR_LIST, true, 0, 0, NULL,				\
 	  QMP_FIELD(st, f, json_object *), QMP_NO_FLAG }
-#define QMP_ARGS_END	{ .name = NULL }
+/* The end of params[]; it holds the size of the struct they fill in. */
+#define QMP_ARGS_END(st)	{ .name = NULL, .offset = sizeof(st) }
 
 /* What a handler may use: the backend and the event path. */
 struct qmp_cmd_ctx {
@@ -87,7 +88,6 @@ typedef int qmp_handler_fn(const struct qmp_cmd_ctx *ctx, const void *args,
 struct qmp_command {
 	const char *name;
 	const struct qmp_param *params;	/* QMP_ARGS_END terminated; NULL: no arguments */
-	size_t args_size;		/* of the struct params[] fill in */
 	/* Returns 0 with *ret set (an object or array), or non-zero with err set. */
 	qmp_handler_fn *run;
 };

@@ -215,11 +215,17 @@ int qmp_cmd_set_group_cap(const struct qmp_cmd_ctx *ctx, const void *args,
 #define WEIGHT_PARAM								\
 	QMP_ARG_INT(struct qmp_group_weight_args, weight, QMP_WEIGHT_MIN, QMP_WEIGHT_MAX, NULL)
 
-const struct qmp_param qmp_vm_weight_params[] = { WEIGHT_PARAM, QMP_ARGS_END };
-const struct qmp_param qmp_vm_cap_params[] = { CAP_PARAMS, QMP_ARGS_END };
+const struct qmp_param qmp_vm_weight_params[] = {
+	WEIGHT_PARAM, QMP_ARGS_END(struct qmp_group_weight_args),
+};
+const struct qmp_param qmp_vm_cap_params[] = {
+	CAP_PARAMS, QMP_ARGS_END(struct qmp_group_cap_args),
+};
 const struct qmp_param qmp_group_weight_params[] = {
-	QMP_ARG_NAME(struct qmp_group_weight_args, group, false), WEIGHT_PARAM, QMP_ARGS_END,
+	QMP_ARG_NAME(struct qmp_group_weight_args, group, false), WEIGHT_PARAM,
+	QMP_ARGS_END(struct qmp_group_weight_args),
 };
 const struct qmp_param qmp_group_cap_params[] = {
-	QMP_ARG_NAME(struct qmp_group_cap_args, group, false), CAP_PARAMS, QMP_ARGS_END,
+	QMP_ARG_NAME(struct qmp_group_cap_args, group, false), CAP_PARAMS,
+	QMP_ARGS_END(struct qmp_group_cap_args),
 };
