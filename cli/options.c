@@ -11,6 +11,7 @@
 #include "dispatch/dispatch.h"
 #include "dispatch/dutycycle.h"
 #include "vmm/emulator.h"
+#include "util/keyval.h"
 #include "util/log.h"
 #include "util/util.h"
 #include "dispatch/qosspec.h"
@@ -22,33 +23,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!s || !isdigit((unsigned char)s[0]))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 int parse_size(const char *s, uint64_t *out)
 {
 	unsigned long long v;
 	unsigned int shift = 0;
-	char *end;
+	const char *end;
 
-	if (!s || !isdigit((unsigned char)s[0]))
+	if (kv_scan_uint(&s, UINT64_MAX, &v))
 		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -EINVAL;
+	end = s;
 	switch (toupper((unsigned char)*end)) {
 	case 0:
 		break;
@@ -81,7 +64,7 @@ static int set_vcpus(struct vm_config *cfg, const char *arg)
 {
 	unsigned long long n;
 
-	if (parse_uint(arg, VM_MAX_VCPUS, &n) || n == 0) {
+	if (kv_parse_uint(arg, VM_MAX_VCPUS, &n) || n == 0) {
 		pr_err("--vcpus: '%s' is not a number of vCPUs between 1 and %d", arg, VM_MAX_VCPUS);
 		return -EINVAL;
 	}
@@ -461,7 +444,7 @@ static int set_us(const struct vm_option *o, const char *arg, uint64_t *out)
 {
 	unsigned long long us;
 
-	if (parse_uint(arg, o->max, &us) || us < o->min) {
+	if (kv_parse_uint(arg, o->max, &us) || us < o->min) {
 		pr_err("--%s: '%s' (expected microseconds, %llu..%llu)", o->name, arg, o->min,
 		       o->max);
 		return -EINVAL;

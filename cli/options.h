@@ -116,7 +116,5 @@ const struct vm_option *vm_config_option(unsigned int i);
 
 /* "256M", "2G", "4096K", "1T", or bytes; 0 or -EINVAL (overflow, bad suffix). */
 int parse_size(const char *s, uint64_t *out);
-/* Decimal only, no sign, <= max; 0 or -EINVAL. */
-int parse_uint(const char *s, unsigned long long max, unsigned long long *out);
 
 #endif
