@@ -454,7 +454,7 @@ static int cmd_set_vcpu_uclamp(const struct qmp_cmd_ctx *ctx, const void *args,
 		return qmp_error_set(err, QMP_ERR_GENERIC,
 				     "Parameter 'min' (%" PRId64 ") must not exceed 'max' (%" PRId64 ")",
 				     min, max);
-	if (ctx->ops->set_clamp(ctx->backend, vcpu, (uint32_t)min, (uint32_t)max, err))
+	if (ctx->ops->set_uclamp(ctx->backend, vcpu, (uint32_t)min, (uint32_t)max, err))
 		return -1;
 	return changed(ctx, vcpu, ret);
 }
@@ -607,7 +607,7 @@ static int cmd_set_vcpu_cluster(const struct qmp_cmd_ctx *ctx, const void *args,
 	unsigned int vcpu = (unsigned int)a->vcpu;
 
 	if ((a->cluster && check_cluster(ctx, a->cluster, err)) ||
-	    ctx->ops->set_cluster(ctx->backend, vcpu, a->cluster, err))
+	    ctx->ops->set_cluster_affinity(ctx->backend, vcpu, a->cluster, err))
 		return -1;
 	return changed(ctx, vcpu, ret);
 }
