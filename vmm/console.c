@@ -8,7 +8,7 @@
 #include "devices/serial.h"
 #include "util/evloop.h"
 #include "util/log.h"
-#include "cli/options.h"
+#include "vmm/vm_config.h"
 #include "util/paths.h"
 #include "vmm/kvm/vm.h"
 
