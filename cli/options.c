@@ -432,13 +432,6 @@ int vm_config_parse(struct vm_config *cfg, int argc, char **argv)
 	return parse_args(cfg, 1, argc, argv, NULL, NULL);
 }
 
-int vm_origin_report(const struct vm_origin *o)
-{
-	if (o->file)
-		pr_err("--config: %s: %s: refused (see the error above)", o->file, o->where);
-	return -EINVAL;
-}
-
 /* Microseconds within the option's limits, stored in ns. */
 static int set_us(const struct vm_option *o, const char *arg, uint64_t *out)
 {

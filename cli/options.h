@@ -43,12 +43,6 @@ void vm_config_init(struct vm_config *cfg);
  */
 int vm_config_parse(struct vm_config *cfg, int argc, char **argv);
 void vm_config_free(struct vm_config *cfg);
-/*
- * After an error about a value checked later than its option (--host,
- * --vcpu): name the definition file and JSON path it came from, if any.
- * Always -EINVAL.
- */
-int vm_origin_report(const struct vm_origin *o);
 void vm_config_usage(FILE *f);
 /* Is NAME (without "--") a run option? The i-th option of the table (headings skipped), NULL past the last. */
 bool vm_config_has_option(const char *name);

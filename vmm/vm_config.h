@@ -78,4 +78,11 @@ struct vm_config {
 	struct vm_origin origin;	/* of the option being parsed */
 };
 
+/*
+ * After an error about a value checked later than its option (--host,
+ * --vcpu): name the definition file and JSON path it came from, if any.
+ * Always -EINVAL.
+ */
+int vm_origin_report(const struct vm_origin *o);
+
 #endif

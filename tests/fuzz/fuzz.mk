@@ -75,7 +75,7 @@ fuzz-qmp-client: $(FUZZ_BUILD)/fuzz_qmp_client
 # Built from the core sources (all but `capvisor run` itself, which embeds
 # the test guest), instrumented object by object; its seed corpus and
 # regression inputs are tests/fuzz/corpus-guest.
-FUZZ_GUEST_SRCS := tests/fuzz/fuzz_guest.c $(filter-out vmm/vm_run.c,$(CORE_SRCS))
+FUZZ_GUEST_SRCS := tests/fuzz/fuzz_guest.c $(filter-out vmm/vm_run.c cli/cmd_run.c,$(CORE_SRCS))
 FUZZ_GUEST_OBJS := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_GUEST_SRCS))
 
 $(FUZZ_BUILD)/obj/%.o: %.c
