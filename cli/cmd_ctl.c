@@ -18,6 +18,10 @@
 #include <string.h>
 
 #include "cli/ctl_format.h"
+#include "util/keyval.h"
+
+/* Longer keys are refused (no command has one near it). */
+#define CTL_KEY_MAX	128
 
 static void usage(FILE *f)
 {
@@ -38,55 +42,51 @@ static void usage(FILE *f)
 		CTL_EXIT_HELP, QMP_CLIENT_TIMEOUT_MS / 1000);
 }
 
-/* "123" and "-5" become integers; anything else stays a string. */
+/* "123" and "-5" become integers; anything else (and what no int64 holds) stays a string. */
 static json_object *typed_value(const char *text)
 {
-	char *end;
 	long long v;
 
-	errno = 0;
-	v = strtoll(text, &end, 10);
-	if (*text && !*end && !errno && (text[0] == '-' || (text[0] >= '0' && text[0] <= '9')))
+	if (!kv_parse_int(text, &v))
 		return json_object_new_int64(v);
 	return json_object_new_string(text);
 }
 
+/* key=value (typed) or key:=JSON (raw); the key is checked, the value's JSON too. */
 static int add_argument(json_object *args, const char *kv)
 {
-	const char *eq = strchr(kv, '=');
-	size_t klen;
+	char *key = strdup(kv), *text;
+	size_t klen = key ? strlen(key) : 0;
 	bool raw;
-	char key[128];
 	json_object *val;
+	int rc = -1;
 
-	if (!eq || eq == kv) {
+	if (!key || kv_split(key, &text) || !*key) {
 		fprintf(stderr, "capvisor ctl: argument '%s' is not key=value\n", kv);
-		return -1;
+		goto out;
 	}
-	raw = eq[-1] == ':';
-	klen = (size_t)(eq - kv) - raw;
-	if (!klen || klen >= sizeof(key)) {
+	klen = strlen(key);
+	raw = key[klen - 1] == ':';
+	key[klen -= raw] = '\0';
+	if (!klen || klen >= CTL_KEY_MAX) {
 		fprintf(stderr, "capvisor ctl: argument '%s' has a bad key\n", kv);
-		return -1;
+		goto out;
 	}
-	memcpy(key, kv, klen);
-	key[klen] = '\0';
 	if (json_object_object_get_ex(args, key, NULL)) {
 		fprintf(stderr, "capvisor ctl: argument '%s' given twice (expected each key once)\n",
 			key);
-		return -1;
+		goto out;
 	}
-	if (raw) {
-		val = json_tokener_parse(eq + 1);
-		if (!val && strcmp(eq + 1, "null")) {
-			fprintf(stderr, "capvisor ctl: %s: value is not valid JSON\n", key);
-			return -1;
-		}
-	} else {
-		val = typed_value(eq + 1);
+	val = raw ? json_tokener_parse(text) : typed_value(text);
+	if (raw && !val && strcmp(text, "null")) {
+		fprintf(stderr, "capvisor ctl: %s: value is not valid JSON\n", key);
+		goto out;
 	}
 	json_object_object_add(args, key, val);
-	return 0;
+	rc = 0;
+out:
+	free(key);
+	return rc;
 }
 
 int cmd_ctl(int argc, char **argv)

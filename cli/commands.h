@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-int cmd_run(int argc, char **argv);	/* vmm/cmd_run.c: boot and run a VM */
+int cmd_run(int argc, char **argv);	/* cli/cmd_run.c: boot and run a VM */
 int cmd_sim(int argc, char **argv);	/* cli/cmd_sim.c: scheduling simulator */
 int cmd_ctl(int argc, char **argv);	/* cli/cmd_ctl.c: control-socket client */
 int cmd_top(int argc, char **argv);	/* cli/cmd_top.c: live per-vCPU view */

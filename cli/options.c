@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * `capvisor run`'s options (cli/options.h): the option table and its
- * setters on struct vm_config, numbers and sizes, --config and --domain
- * expanded in place, and the help text.
+ * `capvisor run`'s options (cli/options.h): the option table, grouped as
+ * --help shows it, whose entries point at their field of struct vm_config
+ * (strings, flags, counts, microseconds in their limits) or, where a value
+ * needs more than storing, at a setter; numbers and sizes; --config and
+ * --domain expanded in place; the help text, built from the table.
  */
 #include "cli/options.h"
 #include "cli/domain.h"
 #include "dispatch/dispatch.h"
 #include "dispatch/dutycycle.h"
 #include "vmm/emulator.h"
+#include "util/keyval.h"
 #include "util/log.h"
 #include "util/util.h"
 #include "dispatch/qosspec.h"
@@ -16,36 +19,19 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-
-int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!s || !isdigit((unsigned char)s[0]))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
 
 int parse_size(const char *s, uint64_t *out)
 {
 	unsigned long long v;
 	unsigned int shift = 0;
-	char *end;
+	const char *end;
 
-	if (!s || !isdigit((unsigned char)s[0]))
+	if (kv_scan_uint(&s, UINT64_MAX, &v))
 		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -EINVAL;
+	end = s;
 	switch (toupper((unsigned char)*end)) {
 	case 0:
 		break;
@@ -74,29 +60,11 @@ int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-static int set_kernel(struct vm_config *cfg, const char *arg)
-{
-	cfg->kernel = arg;
-	return 0;
-}
-
-static int set_initrd(struct vm_config *cfg, const char *arg)
-{
-	cfg->initrd = arg;
-	return 0;
-}
-
-static int set_cmdline(struct vm_config *cfg, const char *arg)
-{
-	cfg->cmdline = arg;
-	return 0;
-}
-
 static int set_vcpus(struct vm_config *cfg, const char *arg)
 {
 	unsigned long long n;
 
-	if (parse_uint(arg, VM_MAX_VCPUS, &n) || n == 0) {
+	if (kv_parse_uint(arg, VM_MAX_VCPUS, &n) || n == 0) {
 		pr_err("--vcpus: '%s' is not a number of vCPUs between 1 and %d", arg, VM_MAX_VCPUS);
 		return -EINVAL;
 	}
@@ -136,24 +104,11 @@ static int set_console(struct vm_config *cfg, const char *arg)
 	return -EINVAL;
 }
 
-static int set_dump_acpi(struct vm_config *cfg, const char *arg)
-{
-	cfg->dump_acpi_dir = arg;
-	return 0;
-}
-
 static int set_cpu_hide(struct vm_config *cfg, const char *arg)
 {
 	if (cpuid_parse_hide(arg, &cfg->cpu_hide))
 		return -EINVAL;
 	cfg->cpu_hide_set = true;
-	return 0;
-}
-
-static int set_verbose(struct vm_config *cfg, const char *arg)
-{
-	(void)arg;
-	cfg->verbose++;
 	return 0;
 }
 
@@ -220,71 +175,6 @@ static int set_sched(struct vm_config *cfg, const char *arg)
 	return 0;
 }
 
-static int set_us(const char *opt, const char *arg, unsigned long long min, unsigned long long max,
-		  uint64_t *out)
-{
-	unsigned long long us;
-
-	if (parse_uint(arg, max, &us) || us < min) {
-		pr_err("--%s: '%s' (expected microseconds, %llu..%llu)", opt, arg, min, max);
-		return -EINVAL;
-	}
-	*out = us * 1000;
-	return 0;
-}
-
-static int set_tick(struct vm_config *cfg, const char *arg)
-{
-	return set_us("tick-us", arg, DISPATCH_TICK_MIN_US, DISPATCH_TICK_MAX_US, &cfg->tick_ns);
-}
-
-static int set_window(struct vm_config *cfg, const char *arg)
-{
-	return set_us("window-us", arg, DUTY_MIN_WINDOW_US, DUTY_MAX_WINDOW_US, &cfg->window_ns);
-}
-
-static int set_slice(struct vm_config *cfg, const char *arg)
-{
-	return set_us("slice-us", arg, DISPATCH_SLICE_MIN_US, DISPATCH_SLICE_MAX_US, &cfg->slice_ns);
-}
-
-static int set_no_cppc(struct vm_config *cfg, const char *arg)
-{
-	(void)arg;
-	cfg->no_cppc = true;
-	return 0;
-}
-
-static int set_stats_json(struct vm_config *cfg, const char *arg)
-{
-	cfg->stats_json = arg;
-	return 0;
-}
-
-static int set_api_socket(struct vm_config *cfg, const char *arg)
-{
-	cfg->api_socket = arg;
-	return 0;
-}
-
-static int set_join(struct vm_config *cfg, const char *arg)
-{
-	cfg->join = arg;
-	return 0;
-}
-
-static int set_name(struct vm_config *cfg, const char *arg)
-{
-	cfg->name = arg;
-	return 0;
-}
-
-static int set_user(struct vm_config *cfg, const char *arg)
-{
-	cfg->user = arg;
-	return 0;
-}
-
 static int set_seccomp(struct vm_config *cfg, const char *arg)
 {
 	if (sandbox_parse_mode(arg, &cfg->seccomp)) {
@@ -298,12 +188,6 @@ static int set_seccomp(struct vm_config *cfg, const char *arg)
 static int set_config(struct vm_config *cfg, const char *arg);
 static int set_domain(struct vm_config *cfg, const char *arg);
 
-static int set_dump_domain(struct vm_config *cfg, const char *arg)
-{
-	cfg->dump_domain = arg;
-	return 0;
-}
-
 static int set_emulator_cpus(struct vm_config *cfg, const char *arg)
 {
 	char err[256];
@@ -316,74 +200,91 @@ static int set_emulator_cpus(struct vm_config *cfg, const char *arg)
 	return 0;
 }
 
-static int set_help(struct vm_config *cfg, const char *arg)
-{
-	(void)arg;
-	cfg->help = true;
-	return 0;
-}
+/* Options that only store their value point at their field, of the type it must have. */
+#define FIELD(f, t)	_Generic(((struct vm_config *)0)->f, t: offsetof(struct vm_config, f))
+#define OPT_GROUP(title)	{ .kind = VM_OPT_GROUP, .help = title }
+#define OPT_STRING(opt, meta, f, text)						\
+	{ .name = opt, .metavar = meta, .help = text, .kind = VM_OPT_STRING,	\
+	  .offset = FIELD(f, const char *) }
+#define OPT_FLAG(opt, f, text)							\
+	{ .name = opt, .help = text, .kind = VM_OPT_FLAG, .offset = FIELD(f, bool) }
+#define OPT_COUNT(opt, f, text)							\
+	{ .name = opt, .help = text, .kind = VM_OPT_COUNT, .offset = FIELD(f, unsigned int) }
+#define OPT_US(opt, f, lo, hi, dflt, text)					\
+	{ .name = opt, .metavar = "US", .help = text, .kind = VM_OPT_US,	\
+	  .offset = FIELD(f, uint64_t), .min = lo, .max = hi, .def = dflt }
 
-static int set_version(struct vm_config *cfg, const char *arg)
-{
-	(void)arg;
-	cfg->version = true;
-	return 0;
-}
-
+/* Options that parse their value name a setter (VM_OPT_CALL), and may show their limits. */
 static const struct vm_option options[] = {
-	{ "kernel", "FILE", "PVH ELF or bzImage to boot (default: the embedded test guest)",
-	  set_kernel },
-	{ "initrd", "FILE", "initial ramdisk", set_initrd },
-	{ "cmdline", "STR", "kernel command line", set_cmdline },
-	{ "vcpus", "N", "number of vCPUs, 1..255 (default 1)", set_vcpus },
-	{ "mem", "SIZE", "guest RAM, e.g. 512M or 2G, at least 16M (default 256M)", set_mem },
+	OPT_GROUP("guest"),
+	OPT_STRING("kernel", "FILE", kernel,
+		   "PVH ELF or bzImage to boot (default: the embedded test guest)"),
+	OPT_STRING("initrd", "FILE", initrd, "initial ramdisk"),
+	OPT_STRING("cmdline", "STR", cmdline, "kernel command line"),
+	{ "vcpus", "N", "number of vCPUs", set_vcpus,
+	  .min = 1, .max = VM_MAX_VCPUS, .def = VM_DEFAULT_VCPUS },
+	{ "mem", "SIZE", "guest RAM, e.g. 512M or 2G, at least 16M (default 256M)", set_mem,
+	  .kind = VM_OPT_CALL },
 	{ "console", "stdio|file:PATH", "where COM1 output goes (default stdio; input from stdin)",
-	  set_console },
-	{ "dump-acpi", "DIR", "write the ACPI tables as DIR/SIG.dat and exit", set_dump_acpi },
+	  set_console, .kind = VM_OPT_CALL },
 	{ "cpu-hide", "LIST", "CPUID features to hide, e.g. cx16,xsave, or none (default: probed)",
-	  set_cpu_hide },
+	  set_cpu_hide, .kind = VM_OPT_CALL },
+	OPT_FLAG("no-cppc", no_cppc, "no _CPC, CPPC registers or APERF/MPERF for the guest"),
+
+	OPT_GROUP("scheduling"),
 	{ "host", "SPEC", "emulated pCPUs: NAME=COUNT:CAPACITY[:levels=L,..][:mhz=M,..][,...] "
-	  "(default: one 1024 pCPU per host CPU)", set_host },
+	  "(default: one 1024 pCPU per host CPU)", set_host, .kind = VM_OPT_CALL },
 	{ "vcpu", "SET:KEY=VAL,..", "QoS of vCPUs SET (e.g. 0-3,^2): weight=, uclamp=MIN-MAX, "
 	  "reservation=RUN/DEADLINE/PERIOD, cap=QUOTA/PERIOD, cluster=, group= (repeatable)",
-	  set_vcpu },
-	{ "vm-weight", "W", "weight of the VM as a whole, 1..1048576 (default 1024, cgroup v2's "
-	  "cpu.weight 100)", set_vm_weight },
+	  set_vcpu, .kind = VM_OPT_CALL },
+	{ "vm-weight", "W", "weight of the VM as a whole (cgroup v2's cpu.weight 100 is 1024)",
+	  set_vm_weight, .min = QOS_WEIGHT_MIN, .max = QOS_WEIGHT_MAX,
+	  .def = QOS_GROUP_WEIGHT_DEFAULT },
 	{ "vm-cap", "QUOTA/PERIOD", "CPU time of the VM as a whole per period (cgroup cpu.max), "
-	  "e.g. 150ms/100ms; the quota may be up to vCPUs x period", set_vm_cap },
+	  "e.g. 150ms/100ms; the quota may be up to vCPUs x period", set_vm_cap,
+	  .kind = VM_OPT_CALL },
 	{ "group", "NAME:KEY=VAL,..", "a group of vCPUs in the VM: weight=W[,cap=QUOTA/PERIOD]; "
-	  "its vCPUs: --vcpu SET:group=NAME (repeatable)", set_group },
-	{ "sched", "capvisor|host", "who schedules the vCPU threads (default capvisor)", set_sched },
-	{ "tick-us", "US", "scheduler tick (default " STRINGIFY(DISPATCH_DEFAULT_TICK_US) ")",
-	  set_tick },
-	{ "window-us", "US", "duty-cycle window of emulated capacity, "
-	  STRINGIFY(DUTY_MIN_WINDOW_US) ".." STRINGIFY(DUTY_MAX_WINDOW_US)
-	  " (default " STRINGIFY(DUTY_DEFAULT_WINDOW_US) "); every level must run >= "
-	  STRINGIFY(DUTY_MIN_ON_US) " us of it", set_window },
-	{ "slice-us", "US", "fair-class base slice of the engine (default "
-	  STRINGIFY(DISPATCH_DEFAULT_SLICE_US) ")", set_slice },
-	{ "no-cppc", NULL, "no _CPC, CPPC registers or APERF/MPERF for the guest", set_no_cppc },
-	{ "stats-json", "FILE", "write the per-vCPU summary as JSON at exit", set_stats_json },
-	{ "api-socket", "PATH", "serve the QMP control socket on PATH (docs/qmp.md)",
-	  set_api_socket },
-	{ "join", "PATH", "let the host scheduler on PATH (capvisor host's join socket) "
-	  "schedule the vCPUs (docs/host.md)", set_join },
-	{ "name", "NAME", "name of the VM on its host (--join; default vmPID)", set_name },
-	{ "user", "NAME", "switch to this user after setup (capabilities are dropped anyway)",
-	  set_user },
+	  "its vCPUs: --vcpu SET:group=NAME (repeatable)", set_group, .kind = VM_OPT_CALL },
+	{ "sched", "capvisor|host", "who schedules the vCPU threads (default capvisor)", set_sched,
+	  .kind = VM_OPT_CALL },
+	OPT_US("tick-us", tick_ns, DISPATCH_TICK_MIN_US, DISPATCH_TICK_MAX_US,
+	       DISPATCH_DEFAULT_TICK_US, "scheduler tick"),
+	OPT_US("window-us", window_ns, DUTY_MIN_WINDOW_US, DUTY_MAX_WINDOW_US,
+	       DUTY_DEFAULT_WINDOW_US, "duty-cycle window of emulated capacity (every level "
+	       "must run >= " STRINGIFY(DUTY_MIN_ON_US) " us of it)"),
+	OPT_US("slice-us", slice_ns, DISPATCH_SLICE_MIN_US, DISPATCH_SLICE_MAX_US,
+	       DISPATCH_DEFAULT_SLICE_US, "fair-class base slice of the engine"),
+	{ "emulator-cpus", "SET", "host CPUs of capvisor's own threads, e.g. 0 or 0-1 "
+	  "(default: any)",
+	  set_emulator_cpus, .kind = VM_OPT_CALL },
+
+	OPT_GROUP("definition files and dumps"),
+	{ "config", "FILE", "read options from a VM definition file (JSON, docs/dispatcher.md)",
+	  set_config, .kind = VM_OPT_CALL },
+	{ "domain", "FILE", "read the VM from libvirt domain XML (docs/libvirt.md)", set_domain,
+	  .kind = VM_OPT_CALL },
+	OPT_STRING("dump-domain", "FILE", dump_domain,
+		   "write the VM as libvirt domain XML to FILE (- for stdout) and exit"),
+	OPT_STRING("dump-acpi", "DIR", dump_acpi_dir,
+		   "write the ACPI tables as DIR/SIG.dat and exit"),
+	OPT_STRING("stats-json", "FILE", stats_json, "write the per-vCPU summary as JSON at exit"),
+
+	OPT_GROUP("control and privileges"),
+	OPT_STRING("api-socket", "PATH", api_socket,
+		   "serve the QMP control socket on PATH (docs/qmp.md)"),
+	OPT_STRING("join", "PATH", join, "let the host scheduler on PATH (capvisor host's join "
+		   "socket) schedule the vCPUs (docs/host.md)"),
+	OPT_STRING("name", "NAME", name, "name of the VM on its host (--join; default vmPID)"),
+	OPT_STRING("user", "NAME", user,
+		   "switch to this user after setup (capabilities are dropped anyway)"),
 	{ "seccomp", "kill|trap|log|off", "system-call filters once running: kill the process on "
 	  "a forbidden call, log it first (trap), only log it, or none (default kill; "
-	  "docs/security.md)", set_seccomp },
-	{ "config", "FILE", "read options from a VM definition file (JSON, docs/dispatcher.md)",
-	  set_config },
-	{ "domain", "FILE", "read the VM from libvirt domain XML (docs/libvirt.md)", set_domain },
-	{ "dump-domain", "FILE", "write the VM as libvirt domain XML to FILE (- for stdout) and exit",
-	  set_dump_domain },
-	{ "emulator-cpus", "SET", "host CPUs of capvisor's own threads, e.g. 0 or 0-1 (default: any)",
-	  set_emulator_cpus },
-	{ "verbose", NULL, "log more (repeat: debug)", set_verbose },
-	{ "help", NULL, "show this help (also -h)", set_help },
-	{ "version", NULL, "print the version", set_version },
+	  "docs/security.md)", set_seccomp, .kind = VM_OPT_CALL },
+
+	OPT_GROUP("general"),
+	OPT_COUNT("verbose", verbose, "log more (repeat: debug)"),
+	OPT_FLAG("help", help, "show this help (also -h)"),
+	OPT_FLAG("version", version, "print the version"),
 };
 
 #define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -391,22 +292,36 @@ static const struct vm_option options[] = {
 void vm_config_init(struct vm_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->nr_vcpus = 1;
+	cfg->nr_vcpus = VM_DEFAULT_VCPUS;
 	cfg->mem_size = VM_DEFAULT_MEM;
 	cfg->console = CONSOLE_STDIO;
 	cfg->seccomp = SANDBOX_KILL;
 	vm_qos_default(&cfg->vm_qos);
 }
 
+/* "--NAME METAVAR": the left column of --help. */
+static void usage_line(FILE *f, const struct vm_option *o)
+{
+	char left[48];
+
+	snprintf(left, sizeof(left), "--%s%s%s", o->name, o->metavar ? " " : "",
+		 o->metavar ? o->metavar : "");
+	fprintf(f, "  %-28s %s", left, o->help);
+	if (o->max)
+		fprintf(f, ", %llu..%llu%s", o->min, o->max, o->kind == VM_OPT_US ? " us" : "");
+	if (o->def)
+		fprintf(f, " (default %llu)", o->def);
+	fputc('\n', f);
+}
+
 void vm_config_usage(FILE *f)
 {
-	fprintf(f, "usage: capvisor run [OPTIONS]\n\noptions:\n");
+	fprintf(f, "usage: capvisor run [OPTIONS]\n");
 	for (size_t i = 0; i < NR_OPTIONS; i++) {
-		char left[48];
-
-		snprintf(left, sizeof(left), "--%s%s%s", options[i].name,
-			 options[i].metavar ? " " : "", options[i].metavar ? options[i].metavar : "");
-		fprintf(f, "  %-28s %s\n", left, options[i].help);
+		if (options[i].kind == VM_OPT_GROUP)
+			fprintf(f, "\n%s options:\n", options[i].help);
+		else
+			usage_line(f, &options[i]);
 	}
 	fprintf(f, "\nexit status: 0 guest powered off or rebooted, 1 guest failure, 2 bad usage or\n"
 		   "input file, 3 KVM/host error, 128+N stopped by signal N (docs/vmm.md)\n");
@@ -415,7 +330,8 @@ void vm_config_usage(FILE *f)
 static const struct vm_option *find_option(const char *name, size_t len)
 {
 	for (size_t i = 0; i < NR_OPTIONS; i++)
-		if (strlen(options[i].name) == len && !strncmp(options[i].name, name, len))
+		if (options[i].kind != VM_OPT_GROUP && strlen(options[i].name) == len &&
+		    !strncmp(options[i].name, name, len))
 			return &options[i];
 	return NULL;
 }
@@ -427,7 +343,10 @@ bool vm_config_has_option(const char *name)
 
 const struct vm_option *vm_config_option(unsigned int i)
 {
-	return i < NR_OPTIONS ? &options[i] : NULL;
+	for (size_t k = 0; k < NR_OPTIONS; k++)
+		if (options[k].kind != VM_OPT_GROUP && !i--)
+			return &options[k];
+	return NULL;
 }
 
 struct loaded_def {
@@ -513,10 +432,41 @@ int vm_config_parse(struct vm_config *cfg, int argc, char **argv)
 	return parse_args(cfg, 1, argc, argv, NULL, NULL);
 }
 
-int vm_origin_report(const struct vm_origin *o)
+/* Microseconds within the option's limits, stored in ns. */
+static int set_us(const struct vm_option *o, const char *arg, uint64_t *out)
 {
-	if (o->file)
-		pr_err("--config: %s: %s: refused (see the error above)", o->file, o->where);
+	unsigned long long us;
+
+	if (kv_parse_uint(arg, o->max, &us) || us < o->min) {
+		pr_err("--%s: '%s' (expected microseconds, %llu..%llu)", o->name, arg, o->min,
+		       o->max);
+		return -EINVAL;
+	}
+	*out = us * 1000;
+	return 0;
+}
+
+static int apply_option(struct vm_config *cfg, const struct vm_option *o, const char *arg)
+{
+	void *field = (char *)cfg + o->offset;
+
+	switch (o->kind) {
+	case VM_OPT_STRING:
+		*(const char **)field = arg;
+		return 0;
+	case VM_OPT_FLAG:
+		*(bool *)field = true;
+		return 0;
+	case VM_OPT_COUNT:
+		(*(unsigned int *)field)++;
+		return 0;
+	case VM_OPT_US:
+		return set_us(o, arg, field);
+	case VM_OPT_CALL:
+		return o->set(cfg, arg);
+	case VM_OPT_GROUP:
+		break;
+	}
 	return -EINVAL;
 }
 
@@ -551,7 +501,7 @@ static int parse_args(struct vm_config *cfg, int first, int argc, char **argv,
 			return -EINVAL;
 		}
 		cfg->origin = (struct vm_origin){ .file = file, .where = file ? where[i] : NULL };
-		if (o->set(cfg, val))
+		if (apply_option(cfg, o, val))
 			return vm_origin_report(&cfg->origin);
 	}
 	cfg->origin = (struct vm_origin){ 0 };

@@ -10,16 +10,9 @@
 #include "util/log.h"
 
 #include <stdbool.h>
-#include <stdlib.h>
 
 #define SLP_TYP_MASK	(7u << ACPI_SLP_TYP_SHIFT)
 #define SLEEP_STS_WAK	0x80	/* WAK_STS */
-
-struct acpi_pm {
-	struct bus_device dev;
-	struct power_ctl ctl;
-	bool warned;
-};
 
 static void acpi_pm_read(struct bus_device *dev, uint64_t offset, void *data, unsigned int len)
 {
@@ -60,26 +53,10 @@ static const struct bus_device_ops acpi_pm_ops = {
 	.write = acpi_pm_write,
 };
 
-struct acpi_pm *acpi_pm_new(const struct power_ctl *ctl)
+void acpi_pm_init(struct acpi_pm *pm, uint64_t base, const struct power_ctl *ctl)
 {
-	struct acpi_pm *pm = calloc(1, sizeof(*pm));
-
-	if (!pm)
-		return NULL;
-	pm->ctl = *ctl;
-	pm->dev.ops = &acpi_pm_ops;
-	pm->dev.base = PORT_ACPI_SLEEP_CTL;
-	pm->dev.len = PORT_ACPI_SLEEP_STS - PORT_ACPI_SLEEP_CTL + 1;
-	pm->dev.priv = pm;
-	return pm;
-}
-
-void acpi_pm_free(struct acpi_pm *pm)
-{
-	free(pm);
-}
-
-struct bus_device *acpi_pm_bus_device(struct acpi_pm *pm)
-{
-	return &pm->dev;
+	*pm = (struct acpi_pm){
+		.dev = { .ops = &acpi_pm_ops, .base = base, .len = ACPI_PM_NR_PORTS, .priv = pm },
+		.ctl = *ctl,
+	};
 }

@@ -51,7 +51,8 @@ static bool caps_ok(const struct acpi_cppc_caps *c)
 	       c->reference_perf <= ACPI_CPPC_PERF_MAX;
 }
 
-int cppc_init(struct cppc_dev *dev, unsigned int vcpu, const struct acpi_cppc_caps *caps)
+int cppc_init(struct cppc_dev *dev, unsigned int vcpu, uint64_t base,
+	      const struct acpi_cppc_caps *caps)
 {
 	if (!caps_ok(caps) || vcpu >= LAYOUT_MAX_VCPUS) {
 		pr_err("cppc vCPU %u: capabilities %u/%u/%u/%u (lowest..highest), guaranteed "
@@ -63,7 +64,7 @@ int cppc_init(struct cppc_dev *dev, unsigned int vcpu, const struct acpi_cppc_ca
 	}
 	memset(dev, 0, sizeof(*dev));
 	dev->bus.ops = &cppc_bus_ops;
-	dev->bus.base = acpi_cppc_page_gpa(vcpu);
+	dev->bus.base = base;
 	dev->bus.len = LAYOUT_PER_VCPU_STRIDE;
 	dev->bus.priv = dev;
 	dev->vcpu = vcpu;

@@ -85,11 +85,13 @@ struct cppc_dev {
 extern const struct bus_device_ops cppc_bus_ops;
 
 /*
- * Set up vCPU vcpu's page with the `_CPC` capabilities caps (the same the
+ * Set up vCPU vcpu's page at guest-physical base (where its `_CPC` points:
+ * acpi_cppc_page_gpa()) with the `_CPC` capabilities caps (the same the
  * ACPI tables got): min/max start at lowest/highest, desired and enable at 0,
  * host limits wide open (uclamp 0..1024). -EINVAL for inconsistent caps.
  */
-int cppc_init(struct cppc_dev *dev, unsigned int vcpu, const struct acpi_cppc_caps *caps);
+int cppc_init(struct cppc_dev *dev, unsigned int vcpu, uint64_t base,
+	      const struct acpi_cppc_caps *caps);
 void cppc_destroy(struct cppc_dev *dev);
 void cppc_set_notify(struct cppc_dev *dev, cppc_notify_fn fn, void *opaque);
 

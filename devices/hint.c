@@ -9,12 +9,12 @@
 
 #include "capvisor/layout.h"
 
-void hint_init(struct hint_dev *dev, unsigned int vcpu, unsigned int nr_vcpus,
+void hint_init(struct hint_dev *dev, unsigned int vcpu, unsigned int nr_vcpus, uint64_t base,
 	       const struct hint_ops *ops, void *opaque)
 {
 	memset(dev, 0, sizeof(*dev));
 	dev->bus.ops = &hint_bus_ops;
-	dev->bus.base = LAYOUT_HINT_BASE + (uint64_t)vcpu * LAYOUT_PER_VCPU_STRIDE;
+	dev->bus.base = base;
 	dev->bus.len = LAYOUT_PER_VCPU_STRIDE;
 	dev->bus.priv = dev;
 	dev->vcpu = vcpu;

@@ -43,7 +43,8 @@ struct hint_dev {
 
 extern const struct bus_device_ops hint_bus_ops;
 
-void hint_init(struct hint_dev *dev, unsigned int vcpu, unsigned int nr_vcpus,
+/* vCPU vcpu's page at guest-physical base (the guest ABI's: LAYOUT_HINT_BASE + vcpu pages). */
+void hint_init(struct hint_dev *dev, unsigned int vcpu, unsigned int nr_vcpus, uint64_t base,
 	       const struct hint_ops *ops, void *opaque);
 
 #endif

@@ -10,9 +10,8 @@
 
 #include <pthread.h>
 #include <stdbool.h>
-#include <stdlib.h>
+#include <string.h>
 
-#define PORT_I8042_DATA		0x60
 
 #define STS_OBF			0x01	/* output buffer full */
 #define STS_SYS			0x04	/* system flag: self-test passed */
@@ -33,14 +32,6 @@
 #define CTR_KBD_DISABLED	0x10
 #define CTR_AUX_DISABLED	0x20
 #define OUTPUT_RESET_LINE	0x01	/* 0: CPU held in reset */
-
-struct i8042 {
-	pthread_mutex_t lock;
-	struct bus_device data_dev, cmd_dev;
-	struct power_ctl ctl;
-	uint8_t status, ctr, out;
-	uint8_t pending_cmd;	/* command waiting for its data byte, or 0 */
-};
 
 static void put_output(struct i8042 *k, uint8_t v)
 {
@@ -142,37 +133,21 @@ static const struct bus_device_ops i8042_ops = {
 	.write = i8042_write,
 };
 
-struct i8042 *i8042_new(const struct power_ctl *ctl)
+void i8042_init(struct i8042 *k, uint64_t data_port, uint64_t cmd_port,
+		const struct power_ctl *ctl)
 {
-	struct i8042 *k = calloc(1, sizeof(*k));
-
-	if (!k)
-		return NULL;
+	memset(k, 0, sizeof(*k));
 	pthread_mutex_init(&k->lock, NULL);
 	k->ctl = *ctl;
 	k->status = STS_SYS;
 	k->ctr = CTR_KBD_DISABLED | CTR_AUX_DISABLED;
-	k->data_dev = (struct bus_device){ .ops = &i8042_ops, .base = PORT_I8042_DATA,
-					   .len = 1, .priv = k };
-	k->cmd_dev = (struct bus_device){ .ops = &i8042_ops, .base = PORT_I8042_CMD,
-					  .len = 1, .priv = k };
-	return k;
+	k->data_dev = (struct bus_device){ .ops = &i8042_ops, .base = data_port, .len = 1,
+					   .priv = k };
+	k->cmd_dev = (struct bus_device){ .ops = &i8042_ops, .base = cmd_port, .len = 1,
+					  .priv = k };
 }
 
-void i8042_free(struct i8042 *k)
+void i8042_destroy(struct i8042 *k)
 {
-	if (!k)
-		return;
 	pthread_mutex_destroy(&k->lock);
-	free(k);
-}
-
-struct bus_device *i8042_data_device(struct i8042 *k)
-{
-	return &k->data_dev;
-}
-
-struct bus_device *i8042_cmd_device(struct i8042 *k)
-{
-	return &k->cmd_dev;
 }

@@ -8,6 +8,10 @@
 
 #include "devices/bus.h"
 
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
 enum power_event {
 	POWER_OFF,
 	POWER_RESET,
@@ -19,23 +23,35 @@ struct power_ctl {
 };
 
 /*
- * The HW-reduced ACPI sleep control/status registers at PORT_ACPI_SLEEP_CTL
- * and PORT_ACPI_SLEEP_STS: SLP_EN with SLP_TYP == ACPI_S5_SLP_TYP powers off.
+ * The HW-reduced ACPI sleep control and status registers, one port each
+ * from base (the FADT's SLEEP_CONTROL_REG and SLEEP_STATUS_REG): SLP_EN
+ * with SLP_TYP == ACPI_S5_SLP_TYP powers off.
  */
-struct acpi_pm;
-struct acpi_pm *acpi_pm_new(const struct power_ctl *ctl);
-void acpi_pm_free(struct acpi_pm *pm);
-struct bus_device *acpi_pm_bus_device(struct acpi_pm *pm);
+#define ACPI_PM_NR_PORTS	2
+
+struct acpi_pm {
+	struct bus_device dev;		/* register this on the PIO bus */
+	struct power_ctl ctl;
+	bool warned;
+};
+
+void acpi_pm_init(struct acpi_pm *pm, uint64_t base, const struct power_ctl *ctl);
 
 /*
- * A minimal i8042 at ports 0x60/0x64: status and a few controller commands
- * so that probing guests do not spin, and command 0xFE pulses reset.
+ * A minimal i8042: status and a few controller commands so that probing
+ * guests do not spin, and command 0xFE pulses reset. The data port and
+ * the command/status port (0x60 and 0x64 on a PC) are two devices.
  */
-struct i8042;
-struct i8042 *i8042_new(const struct power_ctl *ctl);
-void i8042_free(struct i8042 *kbc);
-/* The data port (0x60) and the command/status port (0x64) are two devices. */
-struct bus_device *i8042_data_device(struct i8042 *kbc);
-struct bus_device *i8042_cmd_device(struct i8042 *kbc);
+struct i8042 {
+	pthread_mutex_t lock;
+	struct bus_device data_dev, cmd_dev;	/* register both on the PIO bus */
+	struct power_ctl ctl;
+	uint8_t status, ctr, out;
+	uint8_t pending_cmd;	/* command waiting for its data byte, or 0 */
+};
+
+void i8042_init(struct i8042 *kbc, uint64_t data_port, uint64_t cmd_port,
+		const struct power_ctl *ctl);
+void i8042_destroy(struct i8042 *kbc);
 
 #endif

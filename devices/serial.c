@@ -9,7 +9,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
-#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Register offsets. */
@@ -55,23 +55,6 @@
 #define MSR_RI		0x40
 #define MSR_DCD		0x80
 
-/* Host-side receive buffer; the guest sees it through RBR/LSR.DR. */
-#define RX_BUF_SIZE	1024
-
-struct serial {
-	pthread_mutex_t lock;
-	struct bus_device dev;
-	struct irq_line irq;
-	bool has_irq;
-	int out_fd;
-	uint8_t ier, lcr, mcr, scr, fcr, dll, dlm;
-	bool overrun;		/* LSR.OE, cleared when LSR is read */
-	bool thr_ipending;	/* THR empty interrupt pending */
-	int irq_level;
-	uint8_t rx[RX_BUF_SIZE];
-	size_t rx_head, rx_count;
-	uint64_t rx_dropped, tx_count, tx_dropped;
-};
 
 static uint8_t serial_iir(const struct serial *s)
 {
@@ -260,12 +243,9 @@ static const struct bus_device_ops serial_ops = {
 	.write = serial_write,
 };
 
-struct serial *serial_new(int out_fd, const struct irq_line *irq)
+void serial_init(struct serial *s, uint64_t base, int out_fd, const struct irq_line *irq)
 {
-	struct serial *s = calloc(1, sizeof(*s));
-
-	if (!s)
-		return NULL;
+	memset(s, 0, sizeof(*s));
 	pthread_mutex_init(&s->lock, NULL);
 	s->out_fd = out_fd;
 	if (irq) {
@@ -273,23 +253,14 @@ struct serial *serial_new(int out_fd, const struct irq_line *irq)
 		s->has_irq = true;
 	}
 	s->dev.ops = &serial_ops;
+	s->dev.base = base;
 	s->dev.len = SERIAL_NR_PORTS;
 	s->dev.priv = s;
-	return s;
 }
 
-void serial_free(struct serial *s)
+void serial_destroy(struct serial *s)
 {
-	if (!s)
-		return;
 	pthread_mutex_destroy(&s->lock);
-	free(s);
-}
-
-struct bus_device *serial_bus_device(struct serial *s, uint64_t base)
-{
-	s->dev.base = base;
-	return &s->dev;
 }
 
 size_t serial_rx(struct serial *s, const uint8_t *buf, size_t len)

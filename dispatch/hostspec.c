@@ -5,6 +5,8 @@
  */
 #include "dispatch/hostspec.h"
 
+#include "util/keyval.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -34,15 +36,13 @@ static int fail(struct cursor *c, const char *fmt, ...)
 
 static int parse_uint(struct cursor *c, unsigned int max, unsigned int *out, const char *what)
 {
-	unsigned long v = 0;
+	unsigned long long v;
+	int rc = kv_scan_uint(&c->s, max, &v);
 
-	if (!isdigit((unsigned char)*c->s))
+	if (rc == -EINVAL)
 		return fail(c, "expected a number for %s", what);
-	while (isdigit((unsigned char)*c->s)) {
-		v = v * 10 + (unsigned long)(*c->s++ - '0');
-		if (v > max)
-			return fail(c, "%s is too large (at most %u)", what, max);
-	}
+	if (rc)
+		return fail(c, "%s is too large (at most %u)", what, max);
 	*out = (unsigned int)v;
 	return 0;
 }

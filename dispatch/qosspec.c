@@ -7,6 +7,7 @@
 #include "dispatch/qosspec.h"
 
 #include "sched/sched.h"
+#include "util/keyval.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -21,32 +22,17 @@ void vcpu_qos_default(struct vcpu_qos *q)
 	q->uclamp_max = 1024;
 }
 
-static int parse_ulong(const char **s, unsigned long max, unsigned long *out)
-{
-	unsigned long v = 0;
-
-	if (!isdigit((unsigned char)**s))
-		return -EINVAL;
-	while (isdigit((unsigned char)**s)) {
-		v = v * 10 + (unsigned long)(*(*s)++ - '0');
-		if (v > max)
-			return -ERANGE;
-	}
-	*out = v;
-	return 0;
-}
-
 static int set_range(const char **s, unsigned int nr, bool *mask, bool val)
 {
-	unsigned long lo, hi;
-	int rc = parse_ulong(s, 1u << 20, &lo);
+	unsigned long long lo, hi;
+	int rc = kv_scan_uint(s, 1u << 20, &lo);
 
 	if (rc)
 		return rc;
 	hi = lo;
 	if (**s == '-') {
 		(*s)++;
-		rc = parse_ulong(s, 1u << 20, &hi);
+		rc = kv_scan_uint(s, 1u << 20, &hi);
 		if (rc || hi < lo)
 			return rc ?: -EINVAL;
 	}
@@ -107,10 +93,10 @@ int vcpu_set_parse(const char *set, unsigned int nr_vcpus, bool *mask, char *err
 /* The unit is required: "3" could mean 3 us as well as 3 ms. */
 static int parse_duration_max(const char *s, uint64_t max_ns, uint64_t *ns)
 {
-	unsigned long v;
+	unsigned long long v;
 	uint64_t mult;
 
-	if (parse_ulong(&s, 1ul << 40, &v))
+	if (kv_scan_uint(&s, 1ul << 40, &v))
 		return -EINVAL;
 	if (!strcmp(s, "ns"))
 		mult = 1;
@@ -150,10 +136,10 @@ static int parse_cap_pair(const char *val, uint64_t quota_max_ns, uint64_t *quot
 
 static int parse_weight(const char *val, uint32_t *out, char *err, size_t errlen)
 {
-	unsigned long w;
+	unsigned long long w;
 	const char *s = val;
 
-	if (parse_ulong(&s, QOS_WEIGHT_MAX, &w) || *s || w < QOS_WEIGHT_MIN) {
+	if (kv_scan_uint(&s, QOS_WEIGHT_MAX, &w) || *s || w < QOS_WEIGHT_MIN) {
 		snprintf(err, errlen, "weight=%s: expected an integer %u..%u", val,
 			 QOS_WEIGHT_MIN, QOS_WEIGHT_MAX);
 		return -EINVAL;
@@ -169,10 +155,10 @@ static int set_weight(struct vcpu_qos *q, const char *val, char *err, size_t err
 
 static int set_uclamp(struct vcpu_qos *q, const char *val, char *err, size_t errlen)
 {
-	unsigned long lo, hi;
+	unsigned long long lo, hi;
 	const char *s = val;
 
-	if (parse_ulong(&s, 1024, &lo) || *s++ != '-' || parse_ulong(&s, 1024, &hi) || *s ||
+	if (kv_scan_uint(&s, 1024, &lo) || *s++ != '-' || kv_scan_uint(&s, 1024, &hi) || *s ||
 	    lo > hi) {
 		snprintf(err, errlen, "uclamp=%s: expected MIN-MAX with 0 <= MIN <= MAX <= 1024",
 			 val);
@@ -364,19 +350,12 @@ static int apply_pairs(char *pairs, struct vcpu_qos *q, char *err, size_t errlen
 		snprintf(err, errlen, "no KEY=VALUE given (expected %s)", vcpu_qos_key_list());
 		return -EINVAL;
 	}
-	for (char *kv = pairs, *next; kv; kv = next) {
-		char *eq;
-
-		next = strchr(kv, ',');
-		if (next)
-			*next++ = 0;
-		eq = strchr(kv, '=');
-		if (!*kv || !eq) {
+	for (char *list = pairs, *kv, *val; (kv = kv_next_item(&list, ',')); ) {
+		if (!*kv || kv_split(kv, &val)) {
 			snprintf(err, errlen, *kv ? "'%s': expected KEY=VALUE" :
 				 "an empty item%s (expected KEY=VALUE between commas)", kv);
 			return -EINVAL;
 		}
-		*eq = 0;
 		for (size_t i = 0; i < NR(vcpu_keys); i++) {
 			if (strcmp(kv, vcpu_keys[i].key.name))
 				continue;
@@ -386,7 +365,7 @@ static int apply_pairs(char *pairs, struct vcpu_qos *q, char *err, size_t errlen
 			}
 			seen[i] = true;
 		}
-		if (vcpu_qos_set_key(q, kv, eq + 1, err, errlen))
+		if (vcpu_qos_set_key(q, kv, val, err, errlen))
 			return -EINVAL;
 	}
 	return 0;
@@ -500,20 +479,14 @@ static int group_pairs(char *pairs, struct group_qos *g, char *err, size_t errle
 {
 	bool seen[NR(group_keys)] = { false };
 
-	for (char *kv = pairs, *next; kv; kv = next) {
-		char *eq;
+	for (char *list = pairs, *kv, *val; (kv = kv_next_item(&list, ',')); ) {
 		size_t i;
 
-		next = strchr(kv, ',');
-		if (next)
-			*next++ = 0;
-		eq = strchr(kv, '=');
-		if (!eq) {
+		if (kv_split(kv, &val)) {
 			snprintf(err, errlen, "'%s': expected KEY=VALUE (%s)", kv,
 				 group_qos_key_list());
 			return -EINVAL;
 		}
-		*eq = 0;
 		for (i = 0; i < NR(group_keys) && strcmp(kv, group_keys[i].key.name); i++)
 			;
 		if (i == NR(group_keys)) {
@@ -526,7 +499,7 @@ static int group_pairs(char *pairs, struct group_qos *g, char *err, size_t errle
 			return -EINVAL;
 		}
 		seen[i] = true;
-		if (group_keys[i].set(g, eq + 1, err, errlen))
+		if (group_keys[i].set(g, val, err, errlen))
 			return -EINVAL;
 	}
 	return 0;

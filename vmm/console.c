@@ -8,7 +8,7 @@
 #include "devices/serial.h"
 #include "util/evloop.h"
 #include "util/log.h"
-#include "cli/options.h"
+#include "vmm/vm_config.h"
 #include "util/paths.h"
 #include "vmm/kvm/vm.h"
 
@@ -98,7 +98,7 @@ static void on_stdin(struct evloop *loop, int fd, uint32_t events, void *opaque)
 
 	(void)events;
 	if (n > 0) {
-		serial_rx(c->vm->serial, buf, (size_t)n);
+		serial_rx(&c->vm->serial, buf, (size_t)n);
 		return;
 	}
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))

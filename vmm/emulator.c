@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * --emulator-cpus: parse a host CPU set and pin the calling thread to it.
- * The order in which cmd_run.c pins and unpins the main thread around the
+ * The order in which vm_run.c pins and unpins the main thread around the
  * creation of the dispatcher and vCPU threads is what decides which thread
  * ends up where (see there).
  */

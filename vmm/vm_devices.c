@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* The VM's devices: COM1 on IRQ 4, the ACPI sleep registers, the i8042, port 0x80. */
+/*
+ * The VM's PIO devices and their wiring: which ports and which IRQ each
+ * one gets (include/capvisor/layout.h, the same the ACPI tables describe)
+ * is decided here, not by the devices: COM1 on IRQ 4, the ACPI sleep
+ * registers, the i8042, port 0x80.
+ */
 #include "devices/power.h"
 #include "devices/serial.h"
 #include "devices/sink.h"
@@ -36,17 +41,16 @@ int vm_setup_devices(struct vm *vm, int console_fd)
 	struct irq_line irq = { .set_level = irq_set_level, .opaque = vm, .irq = IRQ_COM1 };
 	struct power_ctl ctl = { .request = power_request, .opaque = vm };
 
-	vm->serial = serial_new(console_fd, &irq);
-	vm->acpi_pm = acpi_pm_new(&ctl);
-	vm->i8042 = i8042_new(&ctl);
-	if (!vm->serial || !vm->acpi_pm || !vm->i8042)
-		return -ENOMEM;
+	_Static_assert(PORT_ACPI_SLEEP_STS == PORT_ACPI_SLEEP_CTL + ACPI_PM_NR_PORTS - 1,
+		       "the FADT's sleep status register follows its control register");
+	serial_init(&vm->serial, PORT_COM1, console_fd, &irq);
+	acpi_pm_init(&vm->acpi_pm, PORT_ACPI_SLEEP_CTL, &ctl);
+	i8042_init(&vm->i8042, PORT_I8042_DATA, PORT_I8042_CMD, &ctl);
 	sink_init(&vm->post_port, PORT_POST, 1);
-	if (bus_register(vm->pio, serial_bus_device(vm->serial, PORT_COM1)) ||
-	    bus_register(vm->pio, acpi_pm_bus_device(vm->acpi_pm)) ||
-	    bus_register(vm->pio, i8042_data_device(vm->i8042)) ||
-	    bus_register(vm->pio, i8042_cmd_device(vm->i8042)) ||
-	    bus_register(vm->pio, &vm->post_port)) {
+	vm->devices_ready = true;
+	if (bus_register(vm->pio, &vm->serial.dev) || bus_register(vm->pio, &vm->acpi_pm.dev) ||
+	    bus_register(vm->pio, &vm->i8042.data_dev) ||
+	    bus_register(vm->pio, &vm->i8042.cmd_dev) || bus_register(vm->pio, &vm->post_port)) {
 		pr_err("device ports overlap");
 		return -EEXIST;
 	}
@@ -55,10 +59,9 @@ int vm_setup_devices(struct vm *vm, int console_fd)
 
 void vm_free_devices(struct vm *vm)
 {
-	serial_free(vm->serial);
-	acpi_pm_free(vm->acpi_pm);
-	i8042_free(vm->i8042);
-	vm->serial = NULL;
-	vm->acpi_pm = NULL;
-	vm->i8042 = NULL;
+	if (!vm->devices_ready)
+		return;
+	serial_destroy(&vm->serial);
+	i8042_destroy(&vm->i8042);
+	vm->devices_ready = false;
 }

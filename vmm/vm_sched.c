@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capvisor/layout.h"
 #include "dispatch/dutycycle.h"
 #include "dispatch/kernelsched.h"
 #include "util/log.h"
@@ -269,7 +270,7 @@ static int attach_cppc(struct vm_sched *vs, char *err, size_t errlen)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < vs->nr_vcpus; i++) {
 		struct cppc_dev *dev = &vs->cppc[i];
-		int rc = cppc_init(dev, i, &vs->acpi_vcpus[i].cppc);
+		int rc = cppc_init(dev, i, acpi_cppc_page_gpa(i), &vs->acpi_vcpus[i].cppc);
 
 		if (!rc)
 			rc = cppc_set_host_limits(dev, vs->qos[i].uclamp_min, vs->qos[i].uclamp_max);
@@ -292,7 +293,8 @@ static int attach_hints(struct vm_sched *vs, char *err, size_t errlen)
 	for (unsigned int i = 0; i < vs->nr_vcpus; i++) {
 		int rc;
 
-		hint_init(&vs->hint[i], i, vs->nr_vcpus, &vs_hint_ops, vs);
+		hint_init(&vs->hint[i], i, vs->nr_vcpus,
+			  LAYOUT_HINT_BASE + (uint64_t)i * LAYOUT_PER_VCPU_STRIDE, &vs_hint_ops, vs);
 		rc = bus_register(vs->vm->mmio, &vs->hint[i].bus);
 		if (rc) {
 			snprintf(err, errlen, "hint page of vCPU %u: %s", i, strerror(-rc));

@@ -46,6 +46,7 @@
 /* ---- I/O ports ---- */
 #define PORT_COM1		0x3f8
 #define IRQ_COM1		4
+#define PORT_I8042_DATA		0x60
 #define PORT_I8042_CMD		0x64	/* write 0xfe: pulse the reset line */
 #define I8042_CMD_RESET		0xfe
 /* FADT (HW-reduced) sleep control / status registers, one byte each. */

@@ -28,7 +28,8 @@ $(FUZZ_BUILD)/fuzz_qmp_client: $(FUZZ_QMP_CLIENT_SRCS) cli/qmp_client.h cli/ctl_
 # libvirt domain XML in: the reader and the option parsers it calls.
 FUZZ_DOMAIN_SRCS := tests/fuzz/fuzz_domain.c cli/domain_in.c cli/domain_meta.c \
 		    cli/domain_schema.c cli/domain_tune.c cli/domain_util.c vmm/emulator.c \
-		    dispatch/hostspec.c util/json_strict.c util/paths.c dispatch/qosspec.c cli/vmdef.c
+		    dispatch/hostspec.c util/json_strict.c util/keyval.c util/paths.c dispatch/qosspec.c \
+		    cli/vmdef.c
 
 $(FUZZ_BUILD)/fuzz_domain: $(FUZZ_DOMAIN_SRCS) cli/domain.h cli/domain_util.h tests/fuzz/fuzz.mk
 	@mkdir -p $(dir $@)
@@ -74,7 +75,7 @@ fuzz-qmp-client: $(FUZZ_BUILD)/fuzz_qmp_client
 # Built from the core sources (all but `capvisor run` itself, which embeds
 # the test guest), instrumented object by object; its seed corpus and
 # regression inputs are tests/fuzz/corpus-guest.
-FUZZ_GUEST_SRCS := tests/fuzz/fuzz_guest.c $(filter-out vmm/cmd_run.c,$(CORE_SRCS))
+FUZZ_GUEST_SRCS := tests/fuzz/fuzz_guest.c $(filter-out vmm/vm_run.c cli/cmd_run.c,$(CORE_SRCS))
 FUZZ_GUEST_OBJS := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_GUEST_SRCS))
 
 $(FUZZ_BUILD)/obj/%.o: %.c
@@ -98,7 +99,7 @@ fuzz: fuzz-guest
 # ---- fuzz_vmdef: VM definition files (tests/fuzz/fuzz_vmdef.c) ----
 # Seeded from tests/fuzz/vmdef/, with tests/fuzz/vmdef.dict.
 FUZZ_VMDEF_SRCS := tests/fuzz/fuzz_vmdef.c cli/vmdef.c util/json_strict.c util/paths.c \
-		   dispatch/qosspec.c
+		   dispatch/qosspec.c util/keyval.c
 
 $(FUZZ_BUILD)/fuzz_vmdef: $(FUZZ_VMDEF_SRCS) cli/vmdef.h util/json_strict.h util/paths.h \
 			  dispatch/qosspec.h \

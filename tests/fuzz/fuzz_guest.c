@@ -258,7 +258,7 @@ static void console_input(struct fuzz_vm *f, struct input *in)
 
 	for (size_t i = 0; i < n; i++)
 		buf[i] = take(in);	/* past the input's end: zeros */
-	serial_rx(f->vm->serial, buf, n);
+	serial_rx(&f->vm->serial, buf, n);
 }
 
 /*

@@ -160,8 +160,8 @@ static int fake_set_weight(void *opaque, unsigned int vcpu, uint32_t weight,
 	return 0;
 }
 
-static int fake_set_clamp(void *opaque, unsigned int vcpu, uint32_t min, uint32_t max,
-			  struct qmp_error *err)
+static int fake_set_uclamp(void *opaque, unsigned int vcpu, uint32_t min, uint32_t max,
+			   struct qmp_error *err)
 {
 	struct qmp_vcpu_info *v = &((struct fake_vm *)opaque)->vcpu[vcpu];
 
@@ -245,8 +245,8 @@ static int fake_set_cap(void *opaque, unsigned int vcpu, const struct qmp_cap *c
 	return 0;
 }
 
-static int fake_set_cluster(void *opaque, unsigned int vcpu, const char *cluster,
-			    struct qmp_error *err)
+static int fake_set_cluster_affinity(void *opaque, unsigned int vcpu, const char *cluster,
+				     struct qmp_error *err)
 {
 	struct fake_vm *vm = opaque;
 	struct qmp_vcpu_info *v = &vm->vcpu[vcpu];
@@ -360,11 +360,11 @@ static const struct qmp_backend_ops fake_vm_ops = {
 	.query_host = fake_query_host,
 	.query_vcpus = fake_query_vcpus,
 	.set_weight = fake_set_weight,
-	.set_clamp = fake_set_clamp,
+	.set_uclamp = fake_set_uclamp,
 	.set_reservation = fake_set_reservation,
 	.clear_reservation = fake_clear_reservation,
 	.set_cap = fake_set_cap,
-	.set_cluster = fake_set_cluster,
+	.set_cluster_affinity = fake_set_cluster_affinity,
 	.nr_groups = fake_nr_groups,
 	.query_groups = fake_query_groups,
 	.set_group_weight = fake_set_group_weight,

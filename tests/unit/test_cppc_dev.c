@@ -44,7 +44,7 @@ static void test_init_and_defaults(void)
 	struct acpi_cppc_caps bad = little;
 	struct cppc_dev d;
 
-	CU_ASSERT_EQUAL_FATAL(cppc_init(&d, 3, &little), 0);
+	CU_ASSERT_EQUAL_FATAL(cppc_init(&d, 3, acpi_cppc_page_gpa(3), &little), 0);
 	CU_ASSERT_EQUAL(d.bus.base, LAYOUT_CPPC_BASE + 3 * LAYOUT_PER_VCPU_STRIDE);
 	CU_ASSERT_EQUAL(d.bus.len, LAYOUT_PER_VCPU_STRIDE);
 	CU_ASSERT_PTR_EQUAL(d.bus.priv, &d);
@@ -60,21 +60,21 @@ static void test_init_and_defaults(void)
 	cppc_destroy(&d);
 
 	bad.lowest_perf = 0;
-	CU_ASSERT_EQUAL(cppc_init(&d, 0, &bad), -EINVAL);
+	CU_ASSERT_EQUAL(cppc_init(&d, 0, acpi_cppc_page_gpa(0), &bad), -EINVAL);
 	bad = little;
 	bad.nominal_perf = 200;		/* above highest */
-	CU_ASSERT_EQUAL(cppc_init(&d, 0, &bad), -EINVAL);
+	CU_ASSERT_EQUAL(cppc_init(&d, 0, acpi_cppc_page_gpa(0), &bad), -EINVAL);
 	bad = little;
 	bad.guaranteed_perf = 129;
-	CU_ASSERT_EQUAL(cppc_init(&d, 0, &bad), -EINVAL);
-	CU_ASSERT_EQUAL(cppc_init(&d, LAYOUT_MAX_VCPUS, &little), -EINVAL);
+	CU_ASSERT_EQUAL(cppc_init(&d, 0, acpi_cppc_page_gpa(0), &bad), -EINVAL);
+	CU_ASSERT_EQUAL(cppc_init(&d, LAYOUT_MAX_VCPUS, acpi_cppc_page_gpa(LAYOUT_MAX_VCPUS), &little), -EINVAL);
 }
 
 static void test_request_follows_guest(void)
 {
 	struct cppc_dev d;
 
-	cppc_init(&d, 0, &little);
+	cppc_init(&d, 0, acpi_cppc_page_gpa(0), &little);
 	wr(&d, CPPC_REG_DESIRED_PERF, 100, 4);
 	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DESIRED_PERF, 4), 100);
 	CU_ASSERT_EQUAL(cppc_effective_request(&d), 0);	/* not enabled yet */
@@ -109,7 +109,7 @@ static void test_host_limits_win(void)
 	struct cppc_snapshot s;
 	struct cppc_dev d;
 
-	cppc_init(&d, 0, &big);
+	cppc_init(&d, 0, acpi_cppc_page_gpa(0), &big);
 	wr(&d, CPPC_REG_ENABLE, 1, 4);
 	wr(&d, CPPC_REG_DESIRED_PERF, 255, 4);
 	CU_ASSERT_EQUAL(cppc_effective_request(&d), 255);
@@ -143,7 +143,7 @@ static void test_garbage_values_clamped(void)
 	struct cppc_stats st;
 	struct cppc_dev d;
 
-	cppc_init(&d, 0, &little);
+	cppc_init(&d, 0, acpi_cppc_page_gpa(0), &little);
 	wr(&d, CPPC_REG_DESIRED_PERF, 0xffffffffu, 4);
 	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DESIRED_PERF, 4), 128);
 	wr(&d, CPPC_REG_DESIRED_PERF, 1, 4);
@@ -166,7 +166,7 @@ static void test_bad_widths_and_offsets(void)
 	struct cppc_stats st;
 	struct cppc_dev d;
 
-	cppc_init(&d, 0, &little);
+	cppc_init(&d, 0, acpi_cppc_page_gpa(0), &little);
 	wr(&d, CPPC_REG_DESIRED_PERF, 100, 4);
 	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DESIRED_PERF, 2), 0);		/* width */
 	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DESIRED_PERF, 8), 0);		/* width */
@@ -201,7 +201,7 @@ static void test_counters(void)
 	uint64_t ref, del, lo;
 	unsigned int i;
 
-	cppc_init(&d, 0, &big);		/* nominal 204 */
+	cppc_init(&d, 0, acpi_cppc_page_gpa(0), &big);		/* nominal 204 */
 	cppc_account(&d, 1000, 204);
 	/* Read as Linux does: delivered, then reference of the same sample. */
 	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DEL_COUNTER, 8), 1000);
@@ -247,8 +247,8 @@ static void test_common_reference(void)
 	uint64_t lr, ld, br, bd;
 
 	lc.reference_perf = bc.reference_perf = 255;
-	CU_ASSERT_EQUAL_FATAL(cppc_init(&l, 0, &lc), 0);
-	CU_ASSERT_EQUAL_FATAL(cppc_init(&b, 1, &bc), 0);
+	CU_ASSERT_EQUAL_FATAL(cppc_init(&l, 0, acpi_cppc_page_gpa(0), &lc), 0);
+	CU_ASSERT_EQUAL_FATAL(cppc_init(&b, 1, acpi_cppc_page_gpa(1), &bc), 0);
 	for (unsigned int i = 0; i < 1000; i++) {
 		cppc_account(&l, 1000, 128);
 		cppc_account(&b, 1000, 255);
@@ -264,7 +264,7 @@ static void test_common_reference(void)
 	/* A reference beyond the perf scale is refused. */
 	cppc_destroy(&l);
 	lc.reference_perf = 256;
-	CU_ASSERT_EQUAL(cppc_init(&l, 0, &lc), -EINVAL);
+	CU_ASSERT_EQUAL(cppc_init(&l, 0, acpi_cppc_page_gpa(0), &lc), -EINVAL);
 	cppc_destroy(&b);
 }
 
@@ -272,7 +272,7 @@ static void test_perf_limited(void)
 {
 	struct cppc_dev d;
 
-	cppc_init(&d, 0, &big);
+	cppc_init(&d, 0, acpi_cppc_page_gpa(0), &big);
 	wr(&d, CPPC_REG_ENABLE, 1, 4);
 	wr(&d, CPPC_REG_MIN_PERF, 150, 4);
 	wr(&d, CPPC_REG_DESIRED_PERF, 200, 4);
@@ -310,7 +310,7 @@ static void test_notify(void)
 	struct notify_log log = { 0 };
 	struct cppc_dev d;
 
-	cppc_init(&d, 0, &little);
+	cppc_init(&d, 0, acpi_cppc_page_gpa(0), &little);
 	cppc_set_notify(&d, on_change, &log);
 	wr(&d, CPPC_REG_DESIRED_PERF, 100, 4);
 	CU_ASSERT_EQUAL(log.calls, 0);			/* not enabled: no change */
@@ -364,7 +364,7 @@ static void test_hostile_random(void)
 	struct cppc_dev d;
 	uint32_t eff;
 
-	cppc_init(&d, 7, &big);
+	cppc_init(&d, 7, acpi_cppc_page_gpa(7), &big);
 	for (i = 0; i < 200000; i++) {
 		unsigned int len = widths[rnd() % 4];
 		uint64_t off = rnd() % 3 ? rnd() % 0x30 : rnd() % 0x1000, v = hostile_value();
@@ -475,7 +475,7 @@ static void test_no_deadlock_with_engine_lock(void)
 	static struct race r;
 	pthread_t g, d;
 
-	cppc_init(&r.dev, 0, &big);
+	cppc_init(&r.dev, 0, acpi_cppc_page_gpa(0), &big);
 	pthread_mutex_init(&r.engine, NULL);
 	CU_ASSERT_EQUAL(cppc_set_host_limits(&r.dev, 0, 512), 0);
 	cppc_set_notify(&r.dev, engine_notify, &r);
@@ -497,7 +497,7 @@ static void test_requests_counted_past_disable(void)
 	struct cppc_dev d;
 	struct cppc_stats st;
 
-	cppc_init(&d, 0, &big);
+	cppc_init(&d, 0, acpi_cppc_page_gpa(0), &big);
 	wr(&d, CPPC_REG_ENABLE, 1, 4);		/* no request yet: nothing changes */
 	wr(&d, CPPC_REG_DESIRED_PERF, 100, 4);
 	wr(&d, CPPC_REG_DESIRED_PERF, 100, 4);	/* the same again: not a new request */
@@ -520,7 +520,7 @@ static void test_autonomous_selection(void)
 	struct cppc_dev d;
 	struct cppc_stats st;
 
-	cppc_init(&d, 0, &little);
+	cppc_init(&d, 0, acpi_cppc_page_gpa(0), &little);
 	wr(&d, CPPC_REG_ENABLE, 1, 4);
 	wr(&d, CPPC_REG_AUTO_SEL, 1, 4);
 	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_AUTO_SEL, 4), 1);
@@ -565,7 +565,7 @@ static void test_energy_preference(void)
 	struct cppc_dev d;
 	struct cppc_stats st;
 
-	cppc_init(&d, 0, &little);
+	cppc_init(&d, 0, acpi_cppc_page_gpa(0), &little);
 	CU_ASSERT_EQUAL(cppc_get_epp(&d), CPPC_EPP_DEFAULT);
 	cppc_set_epp(&d, 0);
 	CU_ASSERT_EQUAL(cppc_get_epp(&d), 0);

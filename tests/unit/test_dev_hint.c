@@ -39,7 +39,7 @@ static void test_page_sits_at_the_vcpus_address(void)
 {
 	struct hint_dev dev;
 
-	hint_init(&dev, 3, 4, &fake_ops, NULL);
+	hint_init(&dev, 3, 4, LAYOUT_HINT_BASE + 3 * LAYOUT_PER_VCPU_STRIDE, &fake_ops, NULL);
 	CU_ASSERT_EQUAL(dev.bus.base, LAYOUT_HINT_BASE + 3 * LAYOUT_PER_VCPU_STRIDE);
 	CU_ASSERT_EQUAL(dev.bus.len, LAYOUT_PER_VCPU_STRIDE);
 }
@@ -49,7 +49,7 @@ static void test_yield_and_yield_to_reach_the_scheduler(void)
 	struct hint_dev dev;
 	uint32_t v = 2;
 
-	hint_init(&dev, 1, 4, &fake_ops, NULL);
+	hint_init(&dev, 1, 4, LAYOUT_HINT_BASE + 1 * LAYOUT_PER_VCPU_STRIDE, &fake_ops, NULL);
 	yields = 0;
 	dev.bus.ops->write(&dev.bus, HINT_REG_YIELD, &v, 4);
 	CU_ASSERT_EQUAL(yields, 1);
@@ -71,7 +71,7 @@ static void test_hostile_accesses_are_ignored(void)
 	uint32_t v;
 	uint8_t b = 2;
 
-	hint_init(&dev, 1, 4, &fake_ops, NULL);
+	hint_init(&dev, 1, 4, LAYOUT_HINT_BASE + 1 * LAYOUT_PER_VCPU_STRIDE, &fake_ops, NULL);
 	yields = 0;
 	last_target = 99;
 	boost_answer = 1;

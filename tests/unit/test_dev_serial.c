@@ -23,7 +23,7 @@ static void record_irq(void *opaque, unsigned int irq, int level)
 }
 
 struct uart {
-	struct serial *s;
+	struct serial s;
 	struct bus_device *dev;
 	int pipe[2];
 };
@@ -35,14 +35,13 @@ static void uart_open(struct uart *u)
 	CU_ASSERT_FATAL(pipe(u->pipe) == 0);
 	irq_level = -1;
 	irq_changes = 0;
-	u->s = serial_new(u->pipe[1], &irq);
-	CU_ASSERT_FATAL(u->s != NULL);
-	u->dev = serial_bus_device(u->s, PORT_COM1);
+	serial_init(&u->s, PORT_COM1, u->pipe[1], &irq);
+	u->dev = &u->s.dev;
 }
 
 static void uart_close(struct uart *u)
 {
-	serial_free(u->s);
+	serial_destroy(&u->s);
 	close(u->pipe[0]);
 	close(u->pipe[1]);
 }
@@ -72,7 +71,7 @@ static void test_serial_transmits_to_fd(void)
 	wr(&u, 0, 'k');
 	CU_ASSERT_EQUAL(read(u.pipe[0], buf, sizeof(buf)), 2);
 	CU_ASSERT_STRING_EQUAL(buf, "ok");
-	CU_ASSERT_EQUAL(serial_tx_count(u.s), 2);
+	CU_ASSERT_EQUAL(serial_tx_count(&u.s), 2);
 	/* Transmission is instant: THRE and TEMT always set. */
 	CU_ASSERT_EQUAL(rd(&u, 5) & 0x60, 0x60);
 	uart_close(&u);
@@ -94,7 +93,7 @@ static void test_serial_divisor_latch_and_scratch(void)
 	CU_ASSERT_EQUAL(rd(&u, 1), 0x00);	/* IER untouched */
 	wr(&u, 7, 0xa5);
 	CU_ASSERT_EQUAL(rd(&u, 7), 0xa5);
-	CU_ASSERT_EQUAL(serial_tx_count(u.s), 0);
+	CU_ASSERT_EQUAL(serial_tx_count(&u.s), 0);
 	CU_ASSERT_EQUAL(read(u.pipe[0], &c, 0), 0);
 	uart_close(&u);
 }
@@ -107,7 +106,7 @@ static void test_serial_receive_and_rx_interrupt(void)
 	CU_ASSERT_EQUAL(rd(&u, 5) & 0x01, 0);	/* no data */
 	CU_ASSERT_EQUAL(rd(&u, 2) & 0x0f, 0x01);	/* no interrupt */
 	wr(&u, 1, 0x01);			/* IER: RX data */
-	CU_ASSERT_EQUAL(serial_rx(u.s, (const uint8_t *)"hi", 2), 2);
+	CU_ASSERT_EQUAL(serial_rx(&u.s, (const uint8_t *)"hi", 2), 2);
 	CU_ASSERT_EQUAL(irq_level, 1);
 	CU_ASSERT_EQUAL(rd(&u, 2) & 0x0f, 0x04);	/* RX data available */
 	CU_ASSERT_EQUAL(rd(&u, 5) & 0x01, 0x01);
@@ -148,12 +147,12 @@ static void test_serial_loopback_and_overrun(void)
 	CU_ASSERT_EQUAL(rd(&u, 6) & 0xf0, 0x30);	/* CTS, DSR from RTS, DTR */
 	wr(&u, 0, 'L');
 	CU_ASSERT_EQUAL(rd(&u, 0), 'L');	/* looped back, not sent */
-	CU_ASSERT_EQUAL(serial_tx_count(u.s), 1);
+	CU_ASSERT_EQUAL(serial_tx_count(&u.s), 1);
 	wr(&u, 4, 0);
 	CU_ASSERT_EQUAL(rd(&u, 6), 0xb0);	/* DCD, DSR, CTS */
 	memset(big, 'a', sizeof(big));
-	CU_ASSERT_EQUAL(serial_rx(u.s, big, sizeof(big)), 1024);
-	CU_ASSERT_EQUAL(serial_rx_dropped(u.s), sizeof(big) - 1024);
+	CU_ASSERT_EQUAL(serial_rx(&u.s, big, sizeof(big)), 1024);
+	CU_ASSERT_EQUAL(serial_rx_dropped(&u.s), sizeof(big) - 1024);
 	CU_ASSERT_EQUAL(rd(&u, 5) & 0x02, 0x02);	/* OE, cleared by the read */
 	CU_ASSERT_EQUAL(rd(&u, 5) & 0x02, 0);
 	wr(&u, 2, 0x03);			/* FIFO on + clear RX */
@@ -173,10 +172,14 @@ static void record_power(void *opaque, enum power_event ev)
 static void test_acpi_sleep_s5_powers_off(void)
 {
 	struct power_ctl ctl = { record_power, NULL };
-	struct acpi_pm *pm = acpi_pm_new(&ctl);
-	struct bus_device *d = acpi_pm_bus_device(pm);
+	struct acpi_pm pm;
+	struct bus_device *d = &pm.dev;
 	uint8_t v;
 
+	/* The ports are the caller's to choose (vmm/vm_devices.c wires the FADT's). */
+	acpi_pm_init(&pm, 0x1230, &ctl);
+	CU_ASSERT_EQUAL(d->base, 0x1230);
+	acpi_pm_init(&pm, PORT_ACPI_SLEEP_CTL, &ctl);
 	memset(power_events, 0, sizeof(power_events));
 	CU_ASSERT_EQUAL(d->base, PORT_ACPI_SLEEP_CTL);
 	CU_ASSERT_EQUAL(d->len, 2);
@@ -190,18 +193,19 @@ static void test_acpi_sleep_s5_powers_off(void)
 	d->ops->write(d, 0, &v, 1);
 	CU_ASSERT_EQUAL(power_events[POWER_OFF], 1);
 	CU_ASSERT_EQUAL(power_events[POWER_RESET], 0);
-	acpi_pm_free(pm);
 }
 
 static void test_i8042_reset_and_probe(void)
 {
 	struct power_ctl ctl = { record_power, NULL };
-	struct i8042 *k = i8042_new(&ctl);
-	struct bus_device *cmd = i8042_cmd_device(k), *data = i8042_data_device(k);
+	struct i8042 k;
+	struct bus_device *cmd = &k.cmd_dev, *data = &k.data_dev;
 	uint8_t v;
 
+	i8042_init(&k, PORT_I8042_DATA, PORT_I8042_CMD, &ctl);
 	memset(power_events, 0, sizeof(power_events));
 	CU_ASSERT_EQUAL(cmd->base, PORT_I8042_CMD);
+	CU_ASSERT_EQUAL(data->base, PORT_I8042_DATA);
 	cmd->ops->read(cmd, 0, &v, 1);
 	CU_ASSERT_EQUAL(v & 0x03, 0);			/* nothing to read, ready for input */
 	v = 0xaa;					/* self test */
@@ -225,7 +229,7 @@ static void test_i8042_reset_and_probe(void)
 	cmd->ops->write(cmd, 0, &v, 1);
 	CU_ASSERT_EQUAL(power_events[POWER_RESET], 1);
 	CU_ASSERT_EQUAL(power_events[POWER_OFF], 0);
-	i8042_free(k);
+	i8042_destroy(&k);
 }
 
 UNIT_SUITE(dev_serial, NULL, NULL,

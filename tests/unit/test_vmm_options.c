@@ -2,6 +2,7 @@
 /* `capvisor run` option parsing, sizes, and the CPUID feature-hiding helpers. */
 #include "tests/unit/harness.h"
 #include "vmm/kvm/cpuid.h"
+#include "dispatch/dispatch.h"
 #include "dispatch/dutycycle.h"
 #include "cli/options.h"
 #include "dispatch/qosspec.h"
@@ -112,38 +113,85 @@ static void test_help_and_version_flags(void)
 		CU_ASSERT(vm_config_option(i)->help && *vm_config_option(i)->help);
 }
 
-/* --window-us's help quotes the limits of dispatch/dutycycle.h: it fails if they drift apart. */
-static void test_window_help_matches_its_limits(void)
+/* --help, as vm_config_usage() writes it (the caller frees it). */
+static char *usage_text(void)
 {
-	const struct vm_option *o = NULL;
-	char want[64];
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
 
-	for (unsigned int i = 0; vm_config_option(i); i++)
-		if (!strcmp(vm_config_option(i)->name, "window-us"))
-			o = vm_config_option(i);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
-	snprintf(want, sizeof(want), "%llu..%llu (default %llu)", DUTY_MIN_WINDOW_NS / 1000,
-		 DUTY_MAX_WINDOW_NS / 1000, DUTY_DEFAULT_WINDOW_NS / 1000);
-	CU_ASSERT_PTR_NOT_NULL(strstr(o->help, want));
-	snprintf(want, sizeof(want), ">= %llu us", DUTY_MIN_ON_NS / 1000);
-	CU_ASSERT_PTR_NOT_NULL(strstr(o->help, want));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	vm_config_usage(f);
+	fclose(f);
+	return text;
 }
 
-/* --vm-weight's help quotes the VM weight's range and default (dispatch/qosspec.h). */
-static void test_vm_weight_help_matches_its_limits(void)
+/* The line of --help for --NAME contains want. */
+static bool help_line_has(const char *text, const char *name, const char *want)
 {
-	const struct vm_option *o = NULL;
-	char want[64];
+	const char *line, *hit;
+	char start[64];
 
-	for (unsigned int i = 0; vm_config_option(i); i++)
-		if (!strcmp(vm_config_option(i)->name, "vm-weight"))
-			o = vm_config_option(i);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
-	snprintf(want, sizeof(want), "%u..%u (default %u,", QOS_WEIGHT_MIN, QOS_WEIGHT_MAX,
+	snprintf(start, sizeof(start), "\n  --%s ", name);
+	line = strstr(text, start);
+	if (!line)
+		return false;
+	hit = strstr(line + 1, want);
+	return hit && hit < strchr(line + 1, '\n');
+}
+
+/* --help quotes the limits and defaults of dispatch/ and cli/: it fails if they drift apart. */
+static void test_help_quotes_the_limits(void)
+{
+	char *text = usage_text();
+	char want[96];
+
+	snprintf(want, sizeof(want), "%u..%u (default %u)", QOS_WEIGHT_MIN, QOS_WEIGHT_MAX,
 		 QOS_GROUP_WEIGHT_DEFAULT);
-	CU_ASSERT_PTR_NOT_NULL(strstr(o->help, want));
+	CU_ASSERT(help_line_has(text, "vm-weight", want));
+	snprintf(want, sizeof(want), "%llu..%llu us (default %llu)", DUTY_MIN_WINDOW_NS / 1000,
+		 DUTY_MAX_WINDOW_NS / 1000, DUTY_DEFAULT_WINDOW_NS / 1000);
+	CU_ASSERT(help_line_has(text, "window-us", want));
+	snprintf(want, sizeof(want), ">= %llu us", DUTY_MIN_ON_NS / 1000);
+	CU_ASSERT(help_line_has(text, "window-us", want));
+	snprintf(want, sizeof(want), "%d..%d us (default %d)", DISPATCH_TICK_MIN_US,
+		 DISPATCH_TICK_MAX_US, DISPATCH_DEFAULT_TICK_US);
+	CU_ASSERT(help_line_has(text, "tick-us", want));
+	snprintf(want, sizeof(want), "%d..%d us (default %d)", DISPATCH_SLICE_MIN_US,
+		 DISPATCH_SLICE_MAX_US, DISPATCH_DEFAULT_SLICE_US);
+	CU_ASSERT(help_line_has(text, "slice-us", want));
+	snprintf(want, sizeof(want), "1..%d (default %d)", VM_MAX_VCPUS, VM_DEFAULT_VCPUS);
+	CU_ASSERT(help_line_has(text, "vcpus", want));
+	/* Grouped: every option under a heading; headings are not options. */
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\nscheduling options:\n  --host "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\nguest options:\n  --kernel "));
+	CU_ASSERT_FALSE(vm_config_has_option("scheduling"));
+	free(text);
 }
 
+/* Options that point at their field: strings, flags, counts, microseconds within limits. */
+static void test_table_options_fill_their_fields(void)
+{
+	const char *argv[] = { "run", "--stats-json", "s.json", "--no-cppc", "--verbose",
+			       "--verbose", "--tick-us=250", "--slice-us", "100000",
+			       "--dump-acpi", "dir", "--api-socket", "q.sock" };
+	const char *low[] = { "run", "--tick-us", "99" }, *high[] = { "run", "--slice-us", "100001" };
+	struct vm_config cfg;
+
+	CU_ASSERT_EQUAL_FATAL(parse(&cfg, sizeof(argv) / sizeof(argv[0]), argv), 0);
+	CU_ASSERT_STRING_EQUAL(cfg.stats_json, "s.json");
+	CU_ASSERT_STRING_EQUAL(cfg.dump_acpi_dir, "dir");
+	CU_ASSERT_STRING_EQUAL(cfg.api_socket, "q.sock");
+	CU_ASSERT(cfg.no_cppc);
+	CU_ASSERT_EQUAL(cfg.verbose, 2);
+	CU_ASSERT_EQUAL(cfg.tick_ns, 250000);
+	CU_ASSERT_EQUAL(cfg.slice_ns, 100000000);
+	CU_ASSERT_EQUAL(cfg.window_ns, 0);
+	CU_ASSERT_EQUAL(parse(&cfg, 3, low), -EINVAL);
+	CU_ASSERT_EQUAL(cfg.tick_ns, 0);
+	CU_ASSERT_EQUAL(parse(&cfg, 3, high), -EINVAL);
+	CU_ASSERT_EQUAL(cfg.slice_ns, 0);
+}
 /* The VM-level options land in cfg->vm_qos, and a refused one leaves it as it was. */
 static void test_vm_qos_options(void)
 {
@@ -300,12 +348,12 @@ static void test_cpuid_fixup(void)
 
 UNIT_SUITE(vmm_options, NULL, NULL,
 	   UNIT_TEST(test_parse_size),
-	   UNIT_TEST(test_vm_weight_help_matches_its_limits),
+	   UNIT_TEST(test_help_quotes_the_limits),
+	   UNIT_TEST(test_table_options_fill_their_fields),
 	   UNIT_TEST(test_vm_qos_options),
 	   UNIT_TEST(test_run_options_defaults_and_values),
 	   UNIT_TEST(test_run_options_rejected),
 	   UNIT_TEST(test_help_and_version_flags),
-	   UNIT_TEST(test_window_help_matches_its_limits),
 	   UNIT_TEST(test_cpu_hide_names_roundtrip),
 	   UNIT_TEST(test_pvm_probe),
 	   UNIT_TEST(test_cpuid_fixup))

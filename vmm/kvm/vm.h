@@ -10,6 +10,8 @@
 
 #include "acpi/acpi.h"
 #include "devices/bus.h"
+#include "devices/power.h"
+#include "devices/serial.h"
 #include "vmm/boot/boot.h"
 #include "vmm/kvm/cpuid.h"
 #include "vmm/kvm/e820.h"
@@ -21,9 +23,6 @@
 
 struct evloop;
 struct kvm_cpuid2;
-struct serial;
-struct acpi_pm;
-struct i8042;
 
 enum vm_exit_kind {
 	VM_EXIT_NONE,		/* still running */
@@ -75,10 +74,12 @@ struct vm {
 	void *gate_opaque;
 	unsigned int gate_flags;	/* VCPU_GATE_* */
 	struct acpi_tables acpi;
-	struct serial *serial;
-	struct acpi_pm *acpi_pm;
-	struct i8042 *i8042;
+	/* The PIO devices (vmm/vm_devices.c); devices_ready once they are set up. */
+	struct serial serial;
+	struct acpi_pm acpi_pm;
+	struct i8042 i8042;
 	struct bus_device post_port;	/* 0x80: claimed, ignored */
+	bool devices_ready;
 	/* How the VM ended; the first request wins. */
 	pthread_mutex_t exit_lock;
 	enum vm_exit_kind exit_kind;

@@ -140,8 +140,8 @@ struct qmp_backend_ops {
 	int (*query_vcpus)(void *opaque, struct qmp_vcpu_info *out, unsigned int n,
 			   struct qmp_error *err);
 	int (*set_weight)(void *opaque, unsigned int vcpu, uint32_t weight, struct qmp_error *err);
-	int (*set_clamp)(void *opaque, unsigned int vcpu, uint32_t min, uint32_t max,
-			 struct qmp_error *err);
+	int (*set_uclamp)(void *opaque, unsigned int vcpu, uint32_t min, uint32_t max,
+			  struct qmp_error *err);
 	/* QMP_ADMISSION_REJECTED when admission control refuses it. */
 	int (*set_reservation)(void *opaque, unsigned int vcpu, const struct qmp_reservation *res,
 			       struct qmp_error *err);
@@ -161,9 +161,9 @@ struct qmp_backend_ops {
 	/* cap NULL removes the cap; the command has checked it against the group's vCPUs. */
 	int (*set_group_cap)(void *opaque, unsigned int group, const struct qmp_cap *cap,
 			     struct qmp_error *err);
-	/* cluster: an existing cluster name, or NULL for "any cluster". */
-	int (*set_cluster)(void *opaque, unsigned int vcpu, const char *cluster,
-			   struct qmp_error *err);
+	/* The vCPU's cluster affinity: an existing cluster name, or NULL for "any cluster". */
+	int (*set_cluster_affinity)(void *opaque, unsigned int vcpu, const char *cluster,
+				    struct qmp_error *err);
 	/*
 	 * The VM as libvirt domain XML with its live QoS (docs/libvirt.md);
 	 * *xml is malloc'ed, the caller frees it. NULL: the backend has none.

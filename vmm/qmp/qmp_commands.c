@@ -14,17 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmd_capabilities(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
-			    json_object **ret, struct qmp_error *err);
-static int cmd_query_commands(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
-			      json_object **ret, struct qmp_error *err);
+static qmp_handler_fn cmd_capabilities, cmd_query_commands;
 
-/* ---- schema checking ---- */
+/* ---- schema checking: from the request into the command's argument struct ---- */
 
 static const char *type_name(enum qmp_param_type type)
 {
 	switch (type) {
 	case QMP_PARAM_INT:
+	case QMP_PARAM_VCPU:
 		return "integer";
 	case QMP_PARAM_STR:
 		return "string";
@@ -34,12 +32,22 @@ static const char *type_name(enum qmp_param_type type)
 	return "?";
 }
 
-static int find_param(const struct qmp_param *params, const char *name)
+static const struct qmp_param *find_param(const struct qmp_param *params, const char *name)
 {
 	for (int i = 0; params && params[i].name; i++)
 		if (!strcmp(params[i].name, name))
-			return i;
-	return -1;
+			return &params[i];
+	return NULL;
+}
+
+static void *field(void *args, size_t offset)
+{
+	return (char *)args + offset;
+}
+
+static const void *given(const void *args, size_t offset)
+{
+	return (const char *)args + offset;
 }
 
 static int range_error(const struct qmp_param *p, int64_t val, struct qmp_error *err)
@@ -57,85 +65,117 @@ static int range_error(const struct qmp_param *p, int64_t val, struct qmp_error 
 			     p->unit ? p->unit : "");
 }
 
-static int check_value(const struct qmp_param *p, json_object *v, int i, struct qmp_args *out,
+static int check_int(const struct qmp_param *p, json_object *v, void *out, struct qmp_error *err)
+{
+	int64_t n = json_object_get_int64(v);
+
+	if (n < p->min || n > p->max)
+		return range_error(p, n, err);
+	*(int64_t *)field(out, p->offset) = n;
+	if (p->has_offset != QMP_NO_FLAG)
+		*(bool *)field(out, p->has_offset) = true;
+	return 0;
+}
+
+static int check_str_list(const struct qmp_param *p, json_object *v, void *out,
+			  struct qmp_error *err)
+{
+	for (size_t k = 0; k < json_object_array_length(v); k++)
+		if (!json_object_is_type(json_object_array_get_idx(v, k), json_type_string))
+			return qmp_error_set(err, QMP_ERR_GENERIC,
+					     "Invalid parameter type for '%s[%zu]', expected: string",
+					     p->name, k);
+	*(json_object **)field(out, p->offset) = v;
+	return 0;
+}
+
+static int check_value(const struct qmp_param *p, json_object *v, void *out,
 		       struct qmp_error *err)
 {
 	switch (p->type) {
 	case QMP_PARAM_INT:
+	case QMP_PARAM_VCPU:
 		/* json-c gives int for integers, double for 1.0 or 1e3: QMP wants the former. */
-		if (!json_object_is_type(v, json_type_int))
-			break;
-		out->num[i] = json_object_get_int64(v);
-		if (out->num[i] >= p->min && out->num[i] <= p->max)
-			return 0;
-		return range_error(p, out->num[i], err);
+		if (json_object_is_type(v, json_type_int))
+			return check_int(p, v, out, err);
+		break;
 	case QMP_PARAM_STR:
 		if (!json_object_is_type(v, json_type_string))
 			break;
-		out->str[i] = json_object_get_string(v);
 		if ((int64_t)json_object_get_string_len(v) > p->max)
 			return qmp_error_set(err, QMP_ERR_GENERIC,
 					     "Parameter '%s' is longer than %" PRId64 " bytes",
 					     p->name, p->max);
+		*(const char **)field(out, p->offset) = json_object_get_string(v);
 		return 0;
 	case QMP_PARAM_STR_LIST:
-		if (!json_object_is_type(v, json_type_array))
-			break;
-		for (size_t k = 0; k < json_object_array_length(v); k++)
-			if (!json_object_is_type(json_object_array_get_idx(v, k),
-						 json_type_string))
-				return qmp_error_set(err, QMP_ERR_GENERIC,
-						     "Invalid parameter type for '%s[%zu]', expected: string",
-						     p->name, k);
-		return 0;
+		if (json_object_is_type(v, json_type_array))
+			return check_str_list(p, v, out, err);
+		break;
 	}
 	return qmp_error_set(err, QMP_ERR_GENERIC, "Invalid parameter type for '%s', expected: %s",
 			     p->name, type_name(p->type));
 }
 
-int qmp_args_check(const struct qmp_command *cmd, json_object *args, struct qmp_args *out,
-		   struct qmp_error *err)
+/* A vCPU index names one of this VM's vCPUs (the schema's range is any VM's). */
+static int check_vcpu(const struct qmp_cmd_ctx *ctx, const struct qmp_param *p,
+		      const void *args, struct qmp_error *err)
+{
+	unsigned int n = ctx->ops->nr_vcpus(ctx->backend);
+	int64_t vcpu = *(const int64_t *)given(args, p->offset);
+
+	if (p->has_offset != QMP_NO_FLAG && !*(const bool *)given(args, p->has_offset))
+		return 0;
+	if (vcpu >= 0 && vcpu < n)
+		return 0;
+	return qmp_error_set(err, QMP_ERR_GENERIC,
+			     "Parameter '%s' out of range: %" PRId64 " (expected 0..%u: the VM has %u vCPUs)",
+			     p->name, vcpu, n ? n - 1 : 0, n);
+}
+
+/* The size of the struct params[] fill in, which their end entry holds. */
+static size_t args_size(const struct qmp_param *params)
+{
+	const struct qmp_param *p = params;
+
+	while (p && p->name)
+		p++;
+	return p && p->offset ? p->offset : 1;
+}
+
+static int check_args(const struct qmp_command *cmd, const struct qmp_cmd_ctx *ctx,
+		      json_object *args, void *out, struct qmp_error *err)
 {
 	const struct qmp_param *params = cmd->params;
 
-	memset(out, 0, sizeof(*out));
 	if (args) {
 		json_object_object_foreach(args, key, val) {
 			(void)val;
-			if (find_param(params, key) < 0)
+			if (!find_param(params, key))
 				return qmp_error_set(err, QMP_ERR_GENERIC,
 						     "Parameter '%.64s' is unexpected", key);
 		}
 	}
-	for (int i = 0; params && params[i].name; i++) {
+	for (const struct qmp_param *p = params; p && p->name; p++) {
 		json_object *v = NULL;
 
-		if (!args || !json_object_object_get_ex(args, params[i].name, &v)) {
-			if (params[i].optional)
+		if (!args || !json_object_object_get_ex(args, p->name, &v)) {
+			if (p->optional)
 				continue;
 			return qmp_error_set(err, QMP_ERR_GENERIC, "Parameter '%s' is missing",
-					     params[i].name);
+					     p->name);
 		}
-		if (check_value(&params[i], v, i, out, err))
+		if (check_value(p, v, out, err))
 			return -1;
-		out->has[i] = true;
-		out->obj[i] = v;
 	}
+	/* Against the VM only once every argument is well-formed. */
+	for (const struct qmp_param *p = params; p && p->name; p++)
+		if (p->type == QMP_PARAM_VCPU && check_vcpu(ctx, p, out, err))
+			return -1;
 	return 0;
 }
 
 /* ---- shared helpers ---- */
-
-static int check_vcpu(const struct qmp_cmd_ctx *ctx, int64_t vcpu, struct qmp_error *err)
-{
-	unsigned int n = ctx->ops->nr_vcpus(ctx->backend);
-
-	if (vcpu >= 0 && vcpu < n)
-		return 0;
-	return qmp_error_set(err, QMP_ERR_GENERIC,
-			     "Parameter 'vcpu' out of range: %" PRId64 " (expected 0..%u: the VM has %u vCPUs)",
-			     vcpu, n ? n - 1 : 0, n);
-}
 
 static json_object *reservation_json(const struct qmp_reservation *r)
 {
@@ -212,13 +252,13 @@ static int changed(const struct qmp_cmd_ctx *ctx, unsigned int vcpu, json_object
 
 /* ---- queries ---- */
 
-static int cmd_query_version(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
+static int cmd_query_version(const struct qmp_cmd_ctx *ctx, const void *args,
 			     json_object **ret, struct qmp_error *err)
 {
 	json_object *qemu = json_object_new_object();
 	unsigned int major = 0, minor = 0, micro = 0;
 
-	(void)ctx, (void)a, (void)err;
+	(void)ctx, (void)args, (void)err;
 	sscanf(CAPVISOR_VERSION, "%u.%u.%u", &major, &minor, &micro);
 	json_object_object_add(qemu, "micro", json_object_new_int(micro));
 	json_object_object_add(qemu, "minor", json_object_new_int(minor));
@@ -229,12 +269,12 @@ static int cmd_query_version(const struct qmp_cmd_ctx *ctx, const struct qmp_arg
 	return 0;
 }
 
-static int cmd_query_status(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
+static int cmd_query_status(const struct qmp_cmd_ctx *ctx, const void *args,
 			    json_object **ret, struct qmp_error *err)
 {
 	struct qmp_status st = { 0 };
 
-	(void)a;
+	(void)args;
 	if (ctx->ops->query_status(ctx->backend, &st, err))
 		return -1;
 	*ret = json_object_new_object();
@@ -290,13 +330,13 @@ static struct qmp_host_info *get_host(const struct qmp_cmd_ctx *ctx, struct qmp_
 	return h;
 }
 
-static int cmd_query_host(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
+static int cmd_query_host(const struct qmp_cmd_ctx *ctx, const void *args,
 			  json_object **ret, struct qmp_error *err)
 {
 	struct qmp_host_info *h = get_host(ctx, err);
 	json_object *clusters, *pcpus;
 
-	(void)a;
+	(void)args;
 	if (!h)
 		return -1;
 	clusters = json_object_new_array();
@@ -339,15 +379,19 @@ static json_object *vcpu_json(const struct qmp_vcpu_info *v, unsigned int index,
 	return o;
 }
 
-static int cmd_query_vcpus(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
+struct query_vcpus_args {
+	int64_t vcpu;
+	bool has_vcpu;
+};
+
+static int cmd_query_vcpus(const struct qmp_cmd_ctx *ctx, const void *args,
 			   json_object **ret, struct qmp_error *err)
 {
+	const struct query_vcpus_args *a = args;
 	struct qmp_host_info *h;
 	struct qmp_vcpu_info *v;
 	unsigned int n;
 
-	if (a->has[0] && check_vcpu(ctx, a->num[0], err))
-		return -1;
 	h = get_host(ctx, err);
 	if (!h)
 		return -1;
@@ -358,7 +402,7 @@ static int cmd_query_vcpus(const struct qmp_cmd_ctx *ctx, const struct qmp_args 
 	}
 	*ret = json_object_new_array();
 	for (unsigned int i = 0; i < n; i++)
-		if (!a->has[0] || i == a->num[0])
+		if (!a->has_vcpu || i == a->vcpu)
 			json_object_array_add(*ret, vcpu_json(&v[i], i, h));
 	free(v);
 	free(h);
@@ -367,42 +411,50 @@ static int cmd_query_vcpus(const struct qmp_cmd_ctx *ctx, const struct qmp_args 
 
 /* ---- changes ---- */
 
-static int cmd_set_weight(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
-			  json_object **ret, struct qmp_error *err)
-{
-	unsigned int vcpu = (unsigned int)a->num[0];
+struct vcpu_weight_args {
+	int64_t vcpu, weight;
+};
 
-	if (check_vcpu(ctx, a->num[0], err) ||
-	    ctx->ops->set_weight(ctx->backend, vcpu, (uint32_t)a->num[1], err))
+static int cmd_set_vcpu_weight(const struct qmp_cmd_ctx *ctx, const void *args,
+			       json_object **ret, struct qmp_error *err)
+{
+	const struct vcpu_weight_args *a = args;
+	unsigned int vcpu = (unsigned int)a->vcpu;
+
+	if (ctx->ops->set_weight(ctx->backend, vcpu, (uint32_t)a->weight, err))
 		return -1;
 	return changed(ctx, vcpu, ret);
 }
 
-static int cmd_set_clamp(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
-			 json_object **ret, struct qmp_error *err)
+struct vcpu_uclamp_args {
+	int64_t vcpu, min, max;
+	bool has_min, has_max;
+};
+
+static int cmd_set_vcpu_uclamp(const struct qmp_cmd_ctx *ctx, const void *args,
+			       json_object **ret, struct qmp_error *err)
 {
-	unsigned int vcpu = (unsigned int)a->num[0];
+	const struct vcpu_uclamp_args *a = args;
+	unsigned int vcpu = (unsigned int)a->vcpu;
 	struct qmp_vcpu_info *v;
 	int64_t min, max;
 	unsigned int n;
 
-	if (check_vcpu(ctx, a->num[0], err))
-		return -1;
-	if (!a->has[1] && !a->has[2])
+	if (!a->has_min && !a->has_max)
 		return qmp_error_set(err, QMP_ERR_GENERIC,
 				     "Parameter 'min' or 'max' is missing (give one or both)");
 	/* A bound left out keeps its current value. */
 	v = get_vcpus(ctx, &n, err);
 	if (!v)
 		return -1;
-	min = a->has[1] ? a->num[1] : v[vcpu].uclamp_min;
-	max = a->has[2] ? a->num[2] : v[vcpu].uclamp_max;
+	min = a->has_min ? a->min : v[vcpu].uclamp_min;
+	max = a->has_max ? a->max : v[vcpu].uclamp_max;
 	free(v);
 	if (min > max)
 		return qmp_error_set(err, QMP_ERR_GENERIC,
 				     "Parameter 'min' (%" PRId64 ") must not exceed 'max' (%" PRId64 ")",
 				     min, max);
-	if (ctx->ops->set_clamp(ctx->backend, vcpu, (uint32_t)min, (uint32_t)max, err))
+	if (ctx->ops->set_uclamp(ctx->backend, vcpu, (uint32_t)min, (uint32_t)max, err))
 		return -1;
 	return changed(ctx, vcpu, ret);
 }
@@ -417,19 +469,24 @@ static void reservation_rejected(const struct qmp_cmd_ctx *ctx, unsigned int vcp
 	ctx->emit(ctx->emit_opaque, "RESERVATION_REJECTED", data);
 }
 
-static int cmd_set_reservation(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
-			       json_object **ret, struct qmp_error *err)
+struct vcpu_reservation_args {
+	int64_t vcpu, runtime_us, deadline_us, period_us;
+	bool has_deadline_us;
+};
+
+static int cmd_set_vcpu_reservation(const struct qmp_cmd_ctx *ctx, const void *args,
+				    json_object **ret, struct qmp_error *err)
 {
-	unsigned int vcpu = (unsigned int)a->num[0];
+	const struct vcpu_reservation_args *a = args;
+	unsigned int vcpu = (unsigned int)a->vcpu;
 	struct qmp_reservation r = {
-		.runtime_us = (uint64_t)a->num[1],
-		.period_us = (uint64_t)a->num[3],
+		.runtime_us = (uint64_t)a->runtime_us,
+		/* The deadline defaults to the period (an implicit-deadline task). */
+		.deadline_us = (uint64_t)(a->has_deadline_us ? a->deadline_us : a->period_us),
+		.period_us = (uint64_t)a->period_us,
 	};
 	int rc;
 
-	r.deadline_us = a->has[2] ? (uint64_t)a->num[2] : r.period_us;
-	if (check_vcpu(ctx, a->num[0], err))
-		return -1;
 	if (r.runtime_us > r.deadline_us)
 		return qmp_error_set(err, QMP_ERR_GENERIC,
 				     "Parameter 'runtime_us' (%" PRIu64 ") must not exceed 'deadline_us' (%" PRIu64 ")",
@@ -446,33 +503,50 @@ static int cmd_set_reservation(const struct qmp_cmd_ctx *ctx, const struct qmp_a
 	return changed(ctx, vcpu, ret);
 }
 
-static int cmd_clear_reservation(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
-				 json_object **ret, struct qmp_error *err)
-{
-	unsigned int vcpu = (unsigned int)a->num[0];
+struct vcpu_args {
+	int64_t vcpu;
+};
 
-	if (check_vcpu(ctx, a->num[0], err) ||
-	    ctx->ops->clear_reservation(ctx->backend, vcpu, err))
+static int cmd_clear_vcpu_reservation(const struct qmp_cmd_ctx *ctx, const void *args,
+				      json_object **ret, struct qmp_error *err)
+{
+	const struct vcpu_args *a = args;
+	unsigned int vcpu = (unsigned int)a->vcpu;
+
+	if (ctx->ops->clear_reservation(ctx->backend, vcpu, err))
 		return -1;
 	return changed(ctx, vcpu, ret);
 }
 
-/* quota_us 0 or absent removes the cap; otherwise period_us is required. */
-static int cmd_set_cap(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a, json_object **ret,
-		       struct qmp_error *err)
+int qmp_cap_check(const struct qmp_cap *c, bool has_period, struct qmp_error *err)
 {
-	unsigned int vcpu = (unsigned int)a->num[0];
-	struct qmp_cap c = { a->has[1] ? (uint64_t)a->num[1] : 0, a->has[2] ? (uint64_t)a->num[2] : 0 };
-
-	if (check_vcpu(ctx, a->num[0], err))
-		return -1;
-	if (c.quota_us && !a->has[2])
+	if (!c->quota_us)
+		return 0;
+	if (!has_period)
 		return qmp_error_set(err, QMP_ERR_GENERIC,
 				     "Parameter 'period_us' is missing (a quota is per period)");
-	if (c.quota_us && c.quota_us < QMP_CAP_QUOTA_MIN_US)
+	if (c->quota_us < QMP_CAP_QUOTA_MIN_US)
 		return qmp_error_set(err, QMP_ERR_GENERIC,
 				     "Parameter 'quota_us' (%" PRIu64 ") must be 0 (no cap) or at least %llu",
-				     c.quota_us, (unsigned long long)QMP_CAP_QUOTA_MIN_US);
+				     c->quota_us, (unsigned long long)QMP_CAP_QUOTA_MIN_US);
+	return 0;
+}
+
+struct vcpu_cap_args {
+	int64_t vcpu, quota_us, period_us;
+	bool has_quota_us, has_period_us;
+};
+
+/* A vCPU runs on one pCPU at a time: its quota is at most one period. */
+static int cmd_set_vcpu_cap(const struct qmp_cmd_ctx *ctx, const void *args, json_object **ret,
+			    struct qmp_error *err)
+{
+	const struct vcpu_cap_args *a = args;
+	unsigned int vcpu = (unsigned int)a->vcpu;
+	struct qmp_cap c = { (uint64_t)a->quota_us, (uint64_t)a->period_us };
+
+	if (qmp_cap_check(&c, a->has_period_us, err))
+		return -1;
 	if (c.quota_us > c.period_us)
 		return qmp_error_set(err, QMP_ERR_GENERIC,
 				     "Parameter 'quota_us' (%" PRIu64 ") must not exceed 'period_us' (%" PRIu64 "): a vCPU runs on one pCPU at a time",
@@ -482,12 +556,12 @@ static int cmd_set_cap(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a, 
 	return changed(ctx, vcpu, ret);
 }
 
-static int cmd_query_domain_xml(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
+static int cmd_query_domain_xml(const struct qmp_cmd_ctx *ctx, const void *args,
 				json_object **ret, struct qmp_error *err)
 {
 	char *xml = NULL;
 
-	(void)a;
+	(void)args;
 	if (!ctx->ops->query_domain_xml)
 		return qmp_error_set(err, QMP_ERR_GENERIC,
 				     "query-domain-xml: this VM has no domain XML to give");
@@ -520,23 +594,29 @@ static int check_cluster(const struct qmp_cmd_ctx *ctx, const char *name, struct
 			     name, names);
 }
 
-static int cmd_set_cluster(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
-			   json_object **ret, struct qmp_error *err)
-{
-	unsigned int vcpu = (unsigned int)a->num[0];
-	const char *cluster = a->has[1] ? a->str[1] : NULL;
+/* cluster NULL: any cluster. */
+struct vcpu_cluster_args {
+	int64_t vcpu;
+	const char *cluster;
+};
 
-	if (check_vcpu(ctx, a->num[0], err) || (cluster && check_cluster(ctx, cluster, err)) ||
-	    ctx->ops->set_cluster(ctx->backend, vcpu, cluster, err))
+static int cmd_set_vcpu_cluster(const struct qmp_cmd_ctx *ctx, const void *args,
+				json_object **ret, struct qmp_error *err)
+{
+	const struct vcpu_cluster_args *a = args;
+	unsigned int vcpu = (unsigned int)a->vcpu;
+
+	if ((a->cluster && check_cluster(ctx, a->cluster, err)) ||
+	    ctx->ops->set_cluster_affinity(ctx->backend, vcpu, a->cluster, err))
 		return -1;
 	return changed(ctx, vcpu, ret);
 }
 
 #define LIFECYCLE_CMD(fn, op)							\
-	static int fn(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,	\
+	static int fn(const struct qmp_cmd_ctx *ctx, const void *args,	\
 		      json_object **ret, struct qmp_error *err)		\
 	{									\
-		(void)a;							\
+		(void)args;							\
 		if (ctx->ops->op(ctx->backend, err))				\
 			return -1;						\
 		*ret = json_object_new_object();				\
@@ -548,41 +628,51 @@ LIFECYCLE_CMD(cmd_quit, quit)
 
 /* ---- the table ---- */
 
-#define VCPU_PARAM { "vcpu", QMP_PARAM_INT, false, 0, QMP_MAX_VCPUS - 1, NULL }
-#define END_PARAMS { NULL, 0, false, 0, 0, NULL }
+struct caps_args {
+	json_object *enable;
+};
 
 static const struct qmp_param caps_params[] = {
-	{ "enable", QMP_PARAM_STR_LIST, true, 0, 0, NULL }, END_PARAMS,
+	QMP_ARG_OPT_STR_LIST(struct caps_args, enable), QMP_ARGS_END(struct caps_args),
 };
 static const struct qmp_param query_vcpus_params[] = {
-	{ "vcpu", QMP_PARAM_INT, true, 0, QMP_MAX_VCPUS - 1, NULL }, END_PARAMS,
+	QMP_ARG_OPT_VCPU(struct query_vcpus_args, vcpu), QMP_ARGS_END(struct query_vcpus_args),
 };
-static const struct qmp_param weight_params[] = {
-	VCPU_PARAM, { "weight", QMP_PARAM_INT, false, QMP_WEIGHT_MIN, QMP_WEIGHT_MAX, NULL },
-	END_PARAMS,
+static const struct qmp_param vcpu_weight_params[] = {
+	QMP_ARG_VCPU(struct vcpu_weight_args, vcpu),
+	QMP_ARG_INT(struct vcpu_weight_args, weight, QMP_WEIGHT_MIN, QMP_WEIGHT_MAX, NULL),
+	QMP_ARGS_END(struct vcpu_weight_args),
 };
-static const struct qmp_param clamp_params[] = {
-	VCPU_PARAM,
-	{ "min", QMP_PARAM_INT, true, 0, QMP_UCLAMP_MAX, NULL },
-	{ "max", QMP_PARAM_INT, true, 0, QMP_UCLAMP_MAX, NULL },
-	END_PARAMS,
+static const struct qmp_param vcpu_uclamp_params[] = {
+	QMP_ARG_VCPU(struct vcpu_uclamp_args, vcpu),
+	QMP_ARG_OPT_INT(struct vcpu_uclamp_args, min, 0, QMP_UCLAMP_MAX, NULL),
+	QMP_ARG_OPT_INT(struct vcpu_uclamp_args, max, 0, QMP_UCLAMP_MAX, NULL),
+	QMP_ARGS_END(struct vcpu_uclamp_args),
 };
-static const struct qmp_param reservation_params[] = {
-	VCPU_PARAM,
-	{ "runtime_us", QMP_PARAM_INT, false, QMP_RES_RUNTIME_MIN_US, QMP_RES_PERIOD_MAX_US, "us" },
-	{ "deadline_us", QMP_PARAM_INT, true, QMP_RES_RUNTIME_MIN_US, QMP_RES_PERIOD_MAX_US, "us" },
-	{ "period_us", QMP_PARAM_INT, false, QMP_RES_RUNTIME_MIN_US, QMP_RES_PERIOD_MAX_US, "us" },
-	END_PARAMS,
+#define RESERVATION_US(f, opt)							\
+	QMP_ARG_##opt(struct vcpu_reservation_args, f, QMP_RES_RUNTIME_MIN_US,	\
+		      QMP_RES_PERIOD_MAX_US, "us")
+static const struct qmp_param vcpu_reservation_params[] = {
+	QMP_ARG_VCPU(struct vcpu_reservation_args, vcpu),
+	RESERVATION_US(runtime_us, INT),
+	RESERVATION_US(deadline_us, OPT_INT),
+	RESERVATION_US(period_us, INT),
+	QMP_ARGS_END(struct vcpu_reservation_args),
 };
-static const struct qmp_param cap_params[] = {
-	VCPU_PARAM,
-	{ "quota_us", QMP_PARAM_INT, true, 0, QMP_CAP_PERIOD_MAX_US, "us" },
-	{ "period_us", QMP_PARAM_INT, true, QMP_CAP_PERIOD_MIN_US, QMP_CAP_PERIOD_MAX_US, "us" },
-	END_PARAMS,
+static const struct qmp_param vcpu_cap_params[] = {
+	QMP_ARG_VCPU(struct vcpu_cap_args, vcpu),
+	QMP_ARG_OPT_INT(struct vcpu_cap_args, quota_us, 0, QMP_CAP_PERIOD_MAX_US, "us"),
+	QMP_ARG_OPT_INT(struct vcpu_cap_args, period_us, QMP_CAP_PERIOD_MIN_US,
+			QMP_CAP_PERIOD_MAX_US, "us"),
+	QMP_ARGS_END(struct vcpu_cap_args),
 };
-static const struct qmp_param vcpu_params[] = { VCPU_PARAM, END_PARAMS };
-static const struct qmp_param cluster_params[] = {
-	VCPU_PARAM, { "cluster", QMP_PARAM_STR, true, 0, QMP_NAME_LEN - 1, NULL }, END_PARAMS,
+static const struct qmp_param vcpu_params[] = {
+	QMP_ARG_VCPU(struct vcpu_args, vcpu), QMP_ARGS_END(struct vcpu_args),
+};
+static const struct qmp_param vcpu_cluster_params[] = {
+	QMP_ARG_VCPU(struct vcpu_cluster_args, vcpu),
+	QMP_ARG_NAME(struct vcpu_cluster_args, cluster, true),
+	QMP_ARGS_END(struct vcpu_cluster_args),
 };
 
 static const struct qmp_command commands[] = {
@@ -594,14 +684,15 @@ static const struct qmp_command commands[] = {
 	{ "query-vcpus", query_vcpus_params, cmd_query_vcpus },
 	{ "query-domain-xml", NULL, cmd_query_domain_xml },
 	{ "query-groups", NULL, qmp_cmd_query_groups },
-	{ "set-vcpu-weight", weight_params, cmd_set_weight },
-	{ "set-vcpu-clamp", clamp_params, cmd_set_clamp },
-	{ "set-vcpu-reservation", reservation_params, cmd_set_reservation },
-	{ "clear-vcpu-reservation", vcpu_params, cmd_clear_reservation },
-	{ "set-vcpu-cap", cap_params, cmd_set_cap },
-	{ "set-vcpu-cluster", cluster_params, cmd_set_cluster },
-	{ "set-vm-weight", qmp_vm_weight_params, qmp_cmd_set_vm_weight },
-	{ "set-vm-cap", qmp_vm_cap_params, qmp_cmd_set_vm_cap },
+	{ "set-vcpu-weight", vcpu_weight_params, cmd_set_vcpu_weight },
+	{ "set-vcpu-clamp", vcpu_uclamp_params, cmd_set_vcpu_uclamp },
+	{ "set-vcpu-reservation", vcpu_reservation_params, cmd_set_vcpu_reservation },
+	{ "clear-vcpu-reservation", vcpu_params, cmd_clear_vcpu_reservation },
+	{ "set-vcpu-cap", vcpu_cap_params, cmd_set_vcpu_cap },
+	{ "set-vcpu-cluster", vcpu_cluster_params, cmd_set_vcpu_cluster },
+	/* The VM's own group and its --group groups share their handlers. */
+	{ "set-vm-weight", qmp_vm_weight_params, qmp_cmd_set_group_weight },
+	{ "set-vm-cap", qmp_vm_cap_params, qmp_cmd_set_group_cap },
 	{ "set-group-weight", qmp_group_weight_params, qmp_cmd_set_group_weight },
 	{ "set-group-cap", qmp_group_cap_params, qmp_cmd_set_group_cap },
 	{ "stop", NULL, cmd_stop },
@@ -611,22 +702,24 @@ static const struct qmp_command commands[] = {
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-static int cmd_capabilities(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
+static int cmd_capabilities(const struct qmp_cmd_ctx *ctx, const void *args,
 			    json_object **ret, struct qmp_error *err)
 {
+	const struct caps_args *a = args;
+
 	(void)ctx;
 	/* We offer no optional capabilities (no "oob"), so any request is refused. */
-	if (a->has[0] && json_object_array_length(a->obj[0]))
+	if (a->enable && json_object_array_length(a->enable))
 		return qmp_error_set(err, QMP_ERR_GENERIC, "Capability %.64s not available",
-				     json_object_get_string(json_object_array_get_idx(a->obj[0], 0)));
+				     json_object_get_string(json_object_array_get_idx(a->enable, 0)));
 	*ret = json_object_new_object();
 	return 0;
 }
 
-static int cmd_query_commands(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
+static int cmd_query_commands(const struct qmp_cmd_ctx *ctx, const void *args,
 			      json_object **ret, struct qmp_error *err)
 {
-	(void)ctx, (void)a, (void)err;
+	(void)ctx, (void)args, (void)err;
 	*ret = json_object_new_array();
 	for (size_t i = 0; i < NR_COMMANDS; i++) {
 		json_object *o = json_object_new_object();
@@ -648,10 +741,15 @@ const struct qmp_command *qmp_command_find(const char *name)
 int qmp_command_run(const struct qmp_command *cmd, const struct qmp_cmd_ctx *ctx,
 		    json_object *args, json_object **ret, struct qmp_error *err)
 {
-	struct qmp_args checked;
+	void *checked = calloc(1, args_size(cmd->params));
+	int rc;
 
 	*ret = NULL;
-	if (qmp_args_check(cmd, args, &checked, err))
-		return -1;
-	return cmd->run(ctx, &checked, ret, err);
+	if (!checked)
+		return qmp_error_set(err, QMP_ERR_GENERIC, "%s: out of memory", cmd->name);
+	rc = check_args(cmd, ctx, args, checked, err);
+	if (!rc)
+		rc = cmd->run(ctx, checked, ret, err);
+	free(checked);
+	return rc;
 }

@@ -56,13 +56,13 @@ static json_object *group_json(const struct qmp_group_info *all, unsigned int n,
 	return o;
 }
 
-int qmp_cmd_query_groups(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
+int qmp_cmd_query_groups(const struct qmp_cmd_ctx *ctx, const void *args,
 			 json_object **ret, struct qmp_error *err)
 {
 	unsigned int n;
 	struct qmp_group_info *g = get_groups(ctx, &n, err);
 
-	(void)a;
+	(void)args;
 	if (!g)
 		return -1;
 	*ret = json_object_new_array();
@@ -115,23 +115,6 @@ static int group_changed(const struct qmp_cmd_ctx *ctx, unsigned int index, json
 	return 0;
 }
 
-static int set_weight(const struct qmp_cmd_ctx *ctx, const char *name, int64_t weight,
-		      json_object **ret, struct qmp_error *err)
-{
-	unsigned int n;
-	struct qmp_group_info *g = get_groups(ctx, &n, err);
-	int i;
-
-	if (!g)
-		return -1;
-	i = find_group(g, n, name, err);
-	free(g);
-	if (i < 0 || ctx->ops->set_group_weight(ctx->backend, (unsigned int)i, (uint32_t)weight,
-						 err))
-		return -1;
-	return group_changed(ctx, (unsigned int)i, ret);
-}
-
 /* How many vCPUs of the group can run at once: its vCPUs, or the host's pCPUs if fewer. */
 static int parallelism(const struct qmp_cmd_ctx *ctx, const struct qmp_group_info *g,
 		       unsigned int *out, struct qmp_error *err)
@@ -149,21 +132,16 @@ static int parallelism(const struct qmp_cmd_ctx *ctx, const struct qmp_group_inf
 	return 0;
 }
 
-/* quota_us 0 or absent removes the cap; otherwise period_us is required. */
-static int check_cap(const struct qmp_cmd_ctx *ctx, const struct qmp_group_info *g,
-		     const struct qmp_cap *c, bool has_period, struct qmp_error *err)
+/* A group's quota is at most as many periods as it can run vCPUs at once. */
+static int check_group_cap(const struct qmp_cmd_ctx *ctx, const struct qmp_group_info *g,
+			   const struct qmp_cap *c, bool has_period, struct qmp_error *err)
 {
 	unsigned int cpus = 0;
 
+	if (qmp_cap_check(c, has_period, err))
+		return -1;
 	if (!c->quota_us)
 		return 0;
-	if (!has_period)
-		return qmp_error_set(err, QMP_ERR_GENERIC,
-				     "Parameter 'period_us' is missing (a quota is per period)");
-	if (c->quota_us < QMP_CAP_QUOTA_MIN_US)
-		return qmp_error_set(err, QMP_ERR_GENERIC,
-				     "Parameter 'quota_us' (%" PRIu64 ") must be 0 (no cap) or at least %llu",
-				     c->quota_us, (unsigned long long)QMP_CAP_QUOTA_MIN_US);
 	if (parallelism(ctx, g, &cpus, err))
 		return -1;
 	if (c->quota_us > (uint64_t)cpus * c->period_us)
@@ -174,63 +152,80 @@ static int check_cap(const struct qmp_cmd_ctx *ctx, const struct qmp_group_info 
 	return 0;
 }
 
-static int set_cap(const struct qmp_cmd_ctx *ctx, const char *name, const struct qmp_args *a,
-		   int quota_arg, json_object **ret, struct qmp_error *err)
+/*
+ * The VM's groups and the index of the one named name (NULL: the VM's
+ * own), or NULL with err filled; the caller frees the groups.
+ */
+static struct qmp_group_info *lookup_group(const struct qmp_cmd_ctx *ctx, const char *name,
+					   int *index, struct qmp_error *err)
 {
-	struct qmp_cap c = {
-		a->has[quota_arg] ? (uint64_t)a->num[quota_arg] : 0,
-		a->has[quota_arg + 1] ? (uint64_t)a->num[quota_arg + 1] : 0,
-	};
 	unsigned int n;
 	struct qmp_group_info *g = get_groups(ctx, &n, err);
-	int i;
 
 	if (!g)
-		return -1;
-	i = find_group(g, n, name, err);
-	if (i < 0 || check_cap(ctx, &g[i], &c, a->has[quota_arg + 1], err) ||
-	    ctx->ops->set_group_cap(ctx->backend, (unsigned int)i, c.quota_us ? &c : NULL, err)) {
-		free(g);
-		return -1;
-	}
+		return NULL;
+	*index = find_group(g, n, name ? name : QMP_VM_GROUP, err);
+	if (*index >= 0)
+		return g;
 	free(g);
+	return NULL;
+}
+
+int qmp_cmd_set_group_weight(const struct qmp_cmd_ctx *ctx, const void *args,
+			     json_object **ret, struct qmp_error *err)
+{
+	const struct qmp_group_weight_args *a = args;
+	struct qmp_group_info *g;
+	int i;
+
+	g = lookup_group(ctx, a->group, &i, err);
+	if (!g)
+		return -1;
+	free(g);
+	if (ctx->ops->set_group_weight(ctx->backend, (unsigned int)i, (uint32_t)a->weight, err))
+		return -1;
 	return group_changed(ctx, (unsigned int)i, ret);
 }
 
-int qmp_cmd_set_vm_weight(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
+int qmp_cmd_set_group_cap(const struct qmp_cmd_ctx *ctx, const void *args,
 			  json_object **ret, struct qmp_error *err)
 {
-	return set_weight(ctx, QMP_VM_GROUP, a->num[0], ret, err);
+	const struct qmp_group_cap_args *a = args;
+	struct qmp_cap c = { (uint64_t)a->quota_us, (uint64_t)a->period_us };
+	struct qmp_group_info *g;
+	int i, rc;
+
+	g = lookup_group(ctx, a->group, &i, err);
+	if (!g)
+		return -1;
+	rc = check_group_cap(ctx, &g[i], &c, a->has_period_us, err);
+	free(g);
+	if (rc || ctx->ops->set_group_cap(ctx->backend, (unsigned int)i, c.quota_us ? &c : NULL,
+					  err))
+		return -1;
+	return group_changed(ctx, (unsigned int)i, ret);
 }
 
-int qmp_cmd_set_vm_cap(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
-		       json_object **ret, struct qmp_error *err)
-{
-	return set_cap(ctx, QMP_VM_GROUP, a, 0, ret, err);
-}
-
-int qmp_cmd_set_group_weight(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
-			     json_object **ret, struct qmp_error *err)
-{
-	return set_weight(ctx, a->str[0], a->num[1], ret, err);
-}
-
-int qmp_cmd_set_group_cap(const struct qmp_cmd_ctx *ctx, const struct qmp_args *a,
-			  json_object **ret, struct qmp_error *err)
-{
-	return set_cap(ctx, a->str[0], a, 1, ret, err);
-}
-
-#define END_PARAMS { NULL, 0, false, 0, 0, NULL }
-#define GROUP_PARAM { "group", QMP_PARAM_STR, false, 0, QMP_NAME_LEN - 1, NULL }
-#define WEIGHT_PARAM { "weight", QMP_PARAM_INT, false, QMP_WEIGHT_MIN, QMP_WEIGHT_MAX, NULL }
-/* The quota's own bound here is the largest any VM could use; check_cap() has the group's. */
+/* The quota's own bound here is the largest any VM could use; check_group_cap() has the group's. */
 #define CAP_PARAMS								\
-	{ "quota_us", QMP_PARAM_INT, true, 0,					\
-	  (int64_t)QMP_MAX_VCPUS * QMP_CAP_PERIOD_MAX_US, "us" },		\
-	{ "period_us", QMP_PARAM_INT, true, QMP_CAP_PERIOD_MIN_US, QMP_CAP_PERIOD_MAX_US, "us" }
+	QMP_ARG_OPT_INT(struct qmp_group_cap_args, quota_us, 0,			\
+			(int64_t)QMP_MAX_VCPUS * QMP_CAP_PERIOD_MAX_US, "us"),	\
+	QMP_ARG_OPT_INT(struct qmp_group_cap_args, period_us, QMP_CAP_PERIOD_MIN_US, \
+			QMP_CAP_PERIOD_MAX_US, "us")
+#define WEIGHT_PARAM								\
+	QMP_ARG_INT(struct qmp_group_weight_args, weight, QMP_WEIGHT_MIN, QMP_WEIGHT_MAX, NULL)
 
-const struct qmp_param qmp_vm_weight_params[] = { WEIGHT_PARAM, END_PARAMS };
-const struct qmp_param qmp_vm_cap_params[] = { CAP_PARAMS, END_PARAMS };
-const struct qmp_param qmp_group_weight_params[] = { GROUP_PARAM, WEIGHT_PARAM, END_PARAMS };
-const struct qmp_param qmp_group_cap_params[] = { GROUP_PARAM, CAP_PARAMS, END_PARAMS };
+const struct qmp_param qmp_vm_weight_params[] = {
+	WEIGHT_PARAM, QMP_ARGS_END(struct qmp_group_weight_args),
+};
+const struct qmp_param qmp_vm_cap_params[] = {
+	CAP_PARAMS, QMP_ARGS_END(struct qmp_group_cap_args),
+};
+const struct qmp_param qmp_group_weight_params[] = {
+	QMP_ARG_NAME(struct qmp_group_weight_args, group, false), WEIGHT_PARAM,
+	QMP_ARGS_END(struct qmp_group_weight_args),
+};
+const struct qmp_param qmp_group_cap_params[] = {
+	QMP_ARG_NAME(struct qmp_group_cap_args, group, false), CAP_PARAMS,
+	QMP_ARGS_END(struct qmp_group_cap_args),
+};

@@ -18,12 +18,12 @@ static int no_dispatcher(struct qmp_error *err)
 			     "QoS changes need the capvisor scheduler (this VM runs with --sched host)");
 }
 
-static unsigned int vm_nr_vcpus(void *opaque)
+static unsigned int op_nr_vcpus(void *opaque)
 {
 	return ((struct qmp_vm *)opaque)->nr_vcpus;
 }
 
-static int vm_query_status(void *opaque, struct qmp_status *st, struct qmp_error *err)
+static int op_query_status(void *opaque, struct qmp_status *st, struct qmp_error *err)
 {
 	struct qmp_vm *vm = opaque;
 
@@ -53,7 +53,7 @@ static void fill_pcpu(struct qmp_vm *vm, unsigned int p, struct qmp_pcpu_info *o
 	dispatch_unlock(vm->d);
 }
 
-static int vm_query_host(void *opaque, struct qmp_host_info *host, struct qmp_error *err)
+static int op_query_host(void *opaque, struct qmp_host_info *host, struct qmp_error *err)
 {
 	struct qmp_vm *vm = opaque;
 	unsigned int nr = host_spec_nr_pcpus(vm->host);
@@ -130,7 +130,7 @@ static void fill_vcpu(struct qmp_vm *vm, unsigned int i, struct qmp_vcpu_info *o
 	out->throttles = r.stats.nr_throttles;
 }
 
-static int vm_query_vcpus(void *opaque, struct qmp_vcpu_info *out, unsigned int n,
+static int op_query_vcpus(void *opaque, struct qmp_vcpu_info *out, unsigned int n,
 			  struct qmp_error *err)
 {
 	struct qmp_vm *vm = opaque;
@@ -169,7 +169,7 @@ static int finish(struct qmp_vm *vm, unsigned int vcpu, int rc, const char *msg,
 	return 0;
 }
 
-static int vm_set_weight(void *opaque, unsigned int vcpu, uint32_t weight, struct qmp_error *err)
+static int op_set_weight(void *opaque, unsigned int vcpu, uint32_t weight, struct qmp_error *err)
 {
 	struct qmp_vm *vm = opaque;
 	char msg[512];
@@ -181,8 +181,8 @@ static int vm_set_weight(void *opaque, unsigned int vcpu, uint32_t weight, struc
 	return finish(vm, vcpu, rc, msg, err);
 }
 
-static int vm_set_clamp(void *opaque, unsigned int vcpu, uint32_t min, uint32_t max,
-			struct qmp_error *err)
+static int op_set_uclamp(void *opaque, unsigned int vcpu, uint32_t min, uint32_t max,
+			 struct qmp_error *err)
 {
 	struct qmp_vm *vm = opaque;
 	char msg[512];
@@ -194,7 +194,7 @@ static int vm_set_clamp(void *opaque, unsigned int vcpu, uint32_t min, uint32_t 
 	return finish(vm, vcpu, rc, msg, err);
 }
 
-static int vm_set_reservation(void *opaque, unsigned int vcpu, const struct qmp_reservation *res,
+static int op_set_reservation(void *opaque, unsigned int vcpu, const struct qmp_reservation *res,
 			      struct qmp_error *err)
 {
 	struct qmp_vm *vm = opaque;
@@ -208,7 +208,7 @@ static int vm_set_reservation(void *opaque, unsigned int vcpu, const struct qmp_
 	return finish(vm, vcpu, rc, msg, err);
 }
 
-static int vm_clear_reservation(void *opaque, unsigned int vcpu, struct qmp_error *err)
+static int op_clear_reservation(void *opaque, unsigned int vcpu, struct qmp_error *err)
 {
 	struct qmp_vm *vm = opaque;
 	char msg[512];
@@ -220,7 +220,7 @@ static int vm_clear_reservation(void *opaque, unsigned int vcpu, struct qmp_erro
 	return finish(vm, vcpu, rc, msg, err);
 }
 
-static int vm_set_cap(void *opaque, unsigned int vcpu, const struct qmp_cap *cap,
+static int op_set_cap(void *opaque, unsigned int vcpu, const struct qmp_cap *cap,
 		      struct qmp_error *err)
 {
 	struct qmp_vm *vm = opaque;
@@ -234,8 +234,8 @@ static int vm_set_cap(void *opaque, unsigned int vcpu, const struct qmp_cap *cap
 	return finish(vm, vcpu, rc, msg, err);
 }
 
-static int vm_set_cluster(void *opaque, unsigned int vcpu, const char *cluster,
-			  struct qmp_error *err)
+static int op_set_cluster_affinity(void *opaque, unsigned int vcpu, const char *cluster,
+				   struct qmp_error *err)
 {
 	struct qmp_vm *vm = opaque;
 	char msg[512];
@@ -249,7 +249,7 @@ static int vm_set_cluster(void *opaque, unsigned int vcpu, const char *cluster,
 	return finish(vm, vcpu, rc, msg, err);
 }
 
-static unsigned int vm_nr_groups(void *opaque)
+static unsigned int op_nr_groups(void *opaque)
 {
 	struct qmp_vm *vm = opaque;
 
@@ -279,13 +279,13 @@ static void fill_group(struct qmp_vm *vm, unsigned int g, struct qmp_group_info 
 	free(r);
 }
 
-static int vm_query_groups(void *opaque, struct qmp_group_info *out, unsigned int n,
+static int op_query_groups(void *opaque, struct qmp_group_info *out, unsigned int n,
 			   struct qmp_error *err)
 {
 	struct qmp_vm *vm = opaque;
 
 	(void)err;
-	for (unsigned int g = 0; g < n && g < vm_nr_groups(vm); g++)
+	for (unsigned int g = 0; g < n && g < op_nr_groups(vm); g++)
 		fill_group(vm, g, &out[g]);
 	return 0;
 }
@@ -296,7 +296,7 @@ static int group_finish(int rc, const char *msg, struct qmp_error *err)
 	return rc < 0 ? qmp_error_set(err, QMP_ERR_GENERIC, "%s", msg) : 0;
 }
 
-static int vm_set_group_weight(void *opaque, unsigned int group, uint32_t weight,
+static int op_set_group_weight(void *opaque, unsigned int group, uint32_t weight,
 			       struct qmp_error *err)
 {
 	struct qmp_vm *vm = opaque;
@@ -308,7 +308,7 @@ static int vm_set_group_weight(void *opaque, unsigned int group, uint32_t weight
 			    msg, err);
 }
 
-static int vm_set_group_cap(void *opaque, unsigned int group, const struct qmp_cap *cap,
+static int op_set_group_cap(void *opaque, unsigned int group, const struct qmp_cap *cap,
 			    struct qmp_error *err)
 {
 	struct qmp_vm *vm = opaque;
@@ -337,17 +337,17 @@ static int set_paused(struct qmp_vm *vm, bool paused, struct qmp_error *err)
 	return 0;
 }
 
-static int vm_stop(void *opaque, struct qmp_error *err)
+static int op_stop(void *opaque, struct qmp_error *err)
 {
 	return set_paused(opaque, true, err);
 }
 
-static int vm_cont(void *opaque, struct qmp_error *err)
+static int op_cont(void *opaque, struct qmp_error *err)
 {
 	return set_paused(opaque, false, err);
 }
 
-static int vm_quit(void *opaque, struct qmp_error *err)
+static int op_quit(void *opaque, struct qmp_error *err)
 {
 	struct qmp_vm *vm = opaque;
 
@@ -399,7 +399,7 @@ static void live_vm_qos(struct qmp_vm *vm, struct vm_qos *vq)
 	free(r);
 }
 
-static int vm_query_domain_xml(void *opaque, char **xml, struct qmp_error *err)
+static int op_query_domain_xml(void *opaque, char **xml, struct qmp_error *err)
 {
 	struct qmp_vm *vm = opaque;
 	struct vcpu_qos *live;
@@ -421,22 +421,22 @@ static int vm_query_domain_xml(void *opaque, char **xml, struct qmp_error *err)
 }
 
 const struct qmp_backend_ops qmp_vm_ops = {
-	.nr_vcpus = vm_nr_vcpus,
-	.query_status = vm_query_status,
-	.query_host = vm_query_host,
-	.query_vcpus = vm_query_vcpus,
-	.set_weight = vm_set_weight,
-	.set_clamp = vm_set_clamp,
-	.set_reservation = vm_set_reservation,
-	.clear_reservation = vm_clear_reservation,
-	.set_cap = vm_set_cap,
-	.set_cluster = vm_set_cluster,
-	.nr_groups = vm_nr_groups,
-	.query_groups = vm_query_groups,
-	.set_group_weight = vm_set_group_weight,
-	.set_group_cap = vm_set_group_cap,
-	.query_domain_xml = vm_query_domain_xml,
-	.stop = vm_stop,
-	.cont = vm_cont,
-	.quit = vm_quit,
+	.nr_vcpus = op_nr_vcpus,
+	.query_status = op_query_status,
+	.query_host = op_query_host,
+	.query_vcpus = op_query_vcpus,
+	.set_weight = op_set_weight,
+	.set_uclamp = op_set_uclamp,
+	.set_reservation = op_set_reservation,
+	.clear_reservation = op_clear_reservation,
+	.set_cap = op_set_cap,
+	.set_cluster_affinity = op_set_cluster_affinity,
+	.nr_groups = op_nr_groups,
+	.query_groups = op_query_groups,
+	.set_group_weight = op_set_group_weight,
+	.set_group_cap = op_set_group_cap,
+	.query_domain_xml = op_query_domain_xml,
+	.stop = op_stop,
+	.cont = op_cont,
+	.quit = op_quit,
 };

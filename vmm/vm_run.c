@@ -1,19 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * `capvisor run`: parse the options, load the kernel, build the VM and run
- * it until the guest powers off or reboots, fails, or a signal ends it
- * (SIGINT, SIGTERM, SIGQUIT, SIGHUP).
+ * One VM from its configuration (vmm/vm_run.h): load the kernel, build the
+ * VM and run it until the guest powers off or reboots, fails, or a signal
+ * ends it (SIGINT, SIGTERM, SIGQUIT, SIGHUP).
  * The main thread only runs the event loop (signals through signalfd, console
  * input); the vCPUs run on their own threads.
  */
-#include "cli/commands.h"
 #include "vmm/console.h"
-#include "cli/domain.h"
 #include "vmm/emulator.h"
 #include "util/evloop.h"
 #include "capvisor/layout.h"
 #include "util/log.h"
-#include "cli/options.h"
 #include "util/path_reaper.h"
 #include "util/paths.h"
 #include "util/privs.h"
@@ -22,6 +19,7 @@
 #include "vmm/boot/guest_blob.h"
 #include "vmm/kvm/vm.h"
 #include "vmm/join.h"
+#include "vmm/vm_run.h"
 #include "vmm/vm_sched.h"
 
 #include <errno.h>
@@ -34,13 +32,6 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* Exit statuses (docs/vmm.md). */
-#define EXIT_GUEST_OK		0
-#define EXIT_GUEST_FAILED	1
-#define EXIT_USAGE		2
-#define EXIT_HOST		3
-#define EXIT_SIGNAL_BASE	128
 
 #define MAX_FILE_SIZE		(1ULL << 30)
 
@@ -93,7 +84,7 @@ static int dump_acpi(const struct vm_config *cfg, const struct vm_sched *vs)
 	int ret;
 
 	if (!buf)
-		return EXIT_HOST;
+		return RUN_EXIT_HOST;
 	vm_sched_acpi_desc(vs, &desc);
 	ret = vm_acpi_build(&desc, buf, LAYOUT_ACPI_SIZE, LAYOUT_ACPI_BASE, &t);
 	if (!ret) {
@@ -103,15 +94,15 @@ static int dump_acpi(const struct vm_config *cfg, const struct vm_sched *vs)
 			       cfg->dump_acpi_dir, strerror(-ret));
 	}
 	free(buf);
-	return ret ? EXIT_USAGE : 0;
+	return ret ? RUN_EXIT_USAGE : 0;
 }
 
 /* --dump-domain: the VM as it would run, with the QoS the options gave it. */
 /* f: stdout, or the file opened (not yet emptied) when the options were checked. */
-static int dump_domain(const struct vm_config *cfg, const struct vm_sched *vs, FILE *f)
+static int dump_domain(const struct vm_config *cfg, const struct vm_run_domain_ops *dom,
+		       const struct vm_sched *vs, FILE *f)
 {
 	bool to_stdout = f == stdout;
-	struct domain_tune tune;
 	char err[512];
 	int rc = 0;
 
@@ -120,8 +111,7 @@ static int dump_domain(const struct vm_config *cfg, const struct vm_sched *vs, F
 			 strerror(errno));
 		rc = -EIO;
 	}
-	domain_tune_of(&vs->vm_qos, &tune);
-	rc = rc ?: domain_write(f, cfg, vs->qos, cfg->domain, &tune, err, sizeof(err));
+	rc = rc ?: dom->write(f, cfg, vs->qos, &vs->vm_qos, err, sizeof(err));
 	if (!to_stdout && fclose(f) && !rc) {
 		snprintf(err, sizeof(err), "cannot write '%s': %s", cfg->dump_domain,
 			 strerror(errno));
@@ -129,7 +119,7 @@ static int dump_domain(const struct vm_config *cfg, const struct vm_sched *vs, F
 	}
 	if (rc)
 		pr_err("--dump-domain: %s", err);
-	return rc ? EXIT_USAGE : 0;
+	return rc ? RUN_EXIT_USAGE : 0;
 }
 
 static void on_signal(struct evloop *loop, int fd, uint32_t events, void *opaque)
@@ -176,7 +166,8 @@ static int setup_signals(struct vm *vm, sigset_t *old)
 }
 
 struct run_ctx {
-	struct vm_config cfg;
+	struct vm_config *cfg;			/* the caller's; --join turns no_cppc on */
+	const struct vm_run_domain_ops *dom;	/* may be NULL */
 	struct file_buf kernel, initrd;
 	struct vm *vm;
 	struct vm_sched sched;
@@ -198,17 +189,17 @@ struct run_ctx {
  */
 static int check_join(struct run_ctx *c)
 {
-	const char *bad = c->cfg.host_spec ? "--host (the host's spec applies)" :
-			  c->cfg.sched == SCHED_KIND_HOST ? "--sched host" :
-			  c->cfg.vm_qos.nr_groups ? "--group (not relayed to a host yet)" : NULL;
+	const char *bad = c->cfg->host_spec ? "--host (the host's spec applies)" :
+			  c->cfg->sched == SCHED_KIND_HOST ? "--sched host" :
+			  c->cfg->vm_qos.nr_groups ? "--group (not relayed to a host yet)" : NULL;
 
-	if (!c->cfg.join)
+	if (!c->cfg->join)
 		return 0;
 	if (bad) {
 		pr_err("--join: %s cannot be used with it", bad);
 		return -EINVAL;
 	}
-	c->cfg.no_cppc = true;
+	c->cfg->no_cppc = true;
 	return 0;
 }
 
@@ -218,10 +209,10 @@ static int join_host(struct run_ctx *c, const struct vcpu_qos *qos, char *err, s
 	char name[JOIN_NAME_MAX + 1];
 	bool refused;
 
-	snprintf(name, sizeof(name), "%s", c->cfg.name ? c->cfg.name : "");
-	if (!c->cfg.name)
+	snprintf(name, sizeof(name), "%s", c->cfg->name ? c->cfg->name : "");
+	if (!c->cfg->name)
 		snprintf(name, sizeof(name), "vm%d", (int)getpid());
-	c->join = vm_join_connect(c->cfg.join, name, c->cfg.nr_vcpus, qos, &c->cfg.vm_qos.vm,
+	c->join = vm_join_connect(c->cfg->join, name, c->cfg->nr_vcpus, qos, &c->cfg->vm_qos.vm,
 				  &refused, err, errlen);
 	return c->join ? 0 : -EINVAL;
 }
@@ -231,15 +222,15 @@ static int prepare_sched(struct run_ctx *c)
 {
 	int jrc = check_join(c);
 	struct vm_sched_config sc = {
-		.mode = c->cfg.sched == SCHED_KIND_HOST || c->cfg.join ? VM_SCHED_HOST :
+		.mode = c->cfg->sched == SCHED_KIND_HOST || c->cfg->join ? VM_SCHED_HOST :
 			VM_SCHED_CAPVISOR,
-		.joined = c->cfg.join != NULL,
-		.tick_ns = c->cfg.tick_ns,
-		.window_ns = c->cfg.window_ns,
-		.slice_ns = c->cfg.slice_ns,
-		.no_cppc = c->cfg.no_cppc,
+		.joined = c->cfg->join != NULL,
+		.tick_ns = c->cfg->tick_ns,
+		.window_ns = c->cfg->window_ns,
+		.slice_ns = c->cfg->slice_ns,
+		.no_cppc = c->cfg->no_cppc,
 	};
-	struct vcpu_qos *qos = calloc(c->cfg.nr_vcpus, sizeof(*qos));
+	struct vcpu_qos *qos = calloc(c->cfg->nr_vcpus, sizeof(*qos));
 	char err[512];
 	int rc = 0;
 	const struct vm_origin *origin = NULL;
@@ -248,23 +239,23 @@ static int prepare_sched(struct run_ctx *c)
 		free(qos);
 		return jrc ? jrc : -ENOMEM;
 	}
-	for (unsigned int i = 0; i < c->cfg.nr_vcpus; i++)
+	for (unsigned int i = 0; i < c->cfg->nr_vcpus; i++)
 		vcpu_qos_default(&qos[i]);
-	if (c->cfg.host_spec) {
-		rc = host_spec_parse(c->cfg.host_spec, &sc.host, err, sizeof(err));
+	if (c->cfg->host_spec) {
+		rc = host_spec_parse(c->cfg->host_spec, &sc.host, err, sizeof(err));
 		sc.host_set = !rc;
-		origin = &c->cfg.host_origin;
+		origin = &c->cfg->host_origin;
 	}
-	for (unsigned int i = 0; !rc && i < c->cfg.nr_vcpu_specs; i++) {
-		rc = vcpu_spec_apply(c->cfg.vcpu_specs[i], c->cfg.nr_vcpus, qos, err, sizeof(err));
-		origin = &c->cfg.vcpu_origin[i];
+	for (unsigned int i = 0; !rc && i < c->cfg->nr_vcpu_specs; i++) {
+		rc = vcpu_spec_apply(c->cfg->vcpu_specs[i], c->cfg->nr_vcpus, qos, err, sizeof(err));
+		origin = &c->cfg->vcpu_origin[i];
 	}
 	if (!rc) {
-		rc = vm_sched_prepare(&c->sched, &sc, qos, &c->cfg.vm_qos, c->cfg.nr_vcpus, err,
+		rc = vm_sched_prepare(&c->sched, &sc, qos, &c->cfg->vm_qos, c->cfg->nr_vcpus, err,
 				      sizeof(err));
 		origin = NULL;	/* the whole picture: no single value to point at */
 	}
-	if (!rc && c->cfg.join && !c->cfg.dump_acpi_dir && !c->cfg.dump_domain)
+	if (!rc && c->cfg->join && !c->cfg->dump_acpi_dir && !c->cfg->dump_domain)
 		rc = join_host(c, qos, err, sizeof(err));
 	c->sched_ready = true;	/* vm_sched_free() is safe on a partial prepare */
 	if (rc) {
@@ -280,15 +271,15 @@ static int prepare_sched(struct run_ctx *c)
 static int setup_sandbox(struct run_ctx *c)
 {
 	struct sandbox_config sc = {
-		.mode = c->cfg.seccomp,
-		.mode_set = c->cfg.seccomp_set,
-		.api_socket = c->cfg.api_socket != NULL,
+		.mode = c->cfg->seccomp,
+		.mode_set = c->cfg->seccomp_set,
+		.api_socket = c->cfg->api_socket != NULL,
 	};
 	char err[256];
 
 	if (sandbox_init(&sc, err, sizeof(err))) {
 		pr_err("%s", err);
-		return EXIT_HOST;
+		return RUN_EXIT_HOST;
 	}
 	return 0;
 }
@@ -297,46 +288,45 @@ static int setup_sandbox(struct run_ctx *c)
 static int live_domain_xml(void *opaque, const struct vcpu_qos *live,
 			   const struct vm_qos *live_vm, char **xml, char *err, size_t errlen)
 {
-	const struct vm_config *cfg = opaque;
-	struct domain_tune tune;
+	const struct run_ctx *c = opaque;
 
-	domain_tune_of(live_vm, &tune);
-	return domain_write_string(xml, cfg, live, cfg->domain, &tune, err, errlen);
+	return c->dom->write_string(xml, c->cfg, live, live_vm, err, errlen);
 }
 
 /* Control socket, privileges, the sandbox: the last steps before any thread starts. */
 static int attach_control(struct run_ctx *c)
 {
 	struct privs_opts po = {
-		.keep_sys_nice = c->cfg.sched == SCHED_KIND_HOST,
-		.user = c->cfg.user,
+		.keep_sys_nice = c->cfg->sched == SCHED_KIND_HOST,
+		.user = c->cfg->user,
 	};
 	char err[512];
 
-	if (c->cfg.api_socket) {
-		c->qmp = qmp_attach_vm(c->vm, &c->sched, c->cfg.api_socket, err, sizeof(err));
+	if (c->cfg->api_socket) {
+		c->qmp = qmp_attach_vm(c->vm, &c->sched, c->cfg->api_socket, err, sizeof(err));
 		if (!c->qmp) {
 			pr_err("--api-socket: %s", err);
-			return EXIT_USAGE;
+			return RUN_EXIT_USAGE;
 		}
-		qmp_attach_set_domain(c->qmp, live_domain_xml, &c->cfg);
-		if (c->cfg.user &&
-		    path_reaper_start(&c->sock_reaper, c->cfg.api_socket, err, sizeof(err))) {
+		if (c->dom)
+			qmp_attach_set_domain(c->qmp, live_domain_xml, c);
+		if (c->cfg->user &&
+		    path_reaper_start(&c->sock_reaper, c->cfg->api_socket, err, sizeof(err))) {
 			pr_err("--api-socket: cannot arrange its removal after --user: %s", err);
-			return EXIT_HOST;
+			return RUN_EXIT_HOST;
 		}
 	}
 	if (privs_drop(&po, err, sizeof(err))) {
 		pr_err("dropping privileges: %s", err);
-		return EXIT_HOST;
+		return RUN_EXIT_HOST;
 	}
 	return setup_sandbox(c);
 }
 
 static int load_inputs(struct run_ctx *c)
 {
-	if (c->cfg.kernel) {
-		if (read_file("--kernel", c->cfg.kernel, &c->kernel))
+	if (c->cfg->kernel) {
+		if (read_file("--kernel", c->cfg->kernel, &c->kernel))
 			return -1;
 	} else {
 		c->kernel.data = (uint8_t *)capvisor_guest_elf;
@@ -344,10 +334,10 @@ static int load_inputs(struct run_ctx *c)
 	}
 	if (boot_detect(c->kernel.data, c->kernel.len) == KERNEL_UNKNOWN) {
 		pr_err("--kernel: '%s' is neither an ELF with a PVH note nor a bzImage",
-		       c->cfg.kernel ? c->cfg.kernel : "(embedded)");
+		       c->cfg->kernel ? c->cfg->kernel : "(embedded)");
 		return -1;
 	}
-	if (c->cfg.initrd && read_file("--initrd", c->cfg.initrd, &c->initrd))
+	if (c->cfg->initrd && read_file("--initrd", c->cfg->initrd, &c->initrd))
 		return -1;
 	return 0;
 }
@@ -364,30 +354,30 @@ static int start_threads(struct run_ctx *c, const struct boot_entry *entry)
 	char err[256];
 	int rc;
 
-	if (!c->cfg.emulator_cpus)
-		return vm_sched_start(&c->sched) || vm_start(c->vm, entry) ? EXIT_HOST : 0;
-	if (emulator_cpus_parse(c->cfg.emulator_cpus, &emu, err, sizeof(err)) ||
+	if (!c->cfg->emulator_cpus)
+		return vm_sched_start(&c->sched) || vm_start(c->vm, entry) ? RUN_EXIT_HOST : 0;
+	if (emulator_cpus_parse(c->cfg->emulator_cpus, &emu, err, sizeof(err)) ||
 	    emulator_pin_self(&emu, &all)) {
 		pr_err("--emulator-cpus: cannot pin capvisor's threads to '%s'",
-		       c->cfg.emulator_cpus);
-		return EXIT_HOST;
+		       c->cfg->emulator_cpus);
+		return RUN_EXIT_HOST;
 	}
 	rc = vm_sched_start(&c->sched);
 	rc = rc ?: emulator_pin_self(&all, NULL);
 	rc = rc ?: vm_start(c->vm, entry);
 	rc = rc ?: emulator_pin_self(&emu, NULL);
-	return rc ? EXIT_HOST : 0;
+	return rc ? RUN_EXIT_HOST : 0;
 }
 
 /* Build the VM and its devices, load the kernel, start the vCPUs: 0, or an exit status. */
 static int build_vm(struct run_ctx *c)
 {
 	struct vm_params p = {
-		.nr_vcpus = c->cfg.nr_vcpus,
-		.mem_size = c->cfg.mem_size,
-		.cpu_hide = c->cfg.cpu_hide_set ? c->cfg.cpu_hide : cpuid_default_hide(),
+		.nr_vcpus = c->cfg->nr_vcpus,
+		.mem_size = c->cfg->mem_size,
+		.cpu_hide = c->cfg->cpu_hide_set ? c->cfg->cpu_hide : cpuid_default_hide(),
 		/* APERF/MPERF are served from the dispatcher's measurements. */
-		.aperfmperf = !c->cfg.no_cppc && c->cfg.sched == SCHED_KIND_CAPVISOR,
+		.aperfmperf = !c->cfg->no_cppc && c->cfg->sched == SCHED_KIND_CAPVISOR,
 	};
 	struct acpi_vm_desc desc;
 	struct boot_input in;
@@ -396,37 +386,37 @@ static int build_vm(struct run_ctx *c)
 	int rc;
 
 	if (c->stats_fd >= 0 && ftruncate(c->stats_fd, 0) < 0) {
-		pr_err("--stats-json: cannot truncate '%s': %s", c->cfg.stats_json, strerror(errno));
-		return EXIT_USAGE;
+		pr_err("--stats-json: cannot truncate '%s': %s", c->cfg->stats_json, strerror(errno));
+		return RUN_EXIT_USAGE;
 	}
 	cpuid_format_set(p.cpu_hide, hidden, sizeof(hidden));
 	pr_info("%u vCPUs, %llu MiB, hidden CPU features: %s", p.nr_vcpus,
 		(unsigned long long)(p.mem_size >> 20), hidden);
 	c->vm = vm_create(&p);
 	if (!c->vm)
-		return EXIT_HOST;
+		return RUN_EXIT_HOST;
 	if (vm_setup_devices(c->vm, c->con.out_fd))
-		return EXIT_HOST;
+		return RUN_EXIT_HOST;
 	if (vm_sched_attach(&c->sched, c->vm, err, sizeof(err))) {
 		pr_err("%s", err);
-		return EXIT_HOST;
+		return RUN_EXIT_HOST;
 	}
 	if (c->join && vm_join_attach(c->join, c->vm))
-		return EXIT_HOST;
+		return RUN_EXIT_HOST;
 	vm_sched_acpi_desc(&c->sched, &desc);
 	if (vm_setup_acpi(c->vm, &desc))
-		return EXIT_HOST;
+		return RUN_EXIT_HOST;
 	in = (struct boot_input){
 		.kernel = c->kernel.data, .kernel_len = c->kernel.len,
 		.initrd = c->initrd.data, .initrd_len = c->initrd.len,
-		.cmdline = c->cfg.cmdline, .rsdp_gpa = c->vm->acpi.rsdp_gpa,
+		.cmdline = c->cfg->cmdline, .rsdp_gpa = c->vm->acpi.rsdp_gpa,
 		.e820 = &c->vm->e820, .mem = &c->vm->mem,
 	};
 	if (boot_load(&in, &entry))
-		return EXIT_USAGE;
+		return RUN_EXIT_USAGE;
 	c->sigfd = setup_signals(c->vm, &c->old_mask);
 	if (c->sigfd < 0)
-		return EXIT_HOST;
+		return RUN_EXIT_HOST;
 	console_attach(&c->con, c->vm);
 	rc = attach_control(c);
 	if (rc)
@@ -434,7 +424,7 @@ static int build_vm(struct run_ctx *c)
 	rc = start_threads(c, &entry);
 	/* Last: a filter also binds the threads its thread creates later. */
 	if (!rc && sandbox_enter(SANDBOX_MAIN))
-		return EXIT_HOST;
+		return RUN_EXIT_HOST;
 	return rc;
 }
 
@@ -444,13 +434,13 @@ static int report_exit(struct vm *vm)
 	case VM_EXIT_POWEROFF:
 	case VM_EXIT_REBOOT:
 		fprintf(stderr, "capvisor: %s\n", vm->exit_reason);
-		return EXIT_GUEST_OK;
+		return RUN_EXIT_GUEST_OK;
 	case VM_EXIT_SIGNAL:
 		fprintf(stderr, "capvisor: %s\n", vm->exit_reason);
-		return EXIT_SIGNAL_BASE + vm->exit_signal;
+		return RUN_EXIT_SIGNAL_BASE + vm->exit_signal;
 	default:
 		fprintf(stderr, "capvisor: %s\n", vm->exit_reason);
-		return EXIT_GUEST_FAILED;
+		return RUN_EXIT_GUEST_FAILED;
 	}
 }
 
@@ -474,7 +464,7 @@ static void report_sched(struct run_ctx *c)
 {
 	vm_sched_print_summary(&c->sched, stderr);
 	if (c->stats_fd >= 0 && vm_sched_write_stats_json(&c->sched, c->stats_fd))
-		pr_err("--stats-json: writing '%s' failed: %s", c->cfg.stats_json, strerror(errno));
+		pr_err("--stats-json: writing '%s' failed: %s", c->cfg->stats_json, strerror(errno));
 }
 
 /*
@@ -485,29 +475,29 @@ static int check_output_paths(struct run_ctx *c)
 {
 	char err[512];
 
-	if (c->cfg.dump_acpi_dir || c->cfg.dump_domain) {
+	if (c->cfg->dump_acpi_dir || c->cfg->dump_domain) {
 		/* Nothing runs: the tables or the domain are written and we exit. */
-		int rc = c->cfg.dump_acpi_dir ?
-			 path_check_output_dir("--dump-acpi", c->cfg.dump_acpi_dir, err,
+		int rc = c->cfg->dump_acpi_dir ?
+			 path_check_output_dir("--dump-acpi", c->cfg->dump_acpi_dir, err,
 					       sizeof(err)) : 0;
 
 		if (rc < 0)
 			goto fail;
 		c->dump_dir_created = rc;
-		if (c->cfg.dump_domain)
-			c->dump_domain_f = !strcmp(c->cfg.dump_domain, "-") ? stdout :
-				path_fopen_output_keep("--dump-domain", c->cfg.dump_domain, err,
+		if (c->cfg->dump_domain)
+			c->dump_domain_f = !strcmp(c->cfg->dump_domain, "-") ? stdout :
+				path_fopen_output_keep("--dump-domain", c->cfg->dump_domain, err,
 						       sizeof(err));
-		if (c->cfg.dump_domain && !c->dump_domain_f)
+		if (c->cfg->dump_domain && !c->dump_domain_f)
 			goto fail;
 		return 0;
 	}
-	if (c->cfg.api_socket &&
-	    path_check_socket("--api-socket", c->cfg.api_socket, err, sizeof(err)))
+	if (c->cfg->api_socket &&
+	    path_check_socket("--api-socket", c->cfg->api_socket, err, sizeof(err)))
 		goto fail;
-	if (c->cfg.stats_json) {
+	if (c->cfg->stats_json) {
 		/* Emptied in build_vm(), once every other input was accepted. */
-		c->stats_fd = path_open_output_keep("--stats-json", c->cfg.stats_json, err,
+		c->stats_fd = path_open_output_keep("--stats-json", c->cfg->stats_json, err,
 						    sizeof(err));
 		if (c->stats_fd < 0)
 			goto fail;
@@ -533,7 +523,6 @@ static void cleanup(struct run_ctx *c)
 	vm_join_free(c->join);
 	if (c->sched_ready)
 		vm_sched_free(&c->sched);
-	vm_config_free(&c->cfg);
 	if (c->sigfd >= 0) {
 		close(c->sigfd);
 		pthread_sigmask(SIG_SETMASK, &c->old_mask, NULL);
@@ -542,47 +531,33 @@ static void cleanup(struct run_ctx *c)
 		close(c->stats_fd);
 	if (c->dump_domain_f && c->dump_domain_f != stdout)
 		fclose(c->dump_domain_f);
-	if (c->cfg.kernel)
+	if (c->cfg->kernel)
 		free(c->kernel.data);
 	free(c->initrd.data);
 }
 
-int cmd_run(int argc, char **argv)
+int vm_run(struct vm_config *cfg, const struct vm_run_domain_ops *dom)
 {
-	struct run_ctx c = { .sigfd = -1, .stats_fd = -1 };
+	struct run_ctx c = { .cfg = cfg, .dom = dom, .sigfd = -1, .stats_fd = -1 };
 	int status;
 
 	console_init(&c.con);
-	vm_config_init(&c.cfg);
-	if (vm_config_parse(&c.cfg, argc, argv)) {
-		vm_config_free(&c.cfg);	/* --config and --domain files loaded before the error */
-		return EXIT_USAGE;
-	}
-	if (c.cfg.help || c.cfg.version) {
-		if (c.cfg.help)
-			vm_config_usage(stdout);
-		else
-			cmd_print_version();
-		vm_config_free(&c.cfg);
-		return 0;
-	}
-	if (c.cfg.verbose)
-		log_set_level(c.cfg.verbose > 1 ? LOG_DEBUG : LOG_INFO);
 	if (check_output_paths(&c) || load_inputs(&c) || prepare_sched(&c)) {
-		status = EXIT_USAGE;
+		status = RUN_EXIT_USAGE;
 		goto out;
 	}
-	if (c.cfg.dump_acpi_dir || c.cfg.dump_domain) {
-		status = c.cfg.dump_acpi_dir ? dump_acpi(&c.cfg, &c.sched) : 0;
-		if (!status && c.cfg.dump_domain) {
-			status = dump_domain(&c.cfg, &c.sched, c.dump_domain_f);
+	if (cfg->dump_acpi_dir || cfg->dump_domain) {
+		status = cfg->dump_acpi_dir ? dump_acpi(cfg, &c.sched) : 0;
+		if (!status && cfg->dump_domain) {
+			status = dom ? dump_domain(cfg, dom, &c.sched, c.dump_domain_f) :
+				 RUN_EXIT_USAGE;
 			c.dump_domain_f = NULL;
 		}
 		goto out;
 	}
-	if (console_open(&c.con, &c.cfg)) {
+	if (console_open(&c.con, cfg)) {
 		cleanup(&c);
-		return EXIT_USAGE;
+		return RUN_EXIT_USAGE;
 	}
 	status = build_vm(&c);
 	if (!status) {
@@ -597,7 +572,7 @@ int cmd_run(int argc, char **argv)
 out:
 	/* A refused --dump-acpi leaves no empty directory behind (rmdir keeps a full one). */
 	if (status && c.dump_dir_created)
-		rmdir(c.cfg.dump_acpi_dir);
+		rmdir(cfg->dump_acpi_dir);
 	cleanup(&c);
 	return status;
 }
