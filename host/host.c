@@ -85,19 +85,23 @@ static void release_vcpus(struct host_vm *vm, unsigned int n)
 
 void host_vm_leave(struct host_vm *vm, const char *reason)
 {
+	struct host *h;
 	json_object *data;
 
 	if (vm->state != HOST_VM_RUNNING)
 		return;
 	atomic_store(&vm->gone, true);
 	release_vcpus(vm, vm->nr_vcpus);
+	host_enforce_release(vm);
 	pr_info("VM '%s' (pid %d) left: %s", vm->name, (int)vm->pid, reason);
 	data = json_object_new_object();
 	json_object_object_add(data, "vm", json_object_new_string(vm->name));
 	json_object_object_add(data, "pid", json_object_new_int(vm->pid));
 	json_object_object_add(data, "reason", json_object_new_string(reason));
 	emit(vm->h, "VM_LEFT", data);
+	h = vm->h;
 	close_vm(vm);
+	host_enforce_resize(h);
 }
 
 static int send_welcome(int fd, int status, unsigned int nr_vcpus, const char *reason, int memfd)
@@ -227,6 +231,7 @@ static void handle_hello(struct host_vm *vm, const void *buf, size_t len)
 	vm->state = HOST_VM_RUNNING;
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		host_proxy_start(&vm->proxy[i]);
+	host_enforce_resize(vm->h);
 	joined_event(vm);
 }
 
@@ -297,7 +302,10 @@ static void join_accept(struct evloop *loop, int fd, uint32_t events, void *opaq
 	evloop_add_fd(loop, c, EPOLLIN | EPOLLRDHUP, vm_readable, vm);
 }
 
-/* A proxy found a VM outside the protocol: disconnect it on this thread. */
+/*
+ * A proxy found a VM outside the protocol (disconnect it) or ignoring its
+ * holds (hold it with the host kernel), told on this thread.
+ */
 static void violations(struct evloop *loop, int fd, uint32_t events, void *opaque)
 {
 	struct host *h = opaque;
@@ -311,6 +319,8 @@ static void violations(struct evloop *loop, int fd, uint32_t events, void *opaqu
 	for (unsigned int i = 0; i < HOST_MAX_VMS; i++) {
 		struct host_vm *vm = &h->vms[i];
 
+		if (vm->state == HOST_VM_RUNNING && atomic_load(&vm->disobedient))
+			host_enforce_vm(vm);
 		if (vm->state != HOST_VM_RUNNING || !atomic_load(&vm->violated))
 			continue;
 		snprintf(reason, sizeof(reason), "protocol-violation: %s", vm->violation);
@@ -394,6 +404,7 @@ int host_init(struct host *h, const struct host_config *cfg, char *err, size_t e
 	}
 	if (make_dispatcher(h, err, errlen) || listen_join(h, err, errlen))
 		return -1;
+	host_enforce_init(h);
 	evloop_add_fd(h->loop, h->violation_efd, EPOLLIN, violations, h);
 	h->pending_timer = evloop_add_timer(h->loop, HOST_HELLO_TIMEOUT_NS / 4, close_silent, h);
 	if (cfg->api_path && !(h->qmp = host_qmp_new(h, cfg->api_path, err, errlen)))
@@ -427,4 +438,5 @@ void host_fini(struct host *h)
 	if (h->pending_timer >= 0)
 		evloop_del_fd(h->loop, h->pending_timer);
 	evloop_free(h->loop);
+	host_enforce_fini(h);
 }

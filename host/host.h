@@ -35,6 +35,14 @@
  * seen to wait for its CPU for over 100 ms, hence the margin.
  */
 #define HOST_KICK_GRACE_NS	(500 * 1000 * 1000ull)
+/*
+ * The cgroup CPU quota of a disobedient VM (host_enforce.c): its share of
+ * each period. 100 ms is the kernel's default CFS period; the floor keeps
+ * a VM of a tiny share above the kernel's 1 ms minimum quota.
+ */
+#define HOST_ENFORCE_PERIOD_US		100000u
+#define HOST_ENFORCE_MIN_QUOTA_US	1000u
+#define HOST_CGROUP_PATH_MAX		160
 
 struct evloop;
 struct host;
@@ -74,6 +82,8 @@ struct host_vm {
 	_Atomic bool disobedient;	/* a vCPU ignored a kick (HOST_KICK_GRACE_NS) */
 	_Atomic bool violated;		/* a proxy found a protocol violation */
 	char violation[128];
+	bool enforced;			/* host_enforce_vm() was tried */
+	char cgroup[HOST_CGROUP_PATH_MAX + 24];	/* its cgroup once held there, else "" */
 	struct host_proxy proxy[JOIN_MAX_VCPUS];
 };
 
@@ -84,6 +94,8 @@ struct host_config {
 	const char *api_path;
 	uint64_t tick_ns, slice_ns, window_ns;
 };
+
+enum host_cgroup_kind { HOST_CGROUP_NONE, HOST_CGROUP_V1, HOST_CGROUP_V2 };
 
 struct host {
 	struct host_config cfg;
@@ -97,6 +109,8 @@ struct host {
 	struct host_vm vms[HOST_MAX_VMS];
 	struct host_proxy *by_slot[HOST_MAX_SLOTS];
 	struct host_qmp *qmp;
+	enum host_cgroup_kind cgroup_kind;
+	char cgroup_dir[HOST_CGROUP_PATH_MAX];	/* the parent of the VMs' cgroups */
 	uint64_t start_ns;
 	/* VM_JOINED / VM_LEFT and the like; data is consumed (json_object *). */
 	void (*emit)(struct host *h, const char *event, void *data);
@@ -113,6 +127,15 @@ void host_vm_leave(struct host_vm *vm, const char *reason);
  * *active_ns the wall time the engine had them current and not halted.
  */
 uint64_t host_vm_cpu_ns(struct host_vm *vm, uint64_t *active_ns);
+
+/* host_enforce.c: cgroup CPU quota for VMs that ignore their holds. */
+void host_enforce_init(struct host *h);
+void host_enforce_fini(struct host *h);
+/* Its share of the host CPUs (millionths of one), the basis of its quota. */
+uint64_t host_vm_share_ppm(const struct host *h, const struct host_vm *vm);
+void host_enforce_vm(struct host_vm *vm);
+void host_enforce_resize(struct host *h);
+void host_enforce_release(struct host_vm *vm);
 
 /* host_proxy.c */
 extern const struct dispatch_vcpu_ops host_vcpu_ops;

@@ -31,6 +31,11 @@ _Static_assert(JOIN_KICK_SIGNAL == VCPU_KICK_SIGNAL, "the host kicks with the vC
 
 #define JOIN_GATE_POLL_NS	(50 * 1000 * 1000)	/* re-check for the VM stopping */
 #define JOIN_CONNECT_TIMEOUT_S	5
+/*
+ * Test-only (tests/integration/test_host_enforce): a VM process that never
+ * honours a hold, to show the host kernel holds it. Never set it otherwise.
+ */
+#define JOIN_IGNORE_HOLDS_ENV	"CAPVISOR_TEST_IGNORE_HOLDS"
 
 struct vm_join_vcpu {
 	uint32_t last_gate;		/* the gate word of the last run taken */
@@ -45,6 +50,7 @@ struct vm_join {
 	struct vm *vm;
 	atomic_bool stopping;
 	atomic_bool fallback;		/* the host is gone or let go: run unscheduled */
+	bool ignore_holds;		/* JOIN_IGNORE_HOLDS_ENV: a test's disobedient VM */
 	struct vm_join_vcpu v[JOIN_MAX_VCPUS];
 };
 
@@ -160,6 +166,11 @@ struct vm_join *vm_join_connect(const char *path, const char *name, unsigned int
 	close(memfd);
 	j->sock = fd;
 	j->nr_vcpus = nr_vcpus;
+	j->ignore_holds = getenv(JOIN_IGNORE_HOLDS_ENV) &&
+			  !strcmp(getenv(JOIN_IGNORE_HOLDS_ENV), "1");
+	if (j->ignore_holds)
+		pr_warn("%s=1: this VM ignores the host's holds (a test mode, never for use)",
+			JOIN_IGNORE_HOLDS_ENV);
 	return j;
 }
 
@@ -175,6 +186,8 @@ static bool join_gate_enter(void *opaque, unsigned int vcpu)
 		__atomic_store_n(&s->tid, (int32_t)gettid(), __ATOMIC_RELEASE);
 		futex_wake_shared(&s->left);
 	}
+	if (j->ignore_holds)
+		return !atomic_load(&j->stopping);
 	for (;;) {
 		if (atomic_load(&j->stopping))
 			return false;
@@ -204,7 +217,7 @@ static void join_gate_leave(void *opaque, unsigned int vcpu, int exit_reason)
 	struct join_slot *s = &j->page->slot[vcpu];
 
 	(void)exit_reason;
-	if (!j->v[vcpu].seq)
+	if (!j->v[vcpu].seq || j->ignore_holds)
 		return;
 	__atomic_store_n(&s->left, j->v[vcpu].seq, __ATOMIC_RELEASE);
 	j->v[vcpu].seq = 0;

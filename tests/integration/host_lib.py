@@ -33,12 +33,13 @@ class Host:
         self.qmp = Client(self.api)
         self.vms = []
 
-    def vm(self, name, vcpus, cmdline, extra=()):
+    def vm(self, name, vcpus, cmdline, extra=(), env=None):
         out = open(os.path.join(self.dir, name + ".out"), "w+")
         err = open(os.path.join(self.dir, name + ".err"), "w+")
         p = subprocess.Popen([CAPVISOR, "run", "--kernel", GUEST_ELF, "--vcpus", str(vcpus),
                               "--cmdline", cmdline, "--join", self.join, "--name", name] +
-                             list(extra), stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+                             list(extra), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                             env=dict(os.environ, **env) if env else None)
         self.vms.append((name, p, out, err))
         return p
 
