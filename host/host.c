@@ -102,6 +102,7 @@ void host_vm_leave(struct host_vm *vm, const char *reason)
 	h = vm->h;
 	close_vm(vm);
 	host_enforce_resize(h);
+	host_state_save(h);
 }
 
 static int send_welcome(int fd, int status, unsigned int nr_vcpus, const char *reason, int memfd)
@@ -212,6 +213,14 @@ static void handle_hello(struct host_vm *vm, const void *buf, size_t len)
 			 "name unique on this host)", vm->name);
 		return refuse(vm, err);
 	}
+	if (!host_state_expects(vm->h, vm->name) &&
+	    host_state_awaiting(vm->h, dispatch_now_ns())) {
+		memcpy(&vm->hello, buf, sizeof(vm->hello));
+		vm->state = HOST_VM_DEFERRED;
+		pr_info("VM '%s' (pid %d) waits: the VMs of the last run are admitted first",
+			vm->name, (int)vm->pid);
+		return;
+	}
 	if (admit(vm, &g, qos, err, sizeof(err)))
 		return refuse(vm, err);
 	memfd = make_page(vm);
@@ -229,9 +238,11 @@ static void handle_hello(struct host_vm *vm, const void *buf, size_t len)
 	vm->cap_quota_ns = g.cap_quota_ns;
 	vm->cap_period_ns = g.cap_period_ns;
 	vm->state = HOST_VM_RUNNING;
+	vm->join_order = ++vm->h->joins;
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		host_proxy_start(&vm->proxy[i]);
 	host_enforce_resize(vm->h);
+	host_state_save(vm->h);
 	joined_event(vm);
 }
 
@@ -247,6 +258,10 @@ static void vm_readable(struct evloop *loop, int fd, uint32_t events, void *opaq
 	(void)loop;
 	if (n < 0 && (errno == EAGAIN || errno == EINTR) && !(events & (EPOLLHUP | EPOLLERR)))
 		return;
+	if (vm->state == HOST_VM_DEFERRED) {	/* gone, or talking out of turn */
+		close_vm(vm);
+		return;
+	}
 	if (vm->state == HOST_VM_PENDING) {
 		if (n <= 0)
 			close_vm(vm);
@@ -264,7 +279,8 @@ static struct host_vm *free_vm(struct host *h)
 	unsigned int pending = 0;
 
 	for (unsigned int i = 0; i < HOST_MAX_VMS; i++)
-		pending += h->vms[i].state == HOST_VM_PENDING;
+		pending += h->vms[i].state == HOST_VM_PENDING ||
+			   h->vms[i].state == HOST_VM_DEFERRED;
 	if (pending >= HOST_MAX_PENDING)
 		return NULL;
 	for (unsigned int i = 0; i < HOST_MAX_VMS; i++)
@@ -328,13 +344,20 @@ static void violations(struct evloop *loop, int fd, uint32_t events, void *opaqu
 	}
 }
 
-/* Connections that said no hello in time take no room from those that will. */
+/*
+ * Connections that said no hello in time take no room from those that
+ * will; VMs that waited for the remembered ones are admitted once those
+ * are back or the grace is over.
+ */
 static void close_silent(struct evloop *loop, void *opaque)
 {
 	struct host *h = opaque;
 	uint64_t now = dispatch_now_ns();
 
 	(void)loop;
+	for (unsigned int i = 0; i < HOST_MAX_VMS && !host_state_awaiting(h, now); i++)
+		if (h->vms[i].state == HOST_VM_DEFERRED)
+			handle_hello(&h->vms[i], &h->vms[i].hello, sizeof(h->vms[i].hello));
 	for (unsigned int i = 0; i < HOST_MAX_VMS; i++)
 		if (h->vms[i].state == HOST_VM_PENDING &&
 		    now - h->vms[i].pending_since >= HOST_HELLO_TIMEOUT_NS) {
@@ -396,6 +419,9 @@ int host_init(struct host *h, const struct host_config *cfg, char *err, size_t e
 	h->join_fd = h->violation_efd = h->pending_timer = -1;
 	for (unsigned int i = 0; i < HOST_MAX_VMS; i++)
 		h->vms[i].sock = -1;
+	h->start_ns = dispatch_now_ns();
+	if (host_state_load(h, err, errlen))
+		return -1;
 	h->loop = evloop_new();
 	h->violation_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (!h->loop || h->violation_efd < 0) {
@@ -409,7 +435,6 @@ int host_init(struct host *h, const struct host_config *cfg, char *err, size_t e
 	h->pending_timer = evloop_add_timer(h->loop, HOST_HELLO_TIMEOUT_NS / 4, close_silent, h);
 	if (cfg->api_path && !(h->qmp = host_qmp_new(h, cfg->api_path, err, errlen)))
 		return -1;
-	h->start_ns = dispatch_now_ns();
 	if (dispatch_start(h->d)) {
 		snprintf(err, errlen, "cannot start the dispatcher thread");
 		return -1;
@@ -419,10 +444,11 @@ int host_init(struct host *h, const struct host_config *cfg, char *err, size_t e
 
 void host_fini(struct host *h)
 {
+	h->stopping = true;
 	for (unsigned int i = 0; i < HOST_MAX_VMS; i++) {
 		if (h->vms[i].state == HOST_VM_RUNNING)
 			host_vm_leave(&h->vms[i], "host-shutdown");
-		else if (h->vms[i].state == HOST_VM_PENDING)
+		else if (h->vms[i].state != HOST_VM_FREE)
 			close_vm(&h->vms[i]);
 	}
 	if (h->d)

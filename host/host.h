@@ -43,6 +43,13 @@
 #define HOST_ENFORCE_PERIOD_US		100000u
 #define HOST_ENFORCE_MIN_QUOTA_US	1000u
 #define HOST_CGROUP_PATH_MAX		160
+/*
+ * After a restart with --state-dir, the VMs the old host had are admitted
+ * first: for this long a VM it does not know waits (host_state.c). VMs
+ * retry every 100 ms to 2 s (vmm/join.c), so they are back well within it.
+ */
+#define HOST_REJOIN_GRACE_NS	(10 * 1000 * 1000 * 1000ull)
+#define HOST_STATE_PATH_MAX	512
 
 struct evloop;
 struct host;
@@ -64,7 +71,8 @@ struct host_proxy {
 	_Atomic uint64_t kicked_at;	/* 0: not kicked in this run */
 };
 
-enum host_vm_state { HOST_VM_FREE, HOST_VM_PENDING, HOST_VM_RUNNING };
+/* DEFERRED: its hello came while remembered VMs are still expected back. */
+enum host_vm_state { HOST_VM_FREE, HOST_VM_PENDING, HOST_VM_DEFERRED, HOST_VM_RUNNING };
 
 struct host_vm {
 	enum host_vm_state state;
@@ -78,6 +86,8 @@ struct host_vm {
 	unsigned int nr_vcpus;
 	struct join_page *page;
 	uint64_t pending_since;
+	uint64_t join_order;		/* admitted as the host's n-th VM */
+	struct join_hello hello;	/* kept while DEFERRED */
 	_Atomic bool gone;		/* leaving: its proxies stop */
 	_Atomic bool disobedient;	/* a vCPU ignored a kick (HOST_KICK_GRACE_NS) */
 	_Atomic bool violated;		/* a proxy found a protocol violation */
@@ -92,6 +102,7 @@ struct host_config {
 	bool spec_set;
 	const char *join_path;
 	const char *api_path;
+	const char *state_dir;		/* NULL: nothing remembered across a restart */
 	uint64_t tick_ns, slice_ns, window_ns;
 };
 
@@ -112,6 +123,10 @@ struct host {
 	enum host_cgroup_kind cgroup_kind;
 	char cgroup_dir[HOST_CGROUP_PATH_MAX];	/* the parent of the VMs' cgroups */
 	uint64_t start_ns;
+	uint64_t joins;			/* VMs admitted so far: the next join_order */
+	bool stopping;			/* host_fini(): the state is kept as it is */
+	char expected[HOST_MAX_VMS][JOIN_NAME_MAX + 1];	/* remembered, from --state-dir */
+	unsigned int nr_expected;
 	/* VM_JOINED / VM_LEFT and the like; data is consumed (json_object *). */
 	void (*emit)(struct host *h, const char *event, void *data);
 };
@@ -136,6 +151,12 @@ uint64_t host_vm_share_ppm(const struct host *h, const struct host_vm *vm);
 void host_enforce_vm(struct host_vm *vm);
 void host_enforce_resize(struct host *h);
 void host_enforce_release(struct host_vm *vm);
+
+/* host_state.c: --state-dir. */
+int host_state_load(struct host *h, char *err, size_t errlen);
+void host_state_save(struct host *h);
+bool host_state_awaiting(struct host *h, uint64_t now);
+bool host_state_expects(const struct host *h, const char *name);
 
 /* host_proxy.c */
 extern const struct dispatch_vcpu_ops host_vcpu_ops;

@@ -47,6 +47,7 @@ struct sandbox_config {
 	enum sandbox_mode mode;
 	bool mode_set;		/* given on the command line (else the build's default) */
 	bool api_socket;	/* the main thread removes its control socket at exit */
+	bool rejoin;		/* --join: the main thread reconnects to a restarted host */
 };
 
 /* "kill", "trap", "log" or "off"; 0 or -EINVAL. */

@@ -18,6 +18,7 @@
 #include <seccomp.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -175,6 +176,27 @@ static int allow_exit_files(scmp_filter_ctx ctx, const struct sandbox_config *cf
 					      SCMP_SYS(wait4) }, 3);
 }
 
+/*
+ * --join: a VM whose host went away connects to the same path again (a
+ * Unix socket only; the path it may reach is the one it was given), on a
+ * timer of its backoff.
+ */
+static int allow_rejoin(scmp_filter_ctx ctx, const struct sandbox_config *cfg)
+{
+	int rc;
+
+	if (!cfg->rejoin)
+		return 0;
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1, ARG_EQ(0, AF_UNIX));
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(connect), 0);
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 0);
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(timerfd_create), 0);
+	return rc;
+}
+
 static int add_class_rules(scmp_filter_ctx ctx, enum sandbox_class cls,
 			   const struct sandbox_config *cfg, int tid)
 {
@@ -184,6 +206,8 @@ static int add_class_rules(scmp_filter_ctx ctx, enum sandbox_class cls,
 
 		if (!rc)
 			rc = allow_ioctls(ctx, main_ioctls, NR(main_ioctls));
+		if (!rc)
+			rc = allow_rejoin(ctx, cfg);
 		return rc ? rc : allow_exit_files(ctx, cfg);
 	}
 	case SANDBOX_DISPATCH:

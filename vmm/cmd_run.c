@@ -283,6 +283,7 @@ static int setup_sandbox(struct run_ctx *c)
 		.mode = c->cfg.seccomp,
 		.mode_set = c->cfg.seccomp_set,
 		.api_socket = c->cfg.api_socket != NULL,
+		.rejoin = c->cfg.join != NULL,
 	};
 	char err[256];
 
@@ -320,6 +321,8 @@ static int attach_control(struct run_ctx *c)
 			return EXIT_USAGE;
 		}
 		qmp_attach_set_domain(c->qmp, live_domain_xml, &c->cfg);
+		if (c->join)
+			vm_join_set_events(c->join, qmp_attach_emit, c->qmp);
 		if (c->cfg.user &&
 		    path_reaper_start(&c->sock_reaper, c->cfg.api_socket, err, sizeof(err))) {
 			pr_err("--api-socket: cannot arrange its removal after --user: %s", err);
