@@ -8,7 +8,9 @@
 #include "dispatch/dispatch_slot.h"
 #include "util/evloop.h"
 #include "util/log.h"
+#include "util/privs.h"
 
+#include <cap-ng.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -412,6 +414,26 @@ static int make_dispatcher(struct host *h, char *err, size_t errlen)
 	return h->d ? 0 : -1;
 }
 
+/*
+ * Once the sockets and cgroups are set up, before any thread starts: the
+ * host keeps CAP_KILL (kicks to VM threads of other users) and CAP_SYS_NICE
+ * (pinning them), when it has them, and nothing else (docs/host.md).
+ */
+static int drop_privileges(char *err, size_t errlen)
+{
+	struct privs_opts po = { 0 };
+
+	capng_clear(CAPNG_SELECT_ALL);
+	if (capng_get_caps_process() == 0) {
+		po.keep_kill = capng_have_capability(CAPNG_EFFECTIVE, CAP_KILL);
+		po.keep_sys_nice = capng_have_capability(CAPNG_EFFECTIVE, CAP_SYS_NICE);
+	}
+	if (!po.keep_kill || !po.keep_sys_nice)
+		pr_warn("no %s: VMs of other users cannot be %s", po.keep_kill ? "CAP_SYS_NICE" :
+			"CAP_KILL", po.keep_kill ? "pinned" : "kicked");
+	return privs_drop(&po, err, errlen);
+}
+
 int host_init(struct host *h, const struct host_config *cfg, char *err, size_t errlen)
 {
 	memset(h, 0, sizeof(*h));
@@ -434,6 +456,8 @@ int host_init(struct host *h, const struct host_config *cfg, char *err, size_t e
 	evloop_add_fd(h->loop, h->violation_efd, EPOLLIN, violations, h);
 	h->pending_timer = evloop_add_timer(h->loop, HOST_HELLO_TIMEOUT_NS / 4, close_silent, h);
 	if (cfg->api_path && !(h->qmp = host_qmp_new(h, cfg->api_path, err, errlen)))
+		return -1;
+	if (drop_privileges(err, errlen))
 		return -1;
 	if (dispatch_start(h->d)) {
 		snprintf(err, errlen, "cannot start the dispatcher thread");
