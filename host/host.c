@@ -9,6 +9,7 @@
 #include "util/evloop.h"
 #include "util/log.h"
 #include "util/privs.h"
+#include "util/sandbox.h"
 
 #include <cap-ng.h>
 #include <errno.h>
@@ -457,8 +458,23 @@ int host_init(struct host *h, const struct host_config *cfg, char *err, size_t e
 	h->pending_timer = evloop_add_timer(h->loop, HOST_HELLO_TIMEOUT_NS / 4, close_silent, h);
 	if (cfg->api_path && !(h->qmp = host_qmp_new(h, cfg->api_path, err, errlen)))
 		return -1;
-	if (drop_privileges(err, errlen))
+	return 0;
+}
+
+/*
+ * Setup is done: privileges dropped, then one seccomp filter that every
+ * thread the host starts from now on inherits, then the dispatcher.
+ */
+int host_start(struct host *h, char *err, size_t errlen)
+{
+	struct sandbox_config sc = { .mode = h->cfg.seccomp, .mode_set = h->cfg.seccomp_set };
+
+	if (drop_privileges(err, errlen) || sandbox_init(&sc, err, errlen))
 		return -1;
+	if (sandbox_enter(SANDBOX_HOST)) {
+		snprintf(err, errlen, "seccomp: cannot install the host's filter");
+		return -1;
+	}
 	if (dispatch_start(h->d)) {
 		snprintf(err, errlen, "cannot start the dispatcher thread");
 		return -1;

@@ -103,6 +103,8 @@ struct host_config {
 	const char *join_path;
 	const char *api_path;
 	const char *state_dir;		/* NULL: nothing remembered across a restart */
+	int seccomp;			/* enum sandbox_mode */
+	bool seccomp_set;
 	uint64_t tick_ns, slice_ns, window_ns;
 };
 
@@ -131,7 +133,10 @@ struct host {
 	void (*emit)(struct host *h, const char *event, void *data);
 };
 
+/* Sets everything up, starts no thread: then block signals, then host_start(). */
 int host_init(struct host *h, const struct host_config *cfg, char *err, size_t errlen);
+/* Drops privileges, enters the seccomp filter, starts the dispatcher. */
+int host_start(struct host *h, char *err, size_t errlen);
 void host_fini(struct host *h);
 /* The VM of that name, or NULL. */
 struct host_vm *host_find_vm(struct host *h, const char *name);

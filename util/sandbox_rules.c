@@ -61,6 +61,30 @@ static const int main_calls[] = {
 	SCMP_SYS(getcwd),	/* query-domain-xml makes relative paths absolute */
 };
 
+/*
+ * capvisor host, all threads: the event loop and its sockets, each VM's
+ * shared page (memfd), its vCPU threads' /proc files, kicks and pinning of
+ * other processes' threads, proxy threads, the cgroups of enforcement and
+ * the --state-dir file. No ioctl, no exec, no ptrace, no new sockets.
+ */
+static const int host_calls[] = {
+	SCMP_SYS(epoll_wait), SCMP_SYS(epoll_pwait), SCMP_SYS(epoll_ctl),
+	SCMP_SYS(read), SCMP_SYS(pread64), SCMP_SYS(close), SCMP_SYS(fcntl),
+	SCMP_SYS(accept4), SCMP_SYS(recvfrom), SCMP_SYS(recvmsg), SCMP_SYS(sendto),
+	SCMP_SYS(sendmsg), SCMP_SYS(shutdown), SCMP_SYS(getsockopt),
+	SCMP_SYS(timerfd_settime), SCMP_SYS(timerfd_gettime),
+	SCMP_SYS(memfd_create), SCMP_SYS(ftruncate),
+	SCMP_SYS(openat), SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(rmdir),
+	SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rename), SCMP_SYS(renameat),
+	SCMP_SYS(renameat2), SCMP_SYS(access), SCMP_SYS(faccessat), SCMP_SYS(faccessat2),
+	SCMP_SYS(lseek),
+	SCMP_SYS(tgkill), SCMP_SYS(kill),	/* kicks; kill(pid, 0) asks if a VM lives */
+	SCMP_SYS(sched_setaffinity), SCMP_SYS(sched_getaffinity),
+	SCMP_SYS(sched_setattr), SCMP_SYS(sched_getattr),
+	SCMP_SYS(clone), SCMP_SYS(clone3), SCMP_SYS(set_robust_list), SCMP_SYS(rseq),
+	SCMP_SYS(prctl),
+};
+
 /* KVM ioctls a vCPU thread issues: its run loop and exit handling. */
 static const unsigned long vcpu_ioctls[] = {
 	KVM_RUN, KVM_GET_REGS, KVM_SET_REGS, KVM_GET_SREGS, KVM_SET_SREGS,
@@ -219,6 +243,8 @@ static int add_class_rules(scmp_filter_ctx ctx, enum sandbox_class cls,
 			rc = allow_ioctls(ctx, vcpu_ioctls, NR(vcpu_ioctls));
 		return rc ? rc : allow_own_scheduling(ctx, tid);
 	}
+	case SANDBOX_HOST:
+		return allow_list(ctx, host_calls, NR(host_calls));
 	default:
 		return -EINVAL;
 	}
