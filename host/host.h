@@ -46,9 +46,11 @@
 /*
  * After a restart with --state-dir, the VMs the old host had are admitted
  * first: for this long a VM it does not know waits (host_state.c). VMs
- * retry every 100 ms to 2 s (vmm/join.c), so they are back well within it.
+ * retry every 100 ms to 2 s (vmm/join.c), so the living ones are back
+ * within it; it ends (and the next 500 ms check admits the waiting VMs)
+ * well before a waiting VM gives up on its welcome.
  */
-#define HOST_REJOIN_GRACE_NS	(10 * 1000 * 1000 * 1000ull)
+#define HOST_REJOIN_GRACE_NS	((JOIN_WELCOME_TIMEOUT_S - 2) * 1000 * 1000 * 1000ull)
 #define HOST_STATE_PATH_MAX	512
 
 struct evloop;

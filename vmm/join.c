@@ -38,7 +38,6 @@
 _Static_assert(JOIN_KICK_SIGNAL == VCPU_KICK_SIGNAL, "the host kicks with the vCPU kick signal");
 
 #define JOIN_GATE_POLL_NS	(50 * 1000 * 1000)	/* re-check for the VM stopping */
-#define JOIN_CONNECT_TIMEOUT_S	5
 #define JOIN_REJOIN_TICK_NS	(100 * 1000 * 1000ull)	/* the first retry, and the step */
 #define JOIN_REJOIN_MAX_DELAY_NS	(2000 * 1000 * 1000ull)	/* the backoff's bound */
 #define JOIN_REJOIN_GIVE_UP_NS	(300 * 1000 * 1000 * 1000ull)	/* then unscheduled for good */
@@ -89,7 +88,7 @@ static void futex_wait_shared(uint32_t *word, uint32_t val)
 static int connect_host(const char *path, char *err, size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { .tv_sec = JOIN_CONNECT_TIMEOUT_S };
+	struct timeval tv = { .tv_sec = JOIN_WELCOME_TIMEOUT_S };
 	int fd;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
@@ -422,20 +421,21 @@ int vm_join_attach(struct vm_join *j, struct vm *vm)
 	return evloop_add_fd(vm->loop, j->sock, EPOLLIN | EPOLLRDHUP, host_gone, j);
 }
 
+/* On the main thread, while the VM and its event loop still exist. */
 void vm_join_stop(struct vm_join *j)
 {
 	if (!j)
 		return;
 	atomic_store(&j->stopping, true);
 	wake_gates(j);
+	if (j->vm)
+		stop_rejoining(j);
 }
 
 void vm_join_free(struct vm_join *j)
 {
 	if (!j)
 		return;
-	if (j->vm)
-		stop_rejoining(j);
 	munmap(j->page, sizeof(*j->page));
 	close(j->sock);
 	free(j);

@@ -37,7 +37,10 @@ typedef void (*vm_join_event_fn)(void *opaque, const char *name, void *data);
 void vm_join_set_events(struct vm_join *j, vm_join_event_fn fn, void *opaque);
 /* Installs the gate and watches the connection on the VM's event loop. */
 int vm_join_attach(struct vm_join *j, struct vm *vm);
-/* Releases every gate for good (the VM is stopping). */
+/*
+ * Releases every gate for good and stops trying to rejoin (the VM is
+ * stopping); on the main thread, before the VM is destroyed.
+ */
 void vm_join_stop(struct vm_join *j);
 void vm_join_free(struct vm_join *j);
 
