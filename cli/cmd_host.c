@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * capvisor host --api-socket PATH [--join-socket PATH] [--host SPEC]
- * [--tick-us US] [--slice-us US] [--verbose]
+ * [--state-dir DIR] [--tick-us US] [--slice-us US] [--verbose]
  *
  * The host scheduler of several VMs (docs/host.md): one engine, one
  * dispatcher and the emulated pCPUs for every `capvisor run --join`
@@ -11,6 +11,7 @@
 #include "host/host.h"
 #include "util/evloop.h"
 #include "util/log.h"
+#include "util/sandbox.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -26,7 +27,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: capvisor host --api-socket PATH [--join-socket PATH] [--host SPEC]\n"
-		"                     [--tick-us US] [--slice-us US] [--verbose]\n\n"
+		"                     [--state-dir DIR] [--seccomp MODE] [--tick-us US] [--slice-us US] [--verbose]\n\n"
 		"Schedules the vCPUs of every VM that joins it (capvisor run --join PATH)\n"
 		"under one engine on the emulated pCPUs of --host (docs/host.md).\n\n"
 		"  --api-socket PATH   the host's QMP socket: query-vms, query-host, query-vcpus,\n"
@@ -36,6 +37,9 @@ static void usage(FILE *f)
 		"  --join-socket PATH  where VMs join (default: the api socket's path + .join)\n"
 		"  --host SPEC         emulated pCPUs, as capvisor run --host (default: one\n"
 		"                      1024 pCPU per host CPU)\n"
+		"  --state-dir DIR     remember the joined VMs there: after a restart they\n"
+		"                      are re-admitted first as they rejoin\n"
+		"  --seccomp MODE      the host threads' filter: kill (default), trap, log, off\n"
 		"  --tick-us US        scheduler tick (default %d)\n"
 		"  --slice-us US       fair-class base slice (default %d)\n"
 		"  --verbose           log more\n\n"
@@ -99,6 +103,19 @@ static int parse_args(int argc, char **argv, struct host_config *cfg, char *join
 			cfg->api_path = arg;
 		else if (!strcmp(opt, "--join-socket"))
 			cfg->join_path = arg;
+		else if (!strcmp(opt, "--state-dir"))
+			cfg->state_dir = arg;
+		else if (!strcmp(opt, "--seccomp")) {
+			enum sandbox_mode m;
+
+			if (sandbox_parse_mode(arg, &m)) {
+				fprintf(stderr, "capvisor host: --seccomp: '%s' (expected kill, trap, "
+					"log or off)\n", arg);
+				return -1;
+			}
+			cfg->seccomp = (int)m;
+			cfg->seccomp_set = true;
+		}
 		else if (!strcmp(opt, "--host")) {
 			if (host_spec_parse(arg, &cfg->spec, err, sizeof(err))) {
 				fprintf(stderr, "capvisor host: --host: %s\n", err);
@@ -163,7 +180,8 @@ int cmd_host(int argc, char **argv)
 	}
 	if (version)
 		return cmd_print_version();
-	if (host_init(&h, &cfg, err, sizeof(err)) || add_signals(&h)) {
+	if (host_init(&h, &cfg, err, sizeof(err)) || add_signals(&h) ||
+	    host_start(&h, err, sizeof(err))) {
 		pr_err("%s", err);
 		host_fini(&h);
 		return 3;

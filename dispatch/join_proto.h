@@ -33,6 +33,11 @@
 #define JOIN_VERSION		1
 #define JOIN_MAX_VCPUS		32	/* of one VM: their slots fit one page */
 #define JOIN_NAME_MAX		QOS_GROUP_NAME_MAX	/* the VM's engine group is named so */
+/*
+ * A VM waits this long for the host's welcome; a host that holds a hello
+ * back (a restarted host waiting for the VMs it remembers) answers sooner.
+ */
+#define JOIN_WELCOME_TIMEOUT_S	5
 #define JOIN_REASON_MAX		384
 #define JOIN_KICK_SIGNAL	SIGUSR1	/* the VM's vCPU kick signal (vmm/kvm/vcpu.h) */
 

@@ -8,7 +8,10 @@
 #include "dispatch/dispatch_slot.h"
 #include "util/evloop.h"
 #include "util/log.h"
+#include "util/privs.h"
+#include "util/sandbox.h"
 
+#include <cap-ng.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,19 +88,24 @@ static void release_vcpus(struct host_vm *vm, unsigned int n)
 
 void host_vm_leave(struct host_vm *vm, const char *reason)
 {
+	struct host *h;
 	json_object *data;
 
 	if (vm->state != HOST_VM_RUNNING)
 		return;
 	atomic_store(&vm->gone, true);
 	release_vcpus(vm, vm->nr_vcpus);
+	host_enforce_release(vm);
 	pr_info("VM '%s' (pid %d) left: %s", vm->name, (int)vm->pid, reason);
 	data = json_object_new_object();
 	json_object_object_add(data, "vm", json_object_new_string(vm->name));
 	json_object_object_add(data, "pid", json_object_new_int(vm->pid));
 	json_object_object_add(data, "reason", json_object_new_string(reason));
 	emit(vm->h, "VM_LEFT", data);
+	h = vm->h;
 	close_vm(vm);
+	host_enforce_resize(h);
+	host_state_save(h);
 }
 
 static int send_welcome(int fd, int status, unsigned int nr_vcpus, const char *reason, int memfd)
@@ -208,6 +216,14 @@ static void handle_hello(struct host_vm *vm, const void *buf, size_t len)
 			 "name unique on this host)", vm->name);
 		return refuse(vm, err);
 	}
+	if (!host_state_expects(vm->h, vm->name) &&
+	    host_state_awaiting(vm->h, dispatch_now_ns())) {
+		memcpy(&vm->hello, buf, sizeof(vm->hello));
+		vm->state = HOST_VM_DEFERRED;
+		pr_info("VM '%s' (pid %d) waits: the VMs of the last run are admitted first",
+			vm->name, (int)vm->pid);
+		return;
+	}
 	if (admit(vm, &g, qos, err, sizeof(err)))
 		return refuse(vm, err);
 	memfd = make_page(vm);
@@ -225,8 +241,11 @@ static void handle_hello(struct host_vm *vm, const void *buf, size_t len)
 	vm->cap_quota_ns = g.cap_quota_ns;
 	vm->cap_period_ns = g.cap_period_ns;
 	vm->state = HOST_VM_RUNNING;
+	vm->join_order = ++vm->h->joins;
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		host_proxy_start(&vm->proxy[i]);
+	host_enforce_resize(vm->h);
+	host_state_save(vm->h);
 	joined_event(vm);
 }
 
@@ -242,6 +261,10 @@ static void vm_readable(struct evloop *loop, int fd, uint32_t events, void *opaq
 	(void)loop;
 	if (n < 0 && (errno == EAGAIN || errno == EINTR) && !(events & (EPOLLHUP | EPOLLERR)))
 		return;
+	if (vm->state == HOST_VM_DEFERRED) {	/* gone, or talking out of turn */
+		close_vm(vm);
+		return;
+	}
 	if (vm->state == HOST_VM_PENDING) {
 		if (n <= 0)
 			close_vm(vm);
@@ -259,7 +282,8 @@ static struct host_vm *free_vm(struct host *h)
 	unsigned int pending = 0;
 
 	for (unsigned int i = 0; i < HOST_MAX_VMS; i++)
-		pending += h->vms[i].state == HOST_VM_PENDING;
+		pending += h->vms[i].state == HOST_VM_PENDING ||
+			   h->vms[i].state == HOST_VM_DEFERRED;
 	if (pending >= HOST_MAX_PENDING)
 		return NULL;
 	for (unsigned int i = 0; i < HOST_MAX_VMS; i++)
@@ -297,7 +321,10 @@ static void join_accept(struct evloop *loop, int fd, uint32_t events, void *opaq
 	evloop_add_fd(loop, c, EPOLLIN | EPOLLRDHUP, vm_readable, vm);
 }
 
-/* A proxy found a VM outside the protocol: disconnect it on this thread. */
+/*
+ * A proxy found a VM outside the protocol (disconnect it) or ignoring its
+ * holds (hold it with the host kernel), told on this thread.
+ */
 static void violations(struct evloop *loop, int fd, uint32_t events, void *opaque)
 {
 	struct host *h = opaque;
@@ -311,6 +338,8 @@ static void violations(struct evloop *loop, int fd, uint32_t events, void *opaqu
 	for (unsigned int i = 0; i < HOST_MAX_VMS; i++) {
 		struct host_vm *vm = &h->vms[i];
 
+		if (vm->state == HOST_VM_RUNNING && atomic_load(&vm->disobedient))
+			host_enforce_vm(vm);
 		if (vm->state != HOST_VM_RUNNING || !atomic_load(&vm->violated))
 			continue;
 		snprintf(reason, sizeof(reason), "protocol-violation: %s", vm->violation);
@@ -318,13 +347,20 @@ static void violations(struct evloop *loop, int fd, uint32_t events, void *opaqu
 	}
 }
 
-/* Connections that said no hello in time take no room from those that will. */
+/*
+ * Connections that said no hello in time take no room from those that
+ * will; VMs that waited for the remembered ones are admitted once those
+ * are back or the grace is over.
+ */
 static void close_silent(struct evloop *loop, void *opaque)
 {
 	struct host *h = opaque;
 	uint64_t now = dispatch_now_ns();
 
 	(void)loop;
+	for (unsigned int i = 0; i < HOST_MAX_VMS && !host_state_awaiting(h, now); i++)
+		if (h->vms[i].state == HOST_VM_DEFERRED)
+			handle_hello(&h->vms[i], &h->vms[i].hello, sizeof(h->vms[i].hello));
 	for (unsigned int i = 0; i < HOST_MAX_VMS; i++)
 		if (h->vms[i].state == HOST_VM_PENDING &&
 		    now - h->vms[i].pending_since >= HOST_HELLO_TIMEOUT_NS) {
@@ -379,6 +415,26 @@ static int make_dispatcher(struct host *h, char *err, size_t errlen)
 	return h->d ? 0 : -1;
 }
 
+/*
+ * Once the sockets and cgroups are set up, before any thread starts: the
+ * host keeps CAP_KILL (kicks to VM threads of other users) and CAP_SYS_NICE
+ * (pinning them), when it has them, and nothing else (docs/host.md).
+ */
+static int drop_privileges(char *err, size_t errlen)
+{
+	struct privs_opts po = { 0 };
+
+	capng_clear(CAPNG_SELECT_ALL);
+	if (capng_get_caps_process() == 0) {
+		po.keep_kill = capng_have_capability(CAPNG_EFFECTIVE, CAP_KILL);
+		po.keep_sys_nice = capng_have_capability(CAPNG_EFFECTIVE, CAP_SYS_NICE);
+	}
+	if (!po.keep_kill || !po.keep_sys_nice)
+		pr_warn("no %s: VMs of other users cannot be %s", po.keep_kill ? "CAP_SYS_NICE" :
+			"CAP_KILL", po.keep_kill ? "pinned" : "kicked");
+	return privs_drop(&po, err, errlen);
+}
+
 int host_init(struct host *h, const struct host_config *cfg, char *err, size_t errlen)
 {
 	memset(h, 0, sizeof(*h));
@@ -386,6 +442,9 @@ int host_init(struct host *h, const struct host_config *cfg, char *err, size_t e
 	h->join_fd = h->violation_efd = h->pending_timer = -1;
 	for (unsigned int i = 0; i < HOST_MAX_VMS; i++)
 		h->vms[i].sock = -1;
+	h->start_ns = dispatch_now_ns();
+	if (host_state_load(h, err, errlen))
+		return -1;
 	h->loop = evloop_new();
 	h->violation_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (!h->loop || h->violation_efd < 0) {
@@ -394,11 +453,28 @@ int host_init(struct host *h, const struct host_config *cfg, char *err, size_t e
 	}
 	if (make_dispatcher(h, err, errlen) || listen_join(h, err, errlen))
 		return -1;
+	host_enforce_init(h);
 	evloop_add_fd(h->loop, h->violation_efd, EPOLLIN, violations, h);
 	h->pending_timer = evloop_add_timer(h->loop, HOST_HELLO_TIMEOUT_NS / 4, close_silent, h);
 	if (cfg->api_path && !(h->qmp = host_qmp_new(h, cfg->api_path, err, errlen)))
 		return -1;
-	h->start_ns = dispatch_now_ns();
+	return 0;
+}
+
+/*
+ * Setup is done: privileges dropped, then one seccomp filter that every
+ * thread the host starts from now on inherits, then the dispatcher.
+ */
+int host_start(struct host *h, char *err, size_t errlen)
+{
+	struct sandbox_config sc = { .mode = h->cfg.seccomp, .mode_set = h->cfg.seccomp_set };
+
+	if (drop_privileges(err, errlen) || sandbox_init(&sc, err, errlen))
+		return -1;
+	if (sandbox_enter(SANDBOX_HOST)) {
+		snprintf(err, errlen, "seccomp: cannot install the host's filter");
+		return -1;
+	}
 	if (dispatch_start(h->d)) {
 		snprintf(err, errlen, "cannot start the dispatcher thread");
 		return -1;
@@ -408,10 +484,11 @@ int host_init(struct host *h, const struct host_config *cfg, char *err, size_t e
 
 void host_fini(struct host *h)
 {
+	h->stopping = true;
 	for (unsigned int i = 0; i < HOST_MAX_VMS; i++) {
 		if (h->vms[i].state == HOST_VM_RUNNING)
 			host_vm_leave(&h->vms[i], "host-shutdown");
-		else if (h->vms[i].state == HOST_VM_PENDING)
+		else if (h->vms[i].state != HOST_VM_FREE)
 			close_vm(&h->vms[i]);
 	}
 	if (h->d)
@@ -427,4 +504,5 @@ void host_fini(struct host *h)
 	if (h->pending_timer >= 0)
 		evloop_del_fd(h->loop, h->pending_timer);
 	evloop_free(h->loop);
+	host_enforce_fini(h);
 }

@@ -35,6 +35,23 @@
  * seen to wait for its CPU for over 100 ms, hence the margin.
  */
 #define HOST_KICK_GRACE_NS	(500 * 1000 * 1000ull)
+/*
+ * The cgroup CPU quota of a disobedient VM (host_enforce.c): its share of
+ * each period. 100 ms is the kernel's default CFS period; the floor keeps
+ * a VM of a tiny share above the kernel's 1 ms minimum quota.
+ */
+#define HOST_ENFORCE_PERIOD_US		100000u
+#define HOST_ENFORCE_MIN_QUOTA_US	1000u
+#define HOST_CGROUP_PATH_MAX		160
+/*
+ * After a restart with --state-dir, the VMs the old host had are admitted
+ * first: for this long a VM it does not know waits (host_state.c). VMs
+ * retry every 100 ms to 2 s (vmm/join.c), so the living ones are back
+ * within it; it ends (and the next 500 ms check admits the waiting VMs)
+ * well before a waiting VM gives up on its welcome.
+ */
+#define HOST_REJOIN_GRACE_NS	((JOIN_WELCOME_TIMEOUT_S - 2) * 1000 * 1000 * 1000ull)
+#define HOST_STATE_PATH_MAX	512
 
 struct evloop;
 struct host;
@@ -56,7 +73,8 @@ struct host_proxy {
 	_Atomic uint64_t kicked_at;	/* 0: not kicked in this run */
 };
 
-enum host_vm_state { HOST_VM_FREE, HOST_VM_PENDING, HOST_VM_RUNNING };
+/* DEFERRED: its hello came while remembered VMs are still expected back. */
+enum host_vm_state { HOST_VM_FREE, HOST_VM_PENDING, HOST_VM_DEFERRED, HOST_VM_RUNNING };
 
 struct host_vm {
 	enum host_vm_state state;
@@ -70,11 +88,15 @@ struct host_vm {
 	unsigned int nr_vcpus;
 	struct join_page *page;
 	uint64_t pending_since;
+	uint64_t join_order;		/* admitted as the host's n-th VM */
+	struct join_hello hello;	/* kept while DEFERRED */
 	_Atomic bool gone;		/* leaving: its proxies stop */
 	_Atomic bool disobedient;	/* a vCPU ignored a kick (HOST_KICK_GRACE_NS) */
 	_Atomic bool violated;		/* a proxy found a protocol violation */
 	bool stopped;			/* vm-stop: its slots held (main thread only) */
 	char violation[128];
+	bool enforced;			/* host_enforce_vm() was tried */
+	char cgroup[HOST_CGROUP_PATH_MAX + 24];	/* its cgroup once held there, else "" */
 	struct host_proxy proxy[JOIN_MAX_VCPUS];
 };
 
@@ -83,8 +105,13 @@ struct host_config {
 	bool spec_set;
 	const char *join_path;
 	const char *api_path;
+	const char *state_dir;		/* NULL: nothing remembered across a restart */
+	int seccomp;			/* enum sandbox_mode */
+	bool seccomp_set;
 	uint64_t tick_ns, slice_ns, window_ns;
 };
+
+enum host_cgroup_kind { HOST_CGROUP_NONE, HOST_CGROUP_V1, HOST_CGROUP_V2 };
 
 struct host {
 	struct host_config cfg;
@@ -98,12 +125,21 @@ struct host {
 	struct host_vm vms[HOST_MAX_VMS];
 	struct host_proxy *by_slot[HOST_MAX_SLOTS];
 	struct host_qmp *qmp;
+	enum host_cgroup_kind cgroup_kind;
+	char cgroup_dir[HOST_CGROUP_PATH_MAX];	/* the parent of the VMs' cgroups */
 	uint64_t start_ns;
+	uint64_t joins;			/* VMs admitted so far: the next join_order */
+	bool stopping;			/* host_fini(): the state is kept as it is */
+	char expected[HOST_MAX_VMS][JOIN_NAME_MAX + 1];	/* remembered, from --state-dir */
+	unsigned int nr_expected;
 	/* VM_JOINED / VM_LEFT and the like; data is consumed (json_object *). */
 	void (*emit)(struct host *h, const char *event, void *data);
 };
 
+/* Sets everything up, starts no thread: then block signals, then host_start(). */
 int host_init(struct host *h, const struct host_config *cfg, char *err, size_t errlen);
+/* Drops privileges, enters the seccomp filter, starts the dispatcher. */
+int host_start(struct host *h, char *err, size_t errlen);
 void host_fini(struct host *h);
 /* The VM of that name, or NULL. */
 struct host_vm *host_find_vm(struct host *h, const char *name);
@@ -114,6 +150,21 @@ void host_vm_leave(struct host_vm *vm, const char *reason);
  * *active_ns the wall time the engine had them current and not halted.
  */
 uint64_t host_vm_cpu_ns(struct host_vm *vm, uint64_t *active_ns);
+
+/* host_enforce.c: cgroup CPU quota for VMs that ignore their holds. */
+void host_enforce_init(struct host *h);
+void host_enforce_fini(struct host *h);
+/* Its share of the host CPUs (millionths of one), the basis of its quota. */
+uint64_t host_vm_share_ppm(const struct host *h, const struct host_vm *vm);
+void host_enforce_vm(struct host_vm *vm);
+void host_enforce_resize(struct host *h);
+void host_enforce_release(struct host_vm *vm);
+
+/* host_state.c: --state-dir. */
+int host_state_load(struct host *h, char *err, size_t errlen);
+void host_state_save(struct host *h);
+bool host_state_awaiting(struct host *h, uint64_t now);
+bool host_state_expects(const struct host *h, const char *name);
 
 /* host_proxy.c */
 extern const struct dispatch_vcpu_ops host_vcpu_ops;

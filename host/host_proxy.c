@@ -157,6 +157,15 @@ static void pin_thread(struct host_proxy *p, int cpu)
 		p->applied_cpu = cpu;
 }
 
+/* The main thread holds the VM with the host kernel (host_enforce.c). */
+static void disobeys(struct host_proxy *p)
+{
+	pr_warn("VM '%s' vCPU %u ignores its kicks: it runs unscheduled from now on",
+		p->vm->name, p->index);
+	if (write(p->h->violation_efd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
+		pr_warn("VM '%s': cannot tell the main thread it disobeys", p->vm->name);
+}
+
 /*
  * Wait for the run to end. A thread still in KVM_RUN HOST_KICK_GRACE_NS
  * after its kick does not honour holds: stop waiting for it, so that the
@@ -174,8 +183,7 @@ static void wait_left(struct host_proxy *p)
 			return;
 		if (kicked && dispatch_now_ns() - kicked > HOST_KICK_GRACE_NS) {
 			if (!atomic_exchange(&p->vm->disobedient, true))
-				pr_warn("VM '%s' vCPU %u ignores its kicks: it runs unscheduled "
-					"from now on", p->vm->name, p->index);
+				disobeys(p);
 			return;
 		}
 		futex_wait_shared(&s->left, left, kicked ? HOST_KICK_GRACE_NS / 4 : PROXY_POLL_NS);

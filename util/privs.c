@@ -45,24 +45,26 @@ static int lookup_user(const char *name, uid_t *uid, gid_t *gid, char *err, size
 	return 0;
 }
 
+static bool wanted(const struct privs_opts *opts, unsigned int cap)
+{
+	return (cap == CAP_SYS_NICE && opts->keep_sys_nice) || (cap == CAP_KILL && opts->keep_kill);
+}
+
 /* Re-reads the process state and checks it holds exactly what we asked for. */
 static int verify(const struct privs_opts *opts, char *err, size_t errlen)
 {
-	capng_results_t have;
-
 	capng_clear(CAPNG_SELECT_ALL);
 	if (capng_get_caps_process() < 0) {
 		snprintf(err, errlen, "dropping privileges: cannot read back our capabilities");
 		return -1;
 	}
-	have = capng_have_capabilities(CAPNG_SELECT_CAPS);
-	if (!opts->keep_sys_nice && have != CAPNG_NONE) {
-		snprintf(err, errlen, "dropping privileges: capabilities remain after the drop");
-		return -1;
-	}
-	if (opts->keep_sys_nice &&
-	    (!capng_have_capability(CAPNG_EFFECTIVE, CAP_SYS_NICE) || have == CAPNG_FULL)) {
-		snprintf(err, errlen, "dropping privileges: CAP_SYS_NICE was not kept alone");
+	for (unsigned int cap = 0; cap <= CAP_LAST_CAP; cap++) {
+		if (capng_have_capability(CAPNG_EFFECTIVE, cap) == wanted(opts, cap) &&
+		    capng_have_capability(CAPNG_PERMITTED, cap) == wanted(opts, cap))
+			continue;
+		snprintf(err, errlen, "dropping privileges: capability %s %s after the drop",
+			 capng_capability_to_name(cap) ? capng_capability_to_name(cap) : "?",
+			 wanted(opts, cap) ? "was not kept" : "remains");
 		return -1;
 	}
 	return 0;
@@ -98,6 +100,8 @@ int privs_drop(const struct privs_opts *opts, char *err, size_t errlen)
 	capng_clear(CAPNG_SELECT_ALL);
 	if (opts->keep_sys_nice)
 		capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_SYS_NICE);
+	if (opts->keep_kill)
+		capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_KILL);
 	if (opts->user) {
 		/* Sets keep-caps, changes gid, groups and uid, then applies the sets above. */
 		rc = capng_change_id((int)uid, (int)gid, CAPNG_INIT_SUPP_GRP |
@@ -126,8 +130,9 @@ int privs_drop(const struct privs_opts *opts, char *err, size_t errlen)
 	}
 	if (verify(opts, err, errlen) < 0)
 		return -1;
-	pr_info("privileges dropped: keeping %s%s%s\n",
-		opts->keep_sys_nice ? "CAP_SYS_NICE (host real-time scheduling)" : "no capabilities",
+	pr_info("privileges dropped: keeping %s%s%s%s%s",
+		opts->keep_sys_nice ? "CAP_SYS_NICE " : "", opts->keep_kill ? "CAP_KILL " : "",
+		opts->keep_sys_nice || opts->keep_kill ? "" : "no capabilities",
 		opts->user ? ", running as " : "", opts->user ? opts->user : "");
 	return 0;
 }

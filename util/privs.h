@@ -8,6 +8,8 @@
  *   - CAP_SYS_NICE, when vCPU threads use host real-time/deadline policies
  *     (`--sched host`): sched_setattr(SCHED_DEADLINE/FIFO) and changing
  *     other threads' affinity need it for as long as the VM runs;
+ *   - CAP_KILL and CAP_SYS_NICE in `capvisor host`: it signals (kicks) and
+ *     pins the vCPU threads of VM processes that may run as other users;
  *   - nothing otherwise.
  * The bounding and ambient sets are cleared too, so nothing can be regained
  * through exec, and `--user NAME` switches uid/gid (supplementary groups
@@ -25,7 +27,8 @@
 #include <stddef.h>
 
 struct privs_opts {
-	bool keep_sys_nice;	/* host SCHED_DEADLINE/FIFO for vCPU threads */
+	bool keep_sys_nice;	/* host SCHED_DEADLINE/FIFO for vCPU threads; capvisor host's pinning */
+	bool keep_kill;		/* capvisor host: kicks to other users' VM threads */
 	const char *user;	/* switch to this user, or NULL to stay */
 };
 

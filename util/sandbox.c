@@ -55,6 +55,7 @@ static const char *const class_names[SANDBOX_NR_CLASSES] = {
 	[SANDBOX_MAIN] = "main",
 	[SANDBOX_DISPATCH] = "dispatch",
 	[SANDBOX_VCPU] = "vcpu",
+	[SANDBOX_HOST] = "host",
 };
 
 int sandbox_parse_mode(const char *s, enum sandbox_mode *out)
@@ -190,7 +191,7 @@ static int parse_selftest(char *err, size_t errlen)
 			selftest_class = c;
 			return 0;
 		}
-	snprintf(err, errlen, "CAPVISOR_SECCOMP_SELFTEST: '%s' (expected main, dispatch or vcpu)",
+	snprintf(err, errlen, "CAPVISOR_SECCOMP_SELFTEST: '%s' (expected main, dispatch, vcpu or host)",
 		 s);
 	return -1;
 }

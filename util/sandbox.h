@@ -8,7 +8,9 @@
  *   - the main thread (event loop, control socket, console, teardown),
  *     after privileges are dropped and every other thread is started;
  *   - the dispatcher thread, when it starts;
- *   - each vCPU thread, when it starts: only these may issue KVM_RUN.
+ *   - each vCPU thread, when it starts: only these may issue KVM_RUN;
+ *   - `capvisor host`: one filter for all its threads, installed by the
+ *     main thread before it starts any (host/host.c).
  * A filter applies to the thread that installs it and to threads it creates
  * afterwards, which is why the main thread installs its own last.
  *
@@ -40,6 +42,7 @@ enum sandbox_class {
 	SANDBOX_MAIN,
 	SANDBOX_DISPATCH,
 	SANDBOX_VCPU,
+	SANDBOX_HOST,		/* capvisor host: every thread (main, dispatcher, proxies) */
 	SANDBOX_NR_CLASSES,
 };
 
@@ -47,6 +50,7 @@ struct sandbox_config {
 	enum sandbox_mode mode;
 	bool mode_set;		/* given on the command line (else the build's default) */
 	bool api_socket;	/* the main thread removes its control socket at exit */
+	bool rejoin;		/* --join: the main thread reconnects to a restarted host */
 };
 
 /* "kill", "trap", "log" or "off"; 0 or -EINVAL. */
@@ -67,7 +71,7 @@ int sandbox_init(const struct sandbox_config *cfg, char *err, size_t errlen);
  * caller must then stop rather than run unfiltered.
  *
  * Test hook: with CAPVISOR_SECCOMP_SELFTEST=CLASS in the environment at
- * sandbox_init(), the first thread of that class (main, dispatch, vcpu)
+ * sandbox_init(), the first thread of that class (main, dispatch, vcpu, host)
  * issues a call its filter forbids right after installing it, so the tests
  * can see each class's filter refuse. It cannot allow anything.
  */

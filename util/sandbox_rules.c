@@ -18,6 +18,7 @@
 #include <seccomp.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -58,6 +59,30 @@ static const int main_calls[] = {
 	SCMP_SYS(sendto), SCMP_SYS(sendmsg), SCMP_SYS(shutdown),
 	SCMP_SYS(timerfd_settime), SCMP_SYS(timerfd_gettime), SCMP_SYS(timer_delete),
 	SCMP_SYS(getcwd),	/* query-domain-xml makes relative paths absolute */
+};
+
+/*
+ * capvisor host, all threads: the event loop and its sockets, each VM's
+ * shared page (memfd), its vCPU threads' /proc files, kicks and pinning of
+ * other processes' threads, proxy threads, the cgroups of enforcement and
+ * the --state-dir file. No ioctl, no exec, no ptrace, no new sockets.
+ */
+static const int host_calls[] = {
+	SCMP_SYS(epoll_wait), SCMP_SYS(epoll_pwait), SCMP_SYS(epoll_ctl),
+	SCMP_SYS(read), SCMP_SYS(pread64), SCMP_SYS(close), SCMP_SYS(fcntl),
+	SCMP_SYS(accept4), SCMP_SYS(recvfrom), SCMP_SYS(recvmsg), SCMP_SYS(sendto),
+	SCMP_SYS(sendmsg), SCMP_SYS(shutdown), SCMP_SYS(getsockopt),
+	SCMP_SYS(timerfd_settime), SCMP_SYS(timerfd_gettime),
+	SCMP_SYS(memfd_create), SCMP_SYS(ftruncate),
+	SCMP_SYS(openat), SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(rmdir),
+	SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rename), SCMP_SYS(renameat),
+	SCMP_SYS(renameat2), SCMP_SYS(access), SCMP_SYS(faccessat), SCMP_SYS(faccessat2),
+	SCMP_SYS(lseek),
+	SCMP_SYS(tgkill), SCMP_SYS(kill),	/* kicks; kill(pid, 0) asks if a VM lives */
+	SCMP_SYS(sched_setaffinity), SCMP_SYS(sched_getaffinity),
+	SCMP_SYS(sched_setattr), SCMP_SYS(sched_getattr),
+	SCMP_SYS(clone), SCMP_SYS(clone3), SCMP_SYS(set_robust_list), SCMP_SYS(rseq),
+	SCMP_SYS(prctl),
 };
 
 /* KVM ioctls a vCPU thread issues: its run loop and exit handling. */
@@ -175,6 +200,27 @@ static int allow_exit_files(scmp_filter_ctx ctx, const struct sandbox_config *cf
 					      SCMP_SYS(wait4) }, 3);
 }
 
+/*
+ * --join: a VM whose host went away connects to the same path again (a
+ * Unix socket only; the path it may reach is the one it was given), on a
+ * timer of its backoff.
+ */
+static int allow_rejoin(scmp_filter_ctx ctx, const struct sandbox_config *cfg)
+{
+	int rc;
+
+	if (!cfg->rejoin)
+		return 0;
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1, ARG_EQ(0, AF_UNIX));
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(connect), 0);
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 0);
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(timerfd_create), 0);
+	return rc;
+}
+
 static int add_class_rules(scmp_filter_ctx ctx, enum sandbox_class cls,
 			   const struct sandbox_config *cfg, int tid)
 {
@@ -184,6 +230,8 @@ static int add_class_rules(scmp_filter_ctx ctx, enum sandbox_class cls,
 
 		if (!rc)
 			rc = allow_ioctls(ctx, main_ioctls, NR(main_ioctls));
+		if (!rc)
+			rc = allow_rejoin(ctx, cfg);
 		return rc ? rc : allow_exit_files(ctx, cfg);
 	}
 	case SANDBOX_DISPATCH:
@@ -195,6 +243,8 @@ static int add_class_rules(scmp_filter_ctx ctx, enum sandbox_class cls,
 			rc = allow_ioctls(ctx, vcpu_ioctls, NR(vcpu_ioctls));
 		return rc ? rc : allow_own_scheduling(ctx, tid);
 	}
+	case SANDBOX_HOST:
+		return allow_list(ctx, host_calls, NR(host_calls));
 	default:
 		return -EINVAL;
 	}

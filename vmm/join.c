@@ -3,10 +3,17 @@
  * The VM side of the join protocol (vmm/join.h, dispatch/join_proto.h):
  * connect and say hello, take the host's page, and a gate that waits on
  * the vCPU's slot. When the host goes away (its connection closes, or it
- * releases the VM) the gates open for good: the vCPU threads go on under
- * the host kernel, and the VM says so.
+ * releases the VM) the gates open: the vCPU threads go on under the host
+ * kernel, and the VM says so (stderr, QMP HOST_LOST). A VM whose host
+ * connection closed tries the same path again (backoff up to
+ * JOIN_REJOIN_MAX_DELAY_NS, for JOIN_REJOIN_GIVE_UP_NS): a host serving it
+ * again re-admits it (HOST_REJOINED) or tells it that it no longer fits
+ * (HOST_REFUSED: it runs on unscheduled). The new host's page is mapped
+ * over the old one, and each vCPU thread starts afresh on it at its next
+ * gate (a generation number), so no thread ever sees an unmapped page.
  */
 #include "vmm/join.h"
+#include "dispatch/dispatch.h"
 #include "dispatch/join_proto.h"
 #include "util/evloop.h"
 #include "util/log.h"
@@ -14,6 +21,7 @@
 #include "vmm/kvm/vm.h"
 
 #include <errno.h>
+#include <json-c/json.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -30,9 +38,17 @@
 _Static_assert(JOIN_KICK_SIGNAL == VCPU_KICK_SIGNAL, "the host kicks with the vCPU kick signal");
 
 #define JOIN_GATE_POLL_NS	(50 * 1000 * 1000)	/* re-check for the VM stopping */
-#define JOIN_CONNECT_TIMEOUT_S	5
+#define JOIN_REJOIN_TICK_NS	(100 * 1000 * 1000ull)	/* the first retry, and the step */
+#define JOIN_REJOIN_MAX_DELAY_NS	(2000 * 1000 * 1000ull)	/* the backoff's bound */
+#define JOIN_REJOIN_GIVE_UP_NS	(300 * 1000 * 1000 * 1000ull)	/* then unscheduled for good */
+/*
+ * Test-only (tests/integration/test_host_enforce): a VM process that never
+ * honours a hold, to show the host kernel holds it. Never set it otherwise.
+ */
+#define JOIN_IGNORE_HOLDS_ENV	"CAPVISOR_TEST_IGNORE_HOLDS"
 
 struct vm_join_vcpu {
+	uint32_t gen;			/* the host connection its state belongs to */
 	uint32_t last_gate;		/* the gate word of the last run taken */
 	uint32_t seq;			/* of the run under way, 0 none */
 	bool tid_told;
@@ -40,11 +56,20 @@ struct vm_join_vcpu {
 
 struct vm_join {
 	int sock;
-	struct join_page *page;
+	struct join_page *page;		/* each new host's page is mapped here */
 	unsigned int nr_vcpus;
 	struct vm *vm;
+	char path[108];
+	struct join_hello hello;	/* said again to a new host */
+	_Atomic uint32_t gen;		/* bumped by each rejoin, before fallback clears */
+	int rejoin_timer;		/* -1 unless trying to rejoin */
+	uint64_t lost_at, next_try_ns, delay_ns;
+	unsigned int tries;
+	vm_join_event_fn event;
+	void *event_opaque;
 	atomic_bool stopping;
 	atomic_bool fallback;		/* the host is gone or let go: run unscheduled */
+	bool ignore_holds;		/* JOIN_IGNORE_HOLDS_ENV: a test's disobedient VM */
 	struct vm_join_vcpu v[JOIN_MAX_VCPUS];
 };
 
@@ -63,7 +88,7 @@ static void futex_wait_shared(uint32_t *word, uint32_t val)
 static int connect_host(const char *path, char *err, size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { .tv_sec = JOIN_CONNECT_TIMEOUT_S };
+	struct timeval tv = { .tv_sec = JOIN_WELCOME_TIMEOUT_S };
 	int fd;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
@@ -111,46 +136,71 @@ static int receive_welcome(int fd, struct join_welcome *w, int *memfd, char *err
 	return 0;
 }
 
-static struct join_page *map_page(int memfd)
+/* The page of a new host over the old one (fixed), or a fresh mapping (NULL). */
+static struct join_page *map_page(int memfd, struct join_page *at)
 {
-	void *p = mmap(NULL, sizeof(struct join_page), PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	void *p = mmap(at, sizeof(struct join_page), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | (at ? MAP_FIXED : 0), memfd, 0);
 
 	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * Connect, say hello, take the welcome: the socket, with *memfd the page;
+ * -1 with err (and *refused when the host answered no).
+ */
+static int say_hello(const char *path, const struct join_hello *hello, unsigned int nr_vcpus,
+		     int *memfd, bool *refused, char *err, size_t errlen)
+{
+	struct join_welcome w;
+	int fd;
+
+	*refused = false;
+	*memfd = -1;
+	fd = connect_host(path, err, errlen);
+	if (fd < 0)
+		return -1;
+	if (send(fd, hello, sizeof(*hello), MSG_NOSIGNAL) != sizeof(*hello) ||
+	    receive_welcome(fd, &w, memfd, err, errlen)) {
+		if (!*err)
+			snprintf(err, errlen, "--join: cannot send the hello: %s", strerror(errno));
+		goto fail;
+	}
+	if (w.status || *memfd < 0 || w.nr_vcpus != nr_vcpus) {
+		*refused = w.status != 0;
+		snprintf(err, errlen, "--join: the host refused the VM: %s",
+			 w.status ? w.reason : "no page came with its welcome");
+		goto fail;
+	}
+	return fd;
+fail:
+	if (*memfd >= 0)
+		close(*memfd);
+	*memfd = -1;
+	close(fd);
+	return -1;
 }
 
 struct vm_join *vm_join_connect(const char *path, const char *name, unsigned int nr_vcpus,
 				const struct vcpu_qos *qos, const struct group_qos *vm_group,
 				bool *refused, char *err, size_t errlen)
 {
-	struct join_hello hello;
-	struct join_welcome w;
-	struct vm_join *j;
+	struct vm_join *j = calloc(1, sizeof(*j));
 	int fd, memfd;
 
 	*refused = false;
-	if (join_hello_fill(&hello, name, nr_vcpus, qos, vm_group, err, errlen))
-		return NULL;
-	fd = connect_host(path, err, errlen);
-	if (fd < 0)
-		return NULL;
-	if (send(fd, &hello, sizeof(hello), MSG_NOSIGNAL) != sizeof(hello) ||
-	    receive_welcome(fd, &w, &memfd, err, errlen)) {
-		if (!*err)
-			snprintf(err, errlen, "--join: cannot send the hello: %s", strerror(errno));
-		close(fd);
+	if (!j) {
+		snprintf(err, errlen, "--join: out of memory");
 		return NULL;
 	}
-	if (w.status || memfd < 0 || w.nr_vcpus != nr_vcpus) {
-		*refused = w.status != 0;
-		snprintf(err, errlen, "--join: the host refused the VM: %s",
-			 w.status ? w.reason : "no page came with its welcome");
-		if (memfd >= 0)
-			close(memfd);
-		close(fd);
+	j->rejoin_timer = -1;
+	snprintf(j->path, sizeof(j->path), "%s", path);
+	if (join_hello_fill(&j->hello, name, nr_vcpus, qos, vm_group, err, errlen) ||
+	    (fd = say_hello(path, &j->hello, nr_vcpus, &memfd, refused, err, errlen)) < 0) {
+		free(j);
 		return NULL;
 	}
-	j = calloc(1, sizeof(*j));
-	if (!j || !(j->page = map_page(memfd))) {
+	if (!(j->page = map_page(memfd, NULL))) {
 		snprintf(err, errlen, "--join: cannot map the host's page: %s", strerror(errno));
 		free(j);
 		close(memfd);
@@ -160,7 +210,34 @@ struct vm_join *vm_join_connect(const char *path, const char *name, unsigned int
 	close(memfd);
 	j->sock = fd;
 	j->nr_vcpus = nr_vcpus;
+	j->ignore_holds = getenv(JOIN_IGNORE_HOLDS_ENV) &&
+			  !strcmp(getenv(JOIN_IGNORE_HOLDS_ENV), "1");
+	if (j->ignore_holds)
+		pr_warn("%s=1: this VM ignores the host's holds (a test mode, never for use)",
+			JOIN_IGNORE_HOLDS_ENV);
 	return j;
+}
+
+/* A new host connection (gen changed): this vCPU starts afresh on the new page. */
+static void vcpu_follow_host(struct vm_join *j, struct vm_join_vcpu *v)
+{
+	uint32_t gen = atomic_load(&j->gen);
+
+	if (v->gen == gen)
+		return;
+	v->gen = gen;
+	v->last_gate = 0;
+	v->seq = 0;
+	v->tid_told = false;
+}
+
+static void tell_tid(struct join_slot *s, struct vm_join_vcpu *v)
+{
+	if (v->tid_told)
+		return;
+	v->tid_told = true;
+	__atomic_store_n(&s->tid, (int32_t)gettid(), __ATOMIC_RELEASE);
+	futex_wake_shared(&s->left);
 }
 
 static bool join_gate_enter(void *opaque, unsigned int vcpu)
@@ -170,15 +247,15 @@ static bool join_gate_enter(void *opaque, unsigned int vcpu)
 	struct vm_join_vcpu *v = &j->v[vcpu];
 	uint32_t g;
 
-	if (!v->tid_told) {
-		v->tid_told = true;
-		__atomic_store_n(&s->tid, (int32_t)gettid(), __ATOMIC_RELEASE);
-		futex_wake_shared(&s->left);
-	}
 	for (;;) {
 		if (atomic_load(&j->stopping))
 			return false;
+		/* Fallback is cleared after the new page and gen are in place. */
 		if (atomic_load(&j->fallback))
+			return true;
+		vcpu_follow_host(j, v);
+		tell_tid(s, v);
+		if (j->ignore_holds)
 			return true;
 		g = __atomic_load_n(&s->gate, __ATOMIC_ACQUIRE);
 		if (g != v->last_gate && (g & JOIN_GATE_CMD_MASK) != JOIN_GATE_HOLD)
@@ -202,12 +279,14 @@ static void join_gate_leave(void *opaque, unsigned int vcpu, int exit_reason)
 {
 	struct vm_join *j = opaque;
 	struct join_slot *s = &j->page->slot[vcpu];
+	struct vm_join_vcpu *v = &j->v[vcpu];
 
 	(void)exit_reason;
-	if (!j->v[vcpu].seq)
+	/* A run of a host that is gone is not the new host's to hear of. */
+	if (!v->seq || j->ignore_holds || v->gen != atomic_load(&j->gen))
 		return;
-	__atomic_store_n(&s->left, j->v[vcpu].seq, __ATOMIC_RELEASE);
-	j->v[vcpu].seq = 0;
+	__atomic_store_n(&s->left, v->seq, __ATOMIC_RELEASE);
+	v->seq = 0;
 	futex_wake_shared(&s->left);
 }
 
@@ -217,6 +296,97 @@ static void wake_gates(struct vm_join *j)
 {
 	for (unsigned int i = 0; i < j->nr_vcpus; i++)
 		futex_wake_shared(&j->page->slot[i].gate);
+}
+
+static void event(struct vm_join *j, const char *name, const char *reason)
+{
+	json_object *data = json_object_new_object();
+
+	json_object_object_add(data, "path", json_object_new_string(j->path));
+	if (reason)
+		json_object_object_add(data, "reason", json_object_new_string(reason));
+	if (j->event)
+		j->event(j->event_opaque, name, data);
+	else
+		json_object_put(data);
+}
+
+static void stop_rejoining(struct vm_join *j)
+{
+	if (j->rejoin_timer >= 0)
+		evloop_del_fd(j->vm->loop, j->rejoin_timer);
+	j->rejoin_timer = -1;
+}
+
+static void host_gone(struct evloop *loop, int fd, uint32_t events, void *opaque);
+
+/* The new host admitted the VM: its page over the old one, then the gates close again. */
+static void rejoined(struct vm_join *j, int fd, int memfd)
+{
+	if (!map_page(memfd, j->page)) {
+		pr_warn("rejoin: cannot map the new host's page: %s; running unscheduled",
+			strerror(errno));
+		close(memfd);
+		close(fd);
+		stop_rejoining(j);
+		return;
+	}
+	close(memfd);
+	close(j->sock);
+	j->sock = fd;
+	atomic_fetch_add(&j->gen, 1);
+	atomic_store(&j->fallback, false);
+	stop_rejoining(j);
+	evloop_add_fd(j->vm->loop, fd, EPOLLIN | EPOLLRDHUP, host_gone, j);
+	pr_warn("rejoined the host on %s after %u tries: it schedules the vCPUs again", j->path,
+		j->tries);
+	event(j, "HOST_REJOINED", NULL);
+}
+
+/* One try when its time has come; the delay doubles up to its bound. */
+static void try_rejoin(struct evloop *loop, void *opaque)
+{
+	struct vm_join *j = opaque;
+	uint64_t now = dispatch_now_ns();
+	char err[JOIN_REASON_MAX + 128] = "";
+	bool refused;
+	int fd, memfd;
+
+	(void)loop;
+	if (now < j->next_try_ns || atomic_load(&j->stopping))
+		return;
+	j->tries++;
+	fd = say_hello(j->path, &j->hello, j->nr_vcpus, &memfd, &refused, err, sizeof(err));
+	if (fd >= 0)
+		return rejoined(j, fd, memfd);
+	if (refused) {
+		pr_warn("rejoin %s: %s; the VM runs on unscheduled", j->path, err);
+		event(j, "HOST_REFUSED", err);
+		stop_rejoining(j);
+		return;
+	}
+	if (now - j->lost_at >= JOIN_REJOIN_GIVE_UP_NS) {
+		pr_warn("rejoin %s: no host after %u tries (%s); the VM runs on unscheduled",
+			j->path, j->tries, err);
+		stop_rejoining(j);
+		return;
+	}
+	pr_info("rejoin %s: try %u failed (%s); next in %llu ms", j->path, j->tries, err,
+		(unsigned long long)(j->delay_ns / 1000000));
+	j->next_try_ns = now + j->delay_ns;
+	j->delay_ns = j->delay_ns * 2 > JOIN_REJOIN_MAX_DELAY_NS ? JOIN_REJOIN_MAX_DELAY_NS :
+		      j->delay_ns * 2;
+}
+
+static void start_rejoining(struct vm_join *j)
+{
+	j->lost_at = dispatch_now_ns();
+	j->next_try_ns = j->lost_at + JOIN_REJOIN_TICK_NS;
+	j->delay_ns = 2 * JOIN_REJOIN_TICK_NS;
+	j->tries = 0;
+	j->rejoin_timer = evloop_add_timer(j->vm->loop, JOIN_REJOIN_TICK_NS, try_rejoin, j);
+	if (j->rejoin_timer < 0)
+		pr_warn("rejoin %s: cannot start its timer; the VM runs on unscheduled", j->path);
 }
 
 /* The host's end closed: it died or stopped. The VM goes on under the host kernel. */
@@ -231,8 +401,17 @@ static void host_gone(struct evloop *loop, int fd, uint32_t events, void *opaque
 	evloop_del_fd(loop, fd);
 	if (!atomic_exchange(&j->fallback, true))
 		pr_warn("the host scheduler is gone: the vCPUs run under the host kernel now, "
-			"pinned where they were last placed");
+			"pinned where they were last placed; trying to rejoin %s", j->path);
 	wake_gates(j);
+	event(j, "HOST_LOST", "disconnected");
+	if (!atomic_load(&j->stopping))
+		start_rejoining(j);
+}
+
+void vm_join_set_events(struct vm_join *j, vm_join_event_fn fn, void *opaque)
+{
+	j->event = fn;
+	j->event_opaque = opaque;
 }
 
 int vm_join_attach(struct vm_join *j, struct vm *vm)
@@ -242,12 +421,15 @@ int vm_join_attach(struct vm_join *j, struct vm *vm)
 	return evloop_add_fd(vm->loop, j->sock, EPOLLIN | EPOLLRDHUP, host_gone, j);
 }
 
+/* On the main thread, while the VM and its event loop still exist. */
 void vm_join_stop(struct vm_join *j)
 {
 	if (!j)
 		return;
 	atomic_store(&j->stopping, true);
 	wake_gates(j);
+	if (j->vm)
+		stop_rejoining(j);
 }
 
 void vm_join_free(struct vm_join *j)

@@ -7,7 +7,8 @@
  *
  * Order of use: vm_join_connect() while scheduling is prepared (a refusal
  * is reported before anything is built), vm_join_attach() once the VM
- * exists (it replaces the gate), vm_join_stop() before the vCPUs are
+ * exists (it replaces the gate), vm_join_set_events() when it has a
+ * control socket, vm_join_stop() before the vCPUs are
  * stopped, vm_join_free() at the end.
  */
 #ifndef CAPVISOR_VMM_JOIN_H
@@ -28,9 +29,18 @@ struct vm_join;
 struct vm_join *vm_join_connect(const char *path, const char *name, unsigned int nr_vcpus,
 				const struct vcpu_qos *qos, const struct group_qos *vm_group,
 				bool *refused, char *err, size_t errlen);
+/*
+ * HOST_LOST, HOST_REJOINED, HOST_REFUSED for the VM's control socket; data
+ * (a json_object *) is consumed.
+ */
+typedef void (*vm_join_event_fn)(void *opaque, const char *name, void *data);
+void vm_join_set_events(struct vm_join *j, vm_join_event_fn fn, void *opaque);
 /* Installs the gate and watches the connection on the VM's event loop. */
 int vm_join_attach(struct vm_join *j, struct vm *vm);
-/* Releases every gate for good (the VM is stopping). */
+/*
+ * Releases every gate for good and stops trying to rejoin (the VM is
+ * stopping); on the main thread, before the VM is destroyed.
+ */
 void vm_join_stop(struct vm_join *j);
 void vm_join_free(struct vm_join *j);
 

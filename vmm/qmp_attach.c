@@ -90,6 +90,13 @@ void qmp_attach_set_domain(struct qmp_attachment *a,
 	a->backend.domain_opaque = opaque;
 }
 
+void qmp_attach_emit(void *attachment, const char *name, void *data)
+{
+	struct qmp_attachment *a = attachment;
+
+	qmp_server_emit_event(a->server, name, data);
+}
+
 void qmp_detach_vm(struct qmp_attachment *a)
 {
 	if (!a)

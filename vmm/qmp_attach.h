@@ -30,6 +30,8 @@ void qmp_attach_set_domain(struct qmp_attachment *a,
 				     const struct vm_qos *live_vm, char **xml, char *err,
 				     size_t errlen),
 			   void *opaque);
+/* An event from elsewhere in the VM (a struct qmp_attachment *; data a json_object *, consumed). */
+void qmp_attach_emit(void *attachment, const char *name, void *data);
 /*
  * After the event loop returned: sends SHUTDOWN (if quit did not already),
  * flushes what clients will take without blocking, removes the socket.

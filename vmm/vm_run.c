@@ -274,6 +274,7 @@ static int setup_sandbox(struct run_ctx *c)
 		.mode = c->cfg->seccomp,
 		.mode_set = c->cfg->seccomp_set,
 		.api_socket = c->cfg->api_socket != NULL,
+		.rejoin = c->cfg->join != NULL,
 	};
 	char err[256];
 
@@ -310,6 +311,8 @@ static int attach_control(struct run_ctx *c)
 		}
 		if (c->dom)
 			qmp_attach_set_domain(c->qmp, live_domain_xml, c);
+		if (c->join)
+			vm_join_set_events(c->join, qmp_attach_emit, c->qmp);
 		if (c->cfg->user &&
 		    path_reaper_start(&c->sock_reaper, c->cfg->api_socket, err, sizeof(err))) {
 			pr_err("--api-socket: cannot arrange its removal after --user: %s", err);

@@ -17,13 +17,24 @@ from qmp_test import Client  # noqa: E402
 
 
 class Host:
-    def __init__(self, spec):
+    def __init__(self, spec, state_dir=None):
         self.dir = tempfile.mkdtemp(prefix="capvisor-host-")
         self.api = os.path.join(self.dir, "host.sock")
         self.join = self.api + ".join"
+        self.spec, self.state_dir = spec, state_dir
         self.log = open(os.path.join(self.dir, "host.log"), "w+")
-        self.p = subprocess.Popen([CAPVISOR, "host", "--api-socket", self.api, "--host", spec,
-                                   "--verbose"], stdin=subprocess.DEVNULL,
+        self.vms = []
+        self.start()
+
+    def start(self):
+        """Starts capvisor host (again: after kill9, on the same paths)."""
+        args = [CAPVISOR, "host", "--api-socket", self.api, "--host", self.spec, "--verbose"]
+        if self.state_dir:
+            args += ["--state-dir", self.state_dir]
+        for path in (self.api, self.join):
+            if os.path.exists(path):
+                os.unlink(path)
+        self.p = subprocess.Popen(args, stdin=subprocess.DEVNULL,
                                   stdout=self.log, stderr=subprocess.STDOUT)
         end = time.time() + 10
         while not (os.path.exists(self.api) and os.path.exists(self.join)):
@@ -31,14 +42,19 @@ class Host:
                 raise SystemExit(f"capvisor host did not start: {self.dump()}")
             time.sleep(0.02)
         self.qmp = Client(self.api)
-        self.vms = []
 
-    def vm(self, name, vcpus, cmdline, extra=()):
+    def kill9(self):
+        self.qmp.close()
+        self.p.kill()
+        self.p.wait()
+
+    def vm(self, name, vcpus, cmdline, extra=(), env=None):
         out = open(os.path.join(self.dir, name + ".out"), "w+")
         err = open(os.path.join(self.dir, name + ".err"), "w+")
         p = subprocess.Popen([CAPVISOR, "run", "--kernel", GUEST_ELF, "--vcpus", str(vcpus),
                               "--cmdline", cmdline, "--join", self.join, "--name", name] +
-                             list(extra), stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+                             list(extra), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                             env=dict(os.environ, **env) if env else None)
         self.vms.append((name, p, out, err))
         return p
 
