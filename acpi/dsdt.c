@@ -155,10 +155,12 @@ static void emit_null_register(struct aml_buf *b)
 
 /*
  * Name (_CPC, Package (23) { ... }) in the order of ACPI 6.5 table 8.37 /
- * Linux's enum cppc_regs. Capabilities that never change are Integers;
+ * Linux's enum cppc_regs. The perf capabilities of the vCPU's cluster
+ * change when it moves to another one (QMP), so they are registers, as is
  * everything the guest writes, the counters, and guaranteed_perf (which
- * changes with the vCPU's QoS and which Linux only reads from a register)
- * live in the vCPU's own page. Unsupported optional registers are NULL.
+ * changes with the vCPU's QoS and which Linux only reads from a register):
+ * all in the vCPU's own page. reference_perf (the same for every cluster)
+ * and the MHz are Integers. Unsupported optional registers are NULL.
  */
 static void emit_cpc(struct aml_buf *b, const struct acpi_cppc_caps *c, uint64_t page)
 {
@@ -168,10 +170,10 @@ static void emit_cpc(struct aml_buf *b, const struct acpi_cppc_caps *c, uint64_t
 	m = aml_package_begin(b, CPC_NUM_ENTRIES);
 	aml_integer(b, CPC_NUM_ENTRIES);
 	aml_integer(b, CPC_REVISION);
-	aml_integer(b, c->highest_perf);
-	aml_integer(b, c->nominal_perf);
-	aml_integer(b, c->lowest_nonlinear_perf);
-	aml_integer(b, c->lowest_perf);
+	emit_register(b, 32, page + CPPC_REG_HIGHEST_PERF);
+	emit_register(b, 32, page + CPPC_REG_NOMINAL_PERF);
+	emit_register(b, 32, page + CPPC_REG_LOWEST_NONLINEAR_PERF);
+	emit_register(b, 32, page + CPPC_REG_LOWEST_PERF);
 	emit_register(b, 32, page + CPPC_REG_GUARANTEED_PERF);
 	emit_register(b, 32, page + CPPC_REG_DESIRED_PERF);
 	emit_register(b, 32, page + CPPC_REG_MIN_PERF);
@@ -187,7 +189,8 @@ static void emit_cpc(struct aml_buf *b, const struct acpi_cppc_caps *c, uint64_t
 	emit_null_register(b);		/* autonomous activity window */
 	/* Energy performance preference: 6.12's active mode needs it in FFH. */
 	emit_msr_register(b, CPPC_EPP_BITS, CPPC_EPP_SHIFT, MSR_AMD_CPPC_REQ);
-	aml_integer(b, acpi_cppc_reference_perf(c));
+	aml_integer(b, acpi_cppc_reference_perf(c));	/* one rate for every cluster */
+	/* MHz: Integers, no room for more registers (see CPPC_REG_HIGHEST_PERF). */
 	aml_integer(b, c->lowest_freq_mhz);
 	aml_integer(b, c->nominal_freq_mhz);
 	aml_end(b, m);

@@ -106,7 +106,7 @@ void vm_sched_feed_cppc(void *opaque)
 	struct vm_sched *vs = opaque;
 
 	for (unsigned int i = 0; vs->cppc && i < vs->nr_vcpus; i++) {
-		unsigned int top = acpi_capacity_from_perf(vs->cppc[i].caps.highest_perf);
+		unsigned int top = acpi_capacity_from_perf(cppc_highest_perf(&vs->cppc[i]));
 		uint64_t active, run, da, dr;
 
 		/*

@@ -39,7 +39,11 @@ REGS = {"guaranteed_perf": ("guaranteed", 32), "desired_perf": ("desired", 32),
         "reference_perf_counter": ("ref_counter", 64),
         "delivered_perf_counter": ("del_counter", 64),
         "perf_limited": ("perf_limited", 32), "cppc_enable": ("enable", 32),
-        "auto_sel_enable": ("auto_sel", 32)}
+        "auto_sel_enable": ("auto_sel", 32),
+        # The capabilities: registers, so that a vCPU moved to another
+        # cluster is re-read (their values are checked on the device).
+        "highest_perf": ("highest", 32), "nominal_perf": ("nominal", 32),
+        "lowest_nonlinear_perf": ("lowest_nonlinear", 32), "lowest_perf": ("lowest", 32)}
 SPACE_MEM, SPACE_IO, SPACE_PCC, SPACE_FFH = 0, 1, 0x0a, 0x7f
 
 errors = []
@@ -227,19 +231,13 @@ def check_cpc(cfg, v, obj, flex, seen):
             continue
         if gas(e) is None:
             err("C%03X _CPC %s: Invalid entry type %r" % (uid, NAMES[i], e))
-    for name in ("highest_perf", "nominal_perf", "lowest_nonlinear_perf", "lowest_perf",
-                 "reference_perf", "lowest_freq", "nominal_freq"):
+    for name in ("reference_perf", "lowest_freq", "nominal_freq"):
         e = el[IDX[name]]
         want = v.get(name)
         if e[0] != "int" or e[1] == 0:
             err("C%03X _CPC %s: %r, expected a non-zero Integer" % (uid, name, e))
         elif want is not None and e[1] != want:
             err("C%03X _CPC %s = %d, configured %d" % (uid, name, e[1], want))
-    caps = [el[IDX[n]][1] for n in ("lowest_perf", "lowest_nonlinear_perf", "nominal_perf",
-                                    "highest_perf") if el[IDX[n]][0] == "int"]
-    if caps != sorted(caps):
-        err("C%03X _CPC: lowest <= lowest_nonlinear <= nominal <= highest violated: %r" %
-            (uid, caps))
     if not flex:
         err("C%03X _CPC: SystemMemory registers but _OSC did not ack the flexible address "
             "space (Linux 6.1 then drops the _CPC)" % uid)
@@ -298,7 +296,11 @@ def config_from_tables(d):
                           "ref_counter": L["CPPC_REG_REF_COUNTER"],
                           "del_counter": L["CPPC_REG_DEL_COUNTER"],
                           "guaranteed": L["CPPC_REG_GUARANTEED_PERF"],
-                          "auto_sel": L["CPPC_REG_AUTO_SEL"]},
+                          "auto_sel": L["CPPC_REG_AUTO_SEL"],
+                          "highest": L["CPPC_REG_HIGHEST_PERF"],
+                          "nominal": L["CPPC_REG_NOMINAL_PERF"],
+                          "lowest_nonlinear": L["CPPC_REG_LOWEST_NONLINEAR_PERF"],
+                          "lowest": L["CPPC_REG_LOWEST_PERF"]},
             "vcpus": vcpus}
 
 
