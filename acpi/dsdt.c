@@ -2,7 +2,8 @@
 /*
  * The DSDT's AML: under \_SB one ACPI0007 processor device per vCPU (with a
  * revision-3 _CPC when CPPC is on), \_SB._OSC, COM1, the scheduler hint
- * pages, and \_S5. The ASL equivalent is in docs/acpi.md.
+ * pages, the Generic Event Device that tells the guest of highest_perf
+ * changes, and \_S5. The ASL equivalent is in docs/acpi.md.
  */
 #include "acpi/acpi_int.h"
 #include "capvisor/layout.h"
@@ -15,6 +16,8 @@
 #define OSC_SB_SUPPORTED	(ACPI_OSC_SB_CPC_V2 | ACPI_OSC_SB_CPC_FLEX)
 #define STA_PRESENT_ENABLED	0x0f	/* present, enabled, shown, functioning */
 #define HINT_HID		"CAPV0001"
+/* ACPI 6.5, 8.4.6.1.1.1 / Linux ACPI_PROCESSOR_NOTIFY_HIGEST_PERF_CHANGED */
+#define ACPI_NOTIFY_HIGHEST_PERF_CHANGED 0x85
 
 void acpi_vcpu_name(char out[5], char prefix, unsigned int vcpu)
 {
@@ -257,6 +260,82 @@ static void emit_hint(struct aml_buf *b, unsigned int i)
 	aml_end(b, m);
 }
 
+static void pending_name(char out[5], unsigned int word)
+{
+	snprintf(out, 5, "P%03X", word & 0xfff);
+}
+
+/* If (And (Local0, bit)) { Notify (\_SB.Cnnn, 0x85) } for each vCPU of word w. */
+static void emit_notify_word(struct aml_buf *b, const struct acpi_vm_desc *desc, unsigned int w)
+{
+	char name[5];
+
+	pending_name(name, w);
+	aml_op(b, AML_STORE);
+	aml_namestring(b, name);	/* read-to-clear: read once */
+	aml_local(b, 0);
+	for (unsigned int j = 0; j < 32 && w * 32 + j < desc->nr_vcpus; j++) {
+		size_t m = aml_if_begin(b);
+
+		aml_op(b, AML_AND);
+		aml_local(b, 0);
+		aml_integer(b, 1ull << j);
+		aml_byte(b, AML_NULL_NAME);
+		acpi_vcpu_name(name, 'C', w * 32 + j);
+		aml_op(b, AML_NOTIFY);
+		aml_namestring(b, name);
+		aml_integer(b, ACPI_NOTIFY_HIGHEST_PERF_CHANGED);
+		aml_end(b, m);
+	}
+}
+
+/*
+ * Device (GED0) {
+ *   Name (_HID, "ACPI0013")
+ *   Name (_UID, 0)
+ *   Name (_CRS, ResourceTemplate () { Interrupt (ResourceConsumer, Edge,
+ *                                     ActiveHigh, Exclusive) { GED_GSI } })
+ *   OperationRegion (GEDR, SystemMemory, LAYOUT_GED_BASE, 4 * words)
+ *   Field (GEDR, DWordAcc, NoLock, Preserve) { P000, 32, P001, 32, ... }
+ *   Method (_EVT, 1, Serialized) {
+ *     Store (P000, Local0)
+ *     If (And (Local0, 1)) { Notify (C000, 0x85) } ...
+ *   }
+ * }
+ * Linux (drivers/acpi/evged.c, 4.11+) calls _EVT with the GSI; the processor
+ * driver hands 0x85 to cpufreq (6.12: amd-pstate re-reads highest_perf).
+ */
+static void emit_ged(struct aml_buf *b, const struct acpi_vm_desc *desc)
+{
+	unsigned int words = (desc->nr_vcpus + 31) / 32, w;
+	struct aml_buf r;
+	char name[5];
+	size_t dev, m;
+
+	dev = aml_device_begin(b, "GED0");
+	aml_name(b, "_HID");
+	aml_string(b, "ACPI0013");
+	aml_name(b, "_UID");
+	aml_integer(b, 0);
+	aml_init(&r);
+	res_extended_irq(&r, true, GED_GSI);
+	aml_name(b, "_CRS");
+	aml_resource_template(b, &r);
+	aml_free(&r);
+	aml_op_region(b, "GEDR", ACPI_SPACE_SYSTEM_MEMORY, LAYOUT_GED_BASE, 4ull * words);
+	m = aml_field_begin(b, "GEDR", AML_FIELD_DWORD_ACC);
+	for (w = 0; w < words; w++) {
+		pending_name(name, w);
+		aml_field_unit(b, name, 32);
+	}
+	aml_end(b, m);
+	m = aml_method_begin(b, "_EVT", 1, true);
+	for (w = 0; w < words; w++)
+		emit_notify_word(b, desc, w);
+	aml_end(b, m);
+	aml_end(b, dev);
+}
+
 static void emit_s5(struct aml_buf *b)
 {
 	size_t m;
@@ -285,6 +364,8 @@ void acpi_dsdt_aml(struct aml_buf *b, const struct acpi_vm_desc *desc)
 	if (desc->hint_device)
 		for (i = 0; i < desc->nr_vcpus; i++)
 			emit_hint(b, i);
+	if (desc->cppc && desc->ged)
+		emit_ged(b, desc);
 	aml_end(b, sb);
 	emit_s5(b);
 }

@@ -21,6 +21,11 @@ static void irq_set_level(void *opaque, unsigned int irq, int level)
 		pr_warn("KVM_IRQ_LINE(%u, %d): %s", irq, level, strerror(errno));
 }
 
+void vm_irq_line(struct vm *vm, unsigned int irq, struct irq_line *out)
+{
+	*out = (struct irq_line){ .set_level = irq_set_level, .opaque = vm, .irq = irq };
+}
+
 static void power_request(void *opaque, enum power_event ev)
 {
 	struct vm *vm = opaque;
@@ -33,9 +38,10 @@ static void power_request(void *opaque, enum power_event ev)
 
 int vm_setup_devices(struct vm *vm, int console_fd)
 {
-	struct irq_line irq = { .set_level = irq_set_level, .opaque = vm, .irq = IRQ_COM1 };
+	struct irq_line irq;
 	struct power_ctl ctl = { .request = power_request, .opaque = vm };
 
+	vm_irq_line(vm, IRQ_COM1, &irq);
 	vm->serial = serial_new(console_fd, &irq);
 	vm->acpi_pm = acpi_pm_new(&ctl);
 	vm->i8042 = i8042_new(&ctl);

@@ -253,6 +253,19 @@ def check_cpc(cfg, v, obj, flex, seen):
             (uid, g, want))
 
 
+def check_ged(res, gsi, nr):
+    """The Generic Event Device that notifies processors of highest_perf changes."""
+    if res["\\_SB.GED0._HID"] != ("str", "ACPI0013"):
+        err("GED0 _HID %r, expected \"ACPI0013\"" % (res["\\_SB.GED0._HID"],))
+    want = [0x89, 6, 0, 3, 1] + list(gsi.to_bytes(4, "little")) + [0x79, 0]
+    if res["\\_SB.GED0._CRS"] != ("buf", want):
+        err("GED0 _CRS %r, expected Interrupt (ResourceConsumer, Edge, ActiveHigh, "
+            "Exclusive) { %d }" % (res["\\_SB.GED0._CRS"], gsi))
+    evt = res["\\_SB.GED0._EVT %d" % gsi]
+    if evt[0] == "error" and evt[1] != "no result":
+        err("GED0 _EVT (%d) failed for %d processors: %s" % (gsi, nr, evt[1]))
+
+
 def layout_macros():
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
     macros = {}
@@ -333,6 +346,9 @@ def main():
             per_vcpu += ["\\_SB.H%03X._HID" % v["uid"], "\\_SB.H%03X._UID" % v["uid"],
                          "\\_SB.H%03X._CRS" % v["uid"]]
     extra = ["\\_S5", "\\_SB.COM1._HID", "\\_SB.COM1._CRS"] if cfg["com1"] else ["\\_S5"]
+    gsi = layout_macros()["GED_GSI"]
+    if cfg["cppc"]:
+        extra += ["\\_SB.GED0._HID", "\\_SB.GED0._CRS", "\\_SB.GED0._EVT %d" % gsi]
     more, out = run_acpiexec(d + "/DSDT.dat", [cmds["commit"]] + per_vcpu + extra)
     res.update(more)
 
@@ -368,6 +384,8 @@ def main():
         crs = res["\\_SB.COM1._CRS"]
         if crs != ("buf", [0x47, 1, 0xf8, 3, 0xf8, 3, 1, 8, 0x22, 0x10, 0, 0x79, 0]):
             err("COM1 _CRS %r, expected IO(0x3f8, 8) and IRQ 4" % (crs,))
+    if cfg["cppc"]:
+        check_ged(res, gsi, len(cfg["vcpus"]))
     if "Incorrect checksum" in out or "AE_AML" in out:
         err("acpiexec complained: %s" % [l for l in out.splitlines()
                                          if "checksum" in l or "AE_AML" in l][:3])

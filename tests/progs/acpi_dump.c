@@ -234,7 +234,7 @@ int main(int argc, char **argv)
 	if (!vcpus || !buf)
 		return 1;
 	struct acpi_vm_desc desc = {
-		.nr_vcpus = o.vcpus, .vcpus = vcpus, .cppc = o.cppc,
+		.nr_vcpus = o.vcpus, .vcpus = vcpus, .cppc = o.cppc, .ged = o.cppc,
 		.hint_device = o.hint, .com1 = o.com1,
 	};
 	ret = acpi_build_tables(&desc, buf, LAYOUT_ACPI_SIZE, LAYOUT_ACPI_BASE, &t);
