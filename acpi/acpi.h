@@ -43,6 +43,7 @@ struct acpi_vm_desc {
 	bool hint_device;	/* describe the per-vCPU scheduler hint pages */
 	bool com1;		/* describe the 16550 at PORT_COM1 */
 	bool cmos_rtc;		/* an RTC at 0x70 exists (else FADT says "not present") */
+	bool ged;		/* with cppc: the Generic Event Device (devices/ged.h) */
 };
 
 #define ACPI_MAX_TABLES 8

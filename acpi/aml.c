@@ -409,6 +409,45 @@ size_t aml_device_begin(struct aml_buf *b, const char *name)
 	return mark;
 }
 
+/* FieldOp PkgLength NameString FieldFlags FieldList (20.2.5.2). */
+size_t aml_field_begin(struct aml_buf *b, const char *region, uint8_t flags)
+{
+	size_t mark;
+
+	aml_op(b, AML_EXT_PREFIX);
+	aml_byte(b, AML_EXT_FIELD);
+	mark = b->len;
+	aml_namestring(b, region);
+	aml_byte(b, flags);
+	return mark;
+}
+
+/* NamedField: NameSeg, then the width in bits as a PkgLength (1 byte below 64). */
+void aml_field_unit(struct aml_buf *b, const char *nameseg, unsigned int bits)
+{
+	if (strlen(nameseg) != 4 || strchr(nameseg, '.') || nameseg[0] == '\\') {
+		aml_fail(b, -EINVAL, "field unit '%.8s': expected a 4-character name", nameseg);
+		return;
+	}
+	if (!bits || bits >= 64) {
+		aml_fail(b, -EINVAL, "field unit %s: %u bits, expected 1-63", nameseg, bits);
+		return;
+	}
+	aml_namestring(b, nameseg);
+	aml_byte(b, (uint8_t)bits);
+}
+
+void aml_op_region(struct aml_buf *b, const char *name, uint8_t space, uint64_t offset,
+		   uint64_t len)
+{
+	aml_op(b, AML_EXT_PREFIX);
+	aml_byte(b, AML_EXT_OP_REGION);
+	aml_namestring(b, name);
+	aml_byte(b, space);
+	aml_integer(b, offset);
+	aml_integer(b, len);
+}
+
 /* MethodFlags: bits 0-2 argument count, bit 3 serialized, bits 4-7 SyncLevel 0. */
 size_t aml_method_begin(struct aml_buf *b, const char *name, unsigned int nargs,
 			bool serialized)
@@ -482,6 +521,19 @@ void res_irq_noflags(struct aml_buf *r, uint16_t mask)
 {
 	aml_byte(r, 0x22);
 	aml_le16(r, mask);
+}
+
+/*
+ * Large descriptor 0x89 (6.4.3.6), one interrupt: flags bit 0 consumer,
+ * bit 1 edge, bit 2 active low (0), bit 3 shared (0).
+ */
+void res_extended_irq(struct aml_buf *r, bool edge, uint32_t gsi)
+{
+	aml_byte(r, 0x89);
+	aml_le16(r, 6);
+	aml_byte(r, 0x01 | (edge ? 0x02 : 0));
+	aml_byte(r, 1);
+	aml_le32(r, gsi);
 }
 
 /* Large descriptor 0x86, length 9 (6.4.3.4). */

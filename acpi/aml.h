@@ -50,6 +50,7 @@ enum aml_opcode {
 	AML_NOT			= 0x80,
 	AML_DEREF_OF		= 0x83,
 	AML_SIZE_OF		= 0x87,
+	AML_NOTIFY		= 0x86,
 	AML_INDEX		= 0x88,
 	AML_CREATE_DWORD_FIELD	= 0x8a,
 	AML_LAND		= 0x90,
@@ -65,6 +66,8 @@ enum aml_opcode {
 };
 
 /* Second byte after AML_EXT_PREFIX. */
+#define AML_EXT_OP_REGION	0x80
+#define AML_EXT_FIELD		0x81
 #define AML_EXT_DEVICE		0x82
 
 #define AML_NULL_NAME		0x00	/* "no target" operand */
@@ -115,6 +118,10 @@ void aml_uuid(struct aml_buf *b, const char *uuid);
 void aml_local(struct aml_buf *b, unsigned int n);	/* Local0..7 */
 void aml_arg(struct aml_buf *b, unsigned int n);	/* Arg0..6 */
 
+/* OperationRegion (name, space, offset, len). */
+void aml_op_region(struct aml_buf *b, const char *name, uint8_t space, uint64_t offset,
+		   uint64_t len);
+
 /* Name (name, <object emitted next>). */
 void aml_name(struct aml_buf *b, const char *name);
 
@@ -127,6 +134,11 @@ size_t aml_if_begin(struct aml_buf *b);		/* predicate, then the body */
 size_t aml_else_begin(struct aml_buf *b);
 /* Package (n) when n <= 255, else VarPackage (n); elements follow. */
 size_t aml_package_begin(struct aml_buf *b, unsigned int nelems);
+/* Field (region, flags) { units added with aml_field_unit() }: flags as ASL's
+ * AccessType | LockRule | UpdateRule byte (AML_FIELD_*). */
+#define AML_FIELD_DWORD_ACC	0x03	/* DWordAcc, NoLock, Preserve */
+size_t aml_field_begin(struct aml_buf *b, const char *region, uint8_t flags);
+void aml_field_unit(struct aml_buf *b, const char *nameseg, unsigned int bits);
 void aml_end(struct aml_buf *b, size_t mark);
 
 /*
@@ -155,6 +167,8 @@ void res_generic_register(struct aml_buf *r, uint8_t space, uint8_t bit_width,
 void res_io(struct aml_buf *r, uint16_t min, uint16_t max, uint8_t align, uint8_t len);
 void res_irq_noflags(struct aml_buf *r, uint16_t mask);
 void res_memory32_fixed(struct aml_buf *r, bool writable, uint32_t base, uint32_t len);
+/* Interrupt (ResourceConsumer, Edge|Level, ActiveHigh, Exclusive) { gsi } */
+void res_extended_irq(struct aml_buf *r, bool edge, uint32_t gsi);
 void aml_resource_template(struct aml_buf *b, const struct aml_buf *r);
 
 #endif

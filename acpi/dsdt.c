@@ -2,7 +2,8 @@
 /*
  * The DSDT's AML: under \_SB one ACPI0007 processor device per vCPU (with a
  * revision-3 _CPC when CPPC is on), \_SB._OSC, COM1, the scheduler hint
- * pages, and \_S5. The ASL equivalent is in docs/acpi.md.
+ * pages, the Generic Event Device that tells the guest of highest_perf
+ * changes, and \_S5. The ASL equivalent is in docs/acpi.md.
  */
 #include "acpi/acpi_int.h"
 #include "capvisor/layout.h"
@@ -15,6 +16,8 @@
 #define OSC_SB_SUPPORTED	(ACPI_OSC_SB_CPC_V2 | ACPI_OSC_SB_CPC_FLEX)
 #define STA_PRESENT_ENABLED	0x0f	/* present, enabled, shown, functioning */
 #define HINT_HID		"CAPV0001"
+/* ACPI 6.5, 8.4.6.1.1.1 / Linux ACPI_PROCESSOR_NOTIFY_HIGEST_PERF_CHANGED */
+#define ACPI_NOTIFY_HIGHEST_PERF_CHANGED 0x85
 
 void acpi_vcpu_name(char out[5], char prefix, unsigned int vcpu)
 {
@@ -155,10 +158,12 @@ static void emit_null_register(struct aml_buf *b)
 
 /*
  * Name (_CPC, Package (23) { ... }) in the order of ACPI 6.5 table 8.37 /
- * Linux's enum cppc_regs. Capabilities that never change are Integers;
+ * Linux's enum cppc_regs. The perf capabilities of the vCPU's cluster
+ * change when it moves to another one (QMP), so they are registers, as is
  * everything the guest writes, the counters, and guaranteed_perf (which
- * changes with the vCPU's QoS and which Linux only reads from a register)
- * live in the vCPU's own page. Unsupported optional registers are NULL.
+ * changes with the vCPU's QoS and which Linux only reads from a register):
+ * all in the vCPU's own page. reference_perf (the same for every cluster)
+ * and the MHz are Integers. Unsupported optional registers are NULL.
  */
 static void emit_cpc(struct aml_buf *b, const struct acpi_cppc_caps *c, uint64_t page)
 {
@@ -168,10 +173,10 @@ static void emit_cpc(struct aml_buf *b, const struct acpi_cppc_caps *c, uint64_t
 	m = aml_package_begin(b, CPC_NUM_ENTRIES);
 	aml_integer(b, CPC_NUM_ENTRIES);
 	aml_integer(b, CPC_REVISION);
-	aml_integer(b, c->highest_perf);
-	aml_integer(b, c->nominal_perf);
-	aml_integer(b, c->lowest_nonlinear_perf);
-	aml_integer(b, c->lowest_perf);
+	emit_register(b, 32, page + CPPC_REG_HIGHEST_PERF);
+	emit_register(b, 32, page + CPPC_REG_NOMINAL_PERF);
+	emit_register(b, 32, page + CPPC_REG_LOWEST_NONLINEAR_PERF);
+	emit_register(b, 32, page + CPPC_REG_LOWEST_PERF);
 	emit_register(b, 32, page + CPPC_REG_GUARANTEED_PERF);
 	emit_register(b, 32, page + CPPC_REG_DESIRED_PERF);
 	emit_register(b, 32, page + CPPC_REG_MIN_PERF);
@@ -187,7 +192,8 @@ static void emit_cpc(struct aml_buf *b, const struct acpi_cppc_caps *c, uint64_t
 	emit_null_register(b);		/* autonomous activity window */
 	/* Energy performance preference: 6.12's active mode needs it in FFH. */
 	emit_msr_register(b, CPPC_EPP_BITS, CPPC_EPP_SHIFT, MSR_AMD_CPPC_REQ);
-	aml_integer(b, acpi_cppc_reference_perf(c));
+	aml_integer(b, acpi_cppc_reference_perf(c));	/* one rate for every cluster */
+	/* MHz: Integers, no room for more registers (see CPPC_REG_HIGHEST_PERF). */
 	aml_integer(b, c->lowest_freq_mhz);
 	aml_integer(b, c->nominal_freq_mhz);
 	aml_end(b, m);
@@ -254,6 +260,82 @@ static void emit_hint(struct aml_buf *b, unsigned int i)
 	aml_end(b, m);
 }
 
+static void pending_name(char out[5], unsigned int word)
+{
+	snprintf(out, 5, "P%03X", word & 0xfff);
+}
+
+/* If (And (Local0, bit)) { Notify (\_SB.Cnnn, 0x85) } for each vCPU of word w. */
+static void emit_notify_word(struct aml_buf *b, const struct acpi_vm_desc *desc, unsigned int w)
+{
+	char name[5];
+
+	pending_name(name, w);
+	aml_op(b, AML_STORE);
+	aml_namestring(b, name);	/* read-to-clear: read once */
+	aml_local(b, 0);
+	for (unsigned int j = 0; j < 32 && w * 32 + j < desc->nr_vcpus; j++) {
+		size_t m = aml_if_begin(b);
+
+		aml_op(b, AML_AND);
+		aml_local(b, 0);
+		aml_integer(b, 1ull << j);
+		aml_byte(b, AML_NULL_NAME);
+		acpi_vcpu_name(name, 'C', w * 32 + j);
+		aml_op(b, AML_NOTIFY);
+		aml_namestring(b, name);
+		aml_integer(b, ACPI_NOTIFY_HIGHEST_PERF_CHANGED);
+		aml_end(b, m);
+	}
+}
+
+/*
+ * Device (GED0) {
+ *   Name (_HID, "ACPI0013")
+ *   Name (_UID, 0)
+ *   Name (_CRS, ResourceTemplate () { Interrupt (ResourceConsumer, Edge,
+ *                                     ActiveHigh, Exclusive) { GED_GSI } })
+ *   OperationRegion (GEDR, SystemMemory, LAYOUT_GED_BASE, 4 * words)
+ *   Field (GEDR, DWordAcc, NoLock, Preserve) { P000, 32, P001, 32, ... }
+ *   Method (_EVT, 1, Serialized) {
+ *     Store (P000, Local0)
+ *     If (And (Local0, 1)) { Notify (C000, 0x85) } ...
+ *   }
+ * }
+ * Linux (drivers/acpi/evged.c, 4.11+) calls _EVT with the GSI; the processor
+ * driver hands 0x85 to cpufreq (6.12: amd-pstate re-reads highest_perf).
+ */
+static void emit_ged(struct aml_buf *b, const struct acpi_vm_desc *desc)
+{
+	unsigned int words = (desc->nr_vcpus + 31) / 32, w;
+	struct aml_buf r;
+	char name[5];
+	size_t dev, m;
+
+	dev = aml_device_begin(b, "GED0");
+	aml_name(b, "_HID");
+	aml_string(b, "ACPI0013");
+	aml_name(b, "_UID");
+	aml_integer(b, 0);
+	aml_init(&r);
+	res_extended_irq(&r, true, GED_GSI);
+	aml_name(b, "_CRS");
+	aml_resource_template(b, &r);
+	aml_free(&r);
+	aml_op_region(b, "GEDR", ACPI_SPACE_SYSTEM_MEMORY, LAYOUT_GED_BASE, 4ull * words);
+	m = aml_field_begin(b, "GEDR", AML_FIELD_DWORD_ACC);
+	for (w = 0; w < words; w++) {
+		pending_name(name, w);
+		aml_field_unit(b, name, 32);
+	}
+	aml_end(b, m);
+	m = aml_method_begin(b, "_EVT", 1, true);
+	for (w = 0; w < words; w++)
+		emit_notify_word(b, desc, w);
+	aml_end(b, m);
+	aml_end(b, dev);
+}
+
 static void emit_s5(struct aml_buf *b)
 {
 	size_t m;
@@ -282,6 +364,8 @@ void acpi_dsdt_aml(struct aml_buf *b, const struct acpi_vm_desc *desc)
 	if (desc->hint_device)
 		for (i = 0; i < desc->nr_vcpus; i++)
 			emit_hint(b, i);
+	if (desc->cppc && desc->ged)
+		emit_ged(b, desc);
 	aml_end(b, sb);
 	emit_s5(b);
 }

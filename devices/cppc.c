@@ -43,6 +43,14 @@ static void warn_once(struct cppc_dev *dev, enum cppc_warn kind, const char *fmt
 		dev->vcpu, msg);
 }
 
+/* Delivered may run ahead of reference up to highest / reference perf. */
+static void set_max_ratio(struct cppc_dev *dev)
+{
+	uint32_t ref = acpi_cppc_reference_perf(&dev->caps);
+
+	dev->served.max_ratio = (dev->caps.highest_perf * 1024 + ref - 1) / ref;
+}
+
 static bool caps_ok(const struct acpi_cppc_caps *c)
 {
 	return c->lowest_perf && c->lowest_perf <= c->lowest_nonlinear_perf &&
@@ -73,9 +81,7 @@ int cppc_init(struct cppc_dev *dev, unsigned int vcpu, uint64_t base,
 	dev->max = caps->highest_perf;
 	dev->guaranteed = caps->guaranteed_perf;
 	dev->epp = CPPC_EPP_DEFAULT;
-	/* Delivered may run ahead of reference up to highest / reference perf. */
-	dev->served.max_ratio = (caps->highest_perf * 1024 + acpi_cppc_reference_perf(caps) - 1) /
-				acpi_cppc_reference_perf(caps);
+	set_max_ratio(dev);
 	dev->host_min_cap = 0;
 	dev->host_max_cap = ACPI_CAPACITY_SCALE;
 	dev->host_min = 0;
@@ -226,6 +232,42 @@ void cppc_set_guaranteed(struct cppc_dev *dev, uint32_t perf)
 	pthread_mutex_unlock(&dev->lock);
 }
 
+int cppc_set_caps(struct cppc_dev *dev, const struct acpi_cppc_caps *caps)
+{
+	bool changed;
+	uint32_t before;
+
+	if (!caps_ok(caps))
+		return -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	before = effective_locked(dev);
+	/* A max_perf at the old ceiling meant "no ceiling": it follows the new one. */
+	if (dev->max == dev->caps.highest_perf)
+		dev->max = caps->highest_perf;
+	dev->caps = *caps;
+	/* The guest's other requests stay what they were, inside the new range. */
+	if (dev->desired)
+		dev->desired = clamp32(dev->desired, caps->lowest_perf, caps->highest_perf);
+	dev->min = clamp32(dev->min, caps->lowest_perf, caps->highest_perf);
+	dev->max = clamp32(dev->max, caps->lowest_perf, caps->highest_perf);
+	if (dev->guaranteed > caps->highest_perf)
+		dev->guaranteed = caps->highest_perf;
+	set_max_ratio(dev);
+	changed = effective_locked(dev) != before;
+	notify_unlock(dev, changed);
+	return 0;
+}
+
+uint32_t cppc_highest_perf(struct cppc_dev *dev)
+{
+	uint32_t h;
+
+	pthread_mutex_lock(&dev->lock);
+	h = dev->caps.highest_perf;
+	pthread_mutex_unlock(&dev->lock);
+	return h;
+}
+
 bool cppc_in_use(struct cppc_dev *dev)
 {
 	bool used;
@@ -239,11 +281,12 @@ bool cppc_in_use(struct cppc_dev *dev)
 void cppc_account(struct cppc_dev *dev, uint64_t ref_ticks, uint32_t delivered_perf)
 {
 	unsigned __int128 num;
-	uint32_t reference = acpi_cppc_reference_perf(&dev->caps), desired;
+	uint32_t reference, desired;
 
+	pthread_mutex_lock(&dev->lock);
+	reference = acpi_cppc_reference_perf(&dev->caps);
 	if (delivered_perf > dev->caps.highest_perf)
 		delivered_perf = dev->caps.highest_perf;
-	pthread_mutex_lock(&dev->lock);
 	dev->ref_counter += ref_ticks;
 	num = (unsigned __int128)ref_ticks * delivered_perf + dev->del_remainder;
 	dev->del_counter += (uint64_t)(num / reference);
@@ -301,6 +344,10 @@ static bool is_reg32(uint64_t offset)
 	case CPPC_REG_PERF_LIMITED:
 	case CPPC_REG_AUTO_SEL:
 	case CPPC_REG_GUARANTEED_PERF:
+	case CPPC_REG_HIGHEST_PERF:
+	case CPPC_REG_NOMINAL_PERF:
+	case CPPC_REG_LOWEST_NONLINEAR_PERF:
+	case CPPC_REG_LOWEST_PERF:
 		return true;
 	}
 	return false;
@@ -342,6 +389,22 @@ static uint64_t served_counter(struct cppc_dev *dev, uint64_t offset, bool new_r
 			  dev->ref_counter);
 }
 
+static uint32_t read_cap(const struct acpi_cppc_caps *c, uint64_t offset)
+{
+	switch (offset) {
+	case CPPC_REG_HIGHEST_PERF:
+		return c->highest_perf;
+	case CPPC_REG_NOMINAL_PERF:
+		return c->nominal_perf;
+	case CPPC_REG_LOWEST_NONLINEAR_PERF:
+		return c->lowest_nonlinear_perf;
+	case CPPC_REG_LOWEST_PERF:
+		return c->lowest_perf;
+	default:
+		return 0;
+	}
+}
+
 static uint32_t read_reg32(const struct cppc_dev *dev, uint64_t offset)
 {
 	switch (offset) {
@@ -360,7 +423,7 @@ static uint32_t read_reg32(const struct cppc_dev *dev, uint64_t offset)
 	case CPPC_REG_AUTO_SEL:
 		return dev->auto_sel;
 	default:
-		return 0;
+		return read_cap(&dev->caps, offset);
 	}
 }
 

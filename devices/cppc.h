@@ -16,6 +16,10 @@
  * ref counter 0x18    64    ro   8-byte read, or 4-byte reads of each half
  * del counter 0x20    64    ro   same
  * guaranteed  0x28    32    ro   what capvisor guarantees this vCPU (perf scale)
+ * highest     0x2c    32    ro   the capabilities of the vCPU's cluster (caps):
+ * nominal     0x30    32    ro     registers, not `_CPC` Integers, because they
+ * lowest_nonlinear 0x34     ro     change when the vCPU changes cluster
+ * lowest      0x38    32    ro     (cppc_set_caps)
  *
  * Hostile input never hurts: a wrong width, an unknown offset, a write to a
  * read-only register or a garbage value is ignored or clamped and counted in
@@ -65,7 +69,7 @@ typedef void (*cppc_notify_fn)(struct cppc_dev *dev, void *opaque);
 struct cppc_dev {
 	struct bus_device bus;		/* register this on the MMIO bus */
 	unsigned int vcpu;
-	struct acpi_cppc_caps caps;	/* fixed at init */
+	struct acpi_cppc_caps caps;	/* under lock: cppc_set_caps() changes them */
 
 	pthread_mutex_t lock;		/* vCPU thread, dispatcher and QoS writer */
 	uint32_t desired, min, max, enable, auto_sel, perf_limited, guaranteed;
@@ -93,6 +97,14 @@ extern const struct bus_device_ops cppc_bus_ops;
 int cppc_init(struct cppc_dev *dev, unsigned int vcpu, uint64_t base,
 	      const struct acpi_cppc_caps *caps);
 void cppc_destroy(struct cppc_dev *dev);
+/*
+ * New capabilities (the vCPU moved to another cluster): the guest reads them
+ * from now on; its desired/min/max are brought into the new range (a max at
+ * the old highest follows the new highest). -EINVAL (state kept) for
+ * inconsistent caps. The guest is told by the caller (devices/ged.h).
+ */
+int cppc_set_caps(struct cppc_dev *dev, const struct acpi_cppc_caps *caps);
+uint32_t cppc_highest_perf(struct cppc_dev *dev);
 void cppc_set_notify(struct cppc_dev *dev, cppc_notify_fn fn, void *opaque);
 
 /* The vCPU's uclamp range, capacity scale 0..1024. -EINVAL (state kept) if min > max. */

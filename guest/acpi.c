@@ -160,6 +160,33 @@ static int aml_integer(const u8 *p, const u8 *end, u64 *v, u32 *used)
 	return 0;
 }
 
+/*
+ * A `_CPC` capability: an Integer, or a Buffer holding one SystemMemory
+ * Generic Register of 32 bits in the MMIO hole (capvisor serves the perf
+ * capabilities from each vCPU's CPPC page), which is read now.
+ */
+static int cpc_value(const u8 *p, const u8 *end, u64 *v, u32 *used)
+{
+	const u8 *g;
+	u64 addr = 0;
+
+	if (p >= end || *p != 0x11)
+		return aml_integer(p, end, v, used);
+	/* Buffer: PkgLength (1 byte here), BufferSize, then the 0x82 descriptor. */
+	if (p + 4 + 15 > end || (p[1] >> 6) || p[2] != 0x0a)
+		return -1;
+	g = p + 4;
+	if (g[0] != 0x82 || g[3] != GAS_MEMORY || g[4] != 32)
+		return -1;
+	for (int i = 0; i < 8; i++)
+		addr |= (u64)g[7 + i] << (8 * i);
+	if (addr < LAYOUT_MMIO_HOLE_START || addr + 4 > LAYOUT_MMIO_HOLE_END)
+		return -1;
+	*v = mmio_read32(addr);
+	*used = 1 + p[1];	/* the opcode, then PkgLength counts itself */
+	return 0;
+}
+
 /* The CPU index of the processor with ACPI UID uid, or -1. */
 static int cpu_of_uid(u64 uid)
 {
@@ -172,7 +199,7 @@ static int cpu_of_uid(u64 uid)
 /*
  * Read a `_CPC` package (Name(_CPC, Package) or Method(_CPC) { Return
  * (Package) }) at p: highest_perf, nominal_perf, lowest_nonlinear_perf and
- * lowest_perf are elements 2 to 5.
+ * lowest_perf are elements 2 to 5, Integers or registers.
  */
 static void read_cpc(const u8 *p, const u8 *end, struct cpc_caps *caps)
 {
@@ -189,7 +216,7 @@ static void read_cpc(const u8 *p, const u8 *end, struct cpc_caps *caps)
 	for (int i = 0; i < 6; i++) {
 		u32 used;
 
-		if (aml_integer(q, end, &v[i], &used))
+		if (i < 2 ? aml_integer(q, end, &v[i], &used) : cpc_value(q, end, &v[i], &used))
 			return;
 		q += used;
 	}

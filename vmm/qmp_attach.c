@@ -45,6 +45,11 @@ static void qos_changed(void *opaque, unsigned int vcpu)
 	vm_sched_qos_changed(opaque, vcpu);
 }
 
+static void cluster_changed(void *opaque, unsigned int vcpu, const char *cluster)
+{
+	vm_sched_cluster_changed(opaque, vcpu, cluster);
+}
+
 struct qmp_attachment *qmp_attach_vm(struct vm *vm, struct vm_sched *vs, const char *path,
 				     char *err, size_t errlen)
 {
@@ -62,6 +67,7 @@ struct qmp_attachment *qmp_attach_vm(struct vm *vm, struct vm_sched *vs, const c
 	a->backend.host_cpu = vs->host_cpu;
 	a->backend.nr_vcpus = vm->nr_vcpus;
 	a->backend.qos_changed = qos_changed;
+	a->backend.cluster_changed = cluster_changed;
 	a->backend.qos_opaque = vs;
 	a->backend.qos_start = vs->qos;
 	a->backend.vm_qos_start = &vs->vm_qos;

@@ -26,6 +26,11 @@ static void irq_set_level(void *opaque, unsigned int irq, int level)
 		pr_warn("KVM_IRQ_LINE(%u, %d): %s", irq, level, strerror(errno));
 }
 
+void vm_irq_line(struct vm *vm, unsigned int irq, struct irq_line *out)
+{
+	*out = (struct irq_line){ .set_level = irq_set_level, .opaque = vm, .irq = irq };
+}
+
 static void power_request(void *opaque, enum power_event ev)
 {
 	struct vm *vm = opaque;
@@ -38,11 +43,12 @@ static void power_request(void *opaque, enum power_event ev)
 
 int vm_setup_devices(struct vm *vm, int console_fd)
 {
-	struct irq_line irq = { .set_level = irq_set_level, .opaque = vm, .irq = IRQ_COM1 };
+	struct irq_line irq;
 	struct power_ctl ctl = { .request = power_request, .opaque = vm };
 
 	_Static_assert(PORT_ACPI_SLEEP_STS == PORT_ACPI_SLEEP_CTL + ACPI_PM_NR_PORTS - 1,
 		       "the FADT's sleep status register follows its control register");
+	vm_irq_line(vm, IRQ_COM1, &irq);
 	serial_init(&vm->serial, PORT_COM1, console_fd, &irq);
 	acpi_pm_init(&vm->acpi_pm, PORT_ACPI_SLEEP_CTL, &ctl);
 	i8042_init(&vm->i8042, PORT_I8042_DATA, PORT_I8042_CMD, &ctl);

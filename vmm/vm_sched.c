@@ -45,18 +45,23 @@ static int dispatcher_thread_init(void *opaque)
 	return -1;
 }
 
-/* The cluster whose levels vCPU i is told about: its own, else the biggest. */
-static int caps_cluster_of(const struct vm_sched *vs, unsigned int i)
+/* The cluster whose levels a vCPU with this affinity is told: its own, else the biggest. */
+static int caps_cluster_named(const struct vm_sched *vs, const char *cluster)
 {
 	const struct host_spec *hs = &vs->cfg.host;
 	int best = 0;
 
-	if (vs->qos[i].cluster[0])
-		return host_spec_find_cluster(hs, vs->qos[i].cluster);
+	if (cluster && cluster[0])
+		return host_spec_find_cluster(hs, cluster);
 	for (unsigned int c = 1; c < hs->nr_clusters; c++)
 		if (hs->clusters[c].capacity > hs->clusters[best].capacity)
 			best = (int)c;
 	return best;
+}
+
+static int caps_cluster_of(const struct vm_sched *vs, unsigned int i)
+{
+	return caps_cluster_named(vs, vs->qos[i].cluster);
 }
 
 /* What capvisor promises vCPU i whatever else runs: its reservation or uclamp min. */
@@ -222,6 +227,7 @@ void vm_sched_acpi_desc(const struct vm_sched *vs, struct acpi_vm_desc *desc)
 	desc->com1 = true;
 	desc->cppc = !vs->cfg.no_cppc;
 	desc->hint_device = vs->d != NULL;
+	desc->ged = desc->cppc;	/* capabilities can change live: tell the guest */
 }
 
 /*
@@ -232,7 +238,9 @@ void vm_sched_acpi_desc(const struct vm_sched *vs, struct acpi_vm_desc *desc)
  */
 static unsigned int request_level(const struct vm_sched *vs, unsigned int vcpu, uint32_t perf)
 {
-	const struct host_cluster_spec *cl = &vs->cfg.host.clusters[vs->caps_cluster[vcpu]];
+	/* QMP may move the vCPU to another cluster while its thread asks. */
+	int c = __atomic_load_n(&vs->caps_cluster[vcpu], __ATOMIC_RELAXED);
+	const struct host_cluster_spec *cl = &vs->cfg.host.clusters[c];
 
 	if (!perf)
 		return 0;
@@ -263,6 +271,25 @@ static int hint_yield_to(void *opaque, unsigned int vcpu, unsigned int target)
 
 static const struct hint_ops vs_hint_ops = { hint_yield, hint_yield_to };
 
+static int attach_ged(struct vm_sched *vs, char *err, size_t errlen)
+{
+	struct irq_line irq;
+	int rc;
+
+	vs->ged = calloc(1, sizeof(*vs->ged));
+	if (!vs->ged)
+		return -ENOMEM;
+	vm_irq_line(vs->vm, GED_GSI, &irq);
+	rc = ged_init(vs->ged, LAYOUT_GED_BASE, vs->nr_vcpus, &irq);
+	if (!rc)
+		rc = bus_register(vs->vm->mmio, &vs->ged->bus);
+	if (rc) {
+		snprintf(err, errlen, "Generic Event Device: %s", strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
 static int attach_cppc(struct vm_sched *vs, char *err, size_t errlen)
 {
 	vs->cppc = calloc(vs->nr_vcpus, sizeof(*vs->cppc));
@@ -282,7 +309,7 @@ static int attach_cppc(struct vm_sched *vs, char *err, size_t errlen)
 		}
 		cppc_set_notify(dev, cppc_changed, vs);
 	}
-	return 0;
+	return attach_ged(vs, err, errlen);
 }
 
 static int attach_hints(struct vm_sched *vs, char *err, size_t errlen)
@@ -397,6 +424,9 @@ void vm_sched_free(struct vm_sched *vs)
 	for (unsigned int i = 0; vs->cppc && i < vs->nr_vcpus; i++)
 		cppc_destroy(&vs->cppc[i]);
 	free(vs->cppc);
+	if (vs->ged)
+		ged_destroy(vs->ged);
+	free(vs->ged);
 	free(vs->hint);
 	free(vs->qos);
 	free(vs->acpi_vcpus);
@@ -406,6 +436,34 @@ void vm_sched_free(struct vm_sched *vs)
 	free(vs->msr_ctr);
 	free(vs->host_applied);
 	memset(vs, 0, sizeof(*vs));
+}
+
+void vm_sched_cluster_changed(struct vm_sched *vs, unsigned int vcpu, const char *cluster)
+{
+	const struct host_cluster_spec *cl;
+	struct acpi_cppc_caps caps;
+	uint32_t before;
+	int c;
+
+	if (!vs->cppc || vcpu >= vs->nr_vcpus)
+		return;
+	c = caps_cluster_named(vs, cluster);
+	if (c < 0)
+		return;		/* the dispatcher checked the name before it moved the vCPU */
+	cl = &vs->cfg.host.clusters[c];
+	/* guaranteed_perf is the QoS's (vm_sched_qos_changed), not the cluster's. */
+	if (acpi_cppc_caps_from_levels(cl->levels, cl->mhz, cl->nr_levels, 0, &caps))
+		return;		/* every cluster's levels were checked at start */
+	before = cppc_highest_perf(&vs->cppc[vcpu]);
+	__atomic_store_n(&vs->caps_cluster[vcpu], c, __ATOMIC_RELAXED);
+	if (cppc_set_caps(&vs->cppc[vcpu], &caps))
+		return;
+	cppc_changed(&vs->cppc[vcpu], vs);
+	if (caps.highest_perf != before && vs->ged) {
+		pr_info("vCPU %u: now on cluster '%s', highest_perf %u -> %u: notifying the guest",
+			vcpu, cl->name, before, caps.highest_perf);
+		ged_raise(vs->ged, vcpu);
+	}
 }
 
 void vm_sched_qos_changed(struct vm_sched *vs, unsigned int vcpu)

@@ -20,6 +20,7 @@
 #include "acpi/acpi.h"
 #include "devices/cppc.h"
 #include "devices/fbctr.h"
+#include "devices/ged.h"
 #include "devices/hint.h"
 #include "dispatch/dispatch.h"
 #include "dispatch/hostspec.h"
@@ -51,6 +52,7 @@ struct vm_sched {
 	struct acpi_vcpu_desc *acpi_vcpus;
 	int *caps_cluster;			/* cluster whose levels the guest sees */
 	struct cppc_dev *cppc;			/* per vCPU, NULL when disabled */
+	struct ged_dev *ged;			/* with cppc: tells the guest of new caps */
 	struct hint_dev *hint;			/* per vCPU, NULL with --sched host */
 	uint64_t *acct_active, *acct_run;	/* CPPC counters fed up to here */
 	struct fbctr_pair *msr_ctr;		/* APERF/MPERF as last served to the guest */
@@ -68,6 +70,13 @@ int vm_sched_start(struct vm_sched *vs);
 void vm_sched_stop(struct vm_sched *vs);
 void vm_sched_free(struct vm_sched *vs);
 
+/*
+ * After a live change of vCPU vcpu's cluster affinity (NULL or "": any, told
+ * the biggest cluster's levels): its CPPC capabilities become the cluster's
+ * and, when its highest_perf changed, the guest gets Notify 0x85 on the
+ * vCPU's processor through the Generic Event Device.
+ */
+void vm_sched_cluster_changed(struct vm_sched *vs, unsigned int vcpu, const char *cluster);
 /* After a live QoS change: re-derive the CPPC host limits and guaranteed_perf. */
 void vm_sched_qos_changed(struct vm_sched *vs, unsigned int vcpu);
 

@@ -106,7 +106,7 @@ void vm_sched_feed_cppc(void *opaque)
 	struct vm_sched *vs = opaque;
 
 	for (unsigned int i = 0; vs->cppc && i < vs->nr_vcpus; i++) {
-		unsigned int top = acpi_capacity_from_perf(vs->cppc[i].caps.highest_perf);
+		unsigned int top = acpi_capacity_from_perf(cppc_highest_perf(&vs->cppc[i]));
 		uint64_t active, run, da, dr;
 
 		/*
@@ -252,6 +252,8 @@ static json_object *vcpu_json(struct vm_sched *vs, unsigned int i, uint64_t wall
 		json_object_object_add(o, "cppc_requests", json_object_new_int64((int64_t)cs.requests));
 		json_object_object_add(o, "cppc_last_request",
 				       json_object_new_int((int)cs.last_request));
+		json_object_object_add(o, "cppc_highest_perf",
+				       json_object_new_int((int)cppc_highest_perf(&vs->cppc[i])));
 	}
 	json_object_object_add(o, "aperf", json_object_new_int64((int64_t)aperf));
 	json_object_object_add(o, "mperf", json_object_new_int64((int64_t)mperf));
@@ -297,6 +299,14 @@ int vm_sched_write_stats_json(struct vm_sched *vs, int fd)
 
 	json_object_object_add(root, "wall_ns", json_object_new_int64((int64_t)wall));
 	json_object_object_add(root, "sched", json_object_new_string(vs->d ? "capvisor" : "host"));
+	if (vs->ged) {
+		struct ged_stats gs;
+
+		/* events: highest_perf changes told; reads: the guest's _EVT ran. */
+		ged_get_stats(vs->ged, &gs);
+		json_object_object_add(root, "ged_events", json_object_new_int64((int64_t)gs.events));
+		json_object_object_add(root, "ged_reads", json_object_new_int64((int64_t)gs.reads));
+	}
 	for (unsigned int i = 0; vs->d && wall && i < vs->nr_vcpus; i++)
 		json_object_array_add(arr, vcpu_json(vs, i, wall));
 	json_object_object_add(root, "vcpus", arr);

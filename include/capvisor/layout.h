@@ -34,6 +34,9 @@
 #define LAYOUT_CPPC_BASE	0xd0000000ULL
 /* One 4 KiB scheduler hint page per vCPU (see HINT_REG_*). */
 #define LAYOUT_HINT_BASE	0xd0400000ULL
+/* The ACPI Generic Event Device (ACPI0013): one page (see GED_REG_*). */
+#define LAYOUT_GED_BASE		0xd0800000ULL
+#define LAYOUT_GED_SIZE		0x1000ULL
 #define LAYOUT_PER_VCPU_STRIDE	0x1000ULL
 #define LAYOUT_MAX_VCPUS	1024
 
@@ -68,12 +71,33 @@
 #define CPPC_REG_DEL_COUNTER	0x20	/* 64-bit, ro: delivered perf counter */
 #define CPPC_REG_GUARANTEED_PERF 0x28	/* 32-bit, ro: Linux reads guaranteed_perf only
 					   from a register, never an Integer */
-#define CPPC_REG_PAGE_USED	0x2c	/* bytes of the page with registers */
+/*
+ * The perf capabilities, 32-bit, ro: registers rather than `_CPC` Integers
+ * so that a live change of the vCPU's cluster is visible to a guest that
+ * re-reads them (Linux 6.12 re-reads highest_perf on notify 0x85). The MHz
+ * stay Integers: 255 vCPUs' DSDT must fit LAYOUT_ACPI_SIZE, and a register
+ * costs 21 bytes of AML where an Integer costs 3 (docs/acpi.md).
+ */
+#define CPPC_REG_HIGHEST_PERF	0x2c
+#define CPPC_REG_NOMINAL_PERF	0x30
+#define CPPC_REG_LOWEST_NONLINEAR_PERF 0x34
+#define CPPC_REG_LOWEST_PERF	0x38
+#define CPPC_REG_PAGE_USED	0x3c	/* bytes of the page with registers */
 
 /* ---- Scheduler hint page, one per vCPU ---- */
 #define HINT_REG_YIELD		0x00	/* 32-bit write: give up the slice */
 #define HINT_REG_YIELD_TO	0x04	/* 32-bit write: target vCPU index */
 #define HINT_REG_STATUS		0x08	/* 32-bit read: 1 if the last yield_to boosted */
+
+/*
+ * ---- Generic Event Device page ----
+ * GED_REG_PENDING + 4 * k: 32-bit, read-to-clear: bit j set when vCPU
+ * 32 * k + j's highest_perf changed since the last read (the _EVT method
+ * reads each word once and notifies those processors with 0x85).
+ */
+#define GED_REG_PENDING		0x00
+#define GED_PENDING_WORDS	(LAYOUT_MAX_VCPUS / 32)
+#define GED_GSI			20	/* IOAPIC pin, edge, active high */
 
 /* ---- MSRs served by capvisor ---- */
 #define MSR_IA32_MPERF		0xe7

@@ -4,7 +4,7 @@
  * exits, forged in a vCPU's kvm_run and handed to vcpu_handle_exit() the
  * way the run loop does, over a VM whose devices are registered by the
  * same code as in `capvisor run` (vm_setup_devices(): COM1, ACPI PM,
- * i8042, port 0x80; vm_sched_attach(): the CPPC and hint pages and the
+ * i8042, port 0x80; vm_sched_attach(): the CPPC and hint pages, the GED and the
  * APERF/MPERF MSRs), built without KVM. Console input (serial_rx) is
  * mixed in, and between accesses the host side acts on the same state:
  * the dispatcher's CPPC feed, clamp and reservation changes from the
@@ -175,11 +175,13 @@ static uint64_t pick_mmio(struct input *in, unsigned int nr_vcpus)
 	uint64_t page = (uint64_t)(take(in) % (nr_vcpus + 1)) * LAYOUT_PER_VCPU_STRIDE;
 	uint64_t off = take_n(in, 2) % (LAYOUT_PER_VCPU_STRIDE + 16);
 
-	switch (r % 4) {
+	switch (r % 5) {
 	case 0:
 		return LAYOUT_CPPC_BASE + page + off - 8;
 	case 1:
 		return LAYOUT_HINT_BASE + page + off - 8;
+	case 3:
+		return LAYOUT_GED_BASE + off - 8;
 	case 2:
 		return LAYOUT_MMIO_HOLE_START + take_n(in, 4) % (LAYOUT_MMIO_HOLE_END -
 								 LAYOUT_MMIO_HOLE_START);
@@ -294,7 +296,8 @@ static void check_cppc(struct fuzz_vm *f)
 /*
  * Between guest accesses, what the host side does to the same state: the
  * dispatcher's CPPC feed, or a QoS change from the control socket (clamps,
- * a reservation), applied as the QMP attachment applies it.
+ * a reservation, a move to another cluster, which raises the GED), applied
+ * as the QMP attachment applies it.
  */
 static void host_side(struct fuzz_vm *f, unsigned int vcpu, struct input *in)
 {
@@ -302,12 +305,21 @@ static void host_side(struct fuzz_vm *f, unsigned int vcpu, struct input *in)
 	char err[256];
 	int rc;
 
-	if (op % 3 == 0) {
+	if (op % 4 == 0) {
 		if (!f->vs.cfg.no_cppc)
 			vm_sched_feed_cppc(&f->vs);	/* the dispatcher's tick hook */
 		return;
 	}
-	if (op % 3 == 1) {
+	if (op % 4 == 3) {
+		const struct host_spec *hs = &f->vs.cfg.host;
+		unsigned int c = take(in) % (hs->nr_clusters + 1);
+		const char *name = c < hs->nr_clusters ? hs->clusters[c].name : NULL;
+
+		if (dispatch_set_cluster(f->vs.d, vcpu, name, err, sizeof(err)) >= 0)
+			vm_sched_cluster_changed(&f->vs, vcpu, name);
+		return;
+	}
+	if (op % 4 == 1) {
 		unsigned int min = take(in) * 5u, max = take(in) * 5u;	/* 0..1275 */
 
 		rc = dispatch_set_uclamp(f->vs.d, vcpu, min, max, err, sizeof(err));

@@ -39,7 +39,11 @@ REGS = {"guaranteed_perf": ("guaranteed", 32), "desired_perf": ("desired", 32),
         "reference_perf_counter": ("ref_counter", 64),
         "delivered_perf_counter": ("del_counter", 64),
         "perf_limited": ("perf_limited", 32), "cppc_enable": ("enable", 32),
-        "auto_sel_enable": ("auto_sel", 32)}
+        "auto_sel_enable": ("auto_sel", 32),
+        # The capabilities: registers, so that a vCPU moved to another
+        # cluster is re-read (their values are checked on the device).
+        "highest_perf": ("highest", 32), "nominal_perf": ("nominal", 32),
+        "lowest_nonlinear_perf": ("lowest_nonlinear", 32), "lowest_perf": ("lowest", 32)}
 SPACE_MEM, SPACE_IO, SPACE_PCC, SPACE_FFH = 0, 1, 0x0a, 0x7f
 
 errors = []
@@ -227,19 +231,13 @@ def check_cpc(cfg, v, obj, flex, seen):
             continue
         if gas(e) is None:
             err("C%03X _CPC %s: Invalid entry type %r" % (uid, NAMES[i], e))
-    for name in ("highest_perf", "nominal_perf", "lowest_nonlinear_perf", "lowest_perf",
-                 "reference_perf", "lowest_freq", "nominal_freq"):
+    for name in ("reference_perf", "lowest_freq", "nominal_freq"):
         e = el[IDX[name]]
         want = v.get(name)
         if e[0] != "int" or e[1] == 0:
             err("C%03X _CPC %s: %r, expected a non-zero Integer" % (uid, name, e))
         elif want is not None and e[1] != want:
             err("C%03X _CPC %s = %d, configured %d" % (uid, name, e[1], want))
-    caps = [el[IDX[n]][1] for n in ("lowest_perf", "lowest_nonlinear_perf", "nominal_perf",
-                                    "highest_perf") if el[IDX[n]][0] == "int"]
-    if caps != sorted(caps):
-        err("C%03X _CPC: lowest <= lowest_nonlinear <= nominal <= highest violated: %r" %
-            (uid, caps))
     if not flex:
         err("C%03X _CPC: SystemMemory registers but _OSC did not ack the flexible address "
             "space (Linux 6.1 then drops the _CPC)" % uid)
@@ -253,6 +251,19 @@ def check_cpc(cfg, v, obj, flex, seen):
     if g is None or (g["space"], g["width"], g["offset"], g["addr"]) != want:
         err("C%03X _CPC epp: %r, expected FFH (space, width, offset, MSR) %r" %
             (uid, g, want))
+
+
+def check_ged(res, gsi, nr):
+    """The Generic Event Device that notifies processors of highest_perf changes."""
+    if res["\\_SB.GED0._HID"] != ("str", "ACPI0013"):
+        err("GED0 _HID %r, expected \"ACPI0013\"" % (res["\\_SB.GED0._HID"],))
+    want = [0x89, 6, 0, 3, 1] + list(gsi.to_bytes(4, "little")) + [0x79, 0]
+    if res["\\_SB.GED0._CRS"] != ("buf", want):
+        err("GED0 _CRS %r, expected Interrupt (ResourceConsumer, Edge, ActiveHigh, "
+            "Exclusive) { %d }" % (res["\\_SB.GED0._CRS"], gsi))
+    evt = res["\\_SB.GED0._EVT %d" % gsi]
+    if evt[0] == "error" and evt[1] != "no result":
+        err("GED0 _EVT (%d) failed for %d processors: %s" % (gsi, nr, evt[1]))
 
 
 def layout_macros():
@@ -298,7 +309,11 @@ def config_from_tables(d):
                           "ref_counter": L["CPPC_REG_REF_COUNTER"],
                           "del_counter": L["CPPC_REG_DEL_COUNTER"],
                           "guaranteed": L["CPPC_REG_GUARANTEED_PERF"],
-                          "auto_sel": L["CPPC_REG_AUTO_SEL"]},
+                          "auto_sel": L["CPPC_REG_AUTO_SEL"],
+                          "highest": L["CPPC_REG_HIGHEST_PERF"],
+                          "nominal": L["CPPC_REG_NOMINAL_PERF"],
+                          "lowest_nonlinear": L["CPPC_REG_LOWEST_NONLINEAR_PERF"],
+                          "lowest": L["CPPC_REG_LOWEST_PERF"]},
             "vcpus": vcpus}
 
 
@@ -331,6 +346,9 @@ def main():
             per_vcpu += ["\\_SB.H%03X._HID" % v["uid"], "\\_SB.H%03X._UID" % v["uid"],
                          "\\_SB.H%03X._CRS" % v["uid"]]
     extra = ["\\_S5", "\\_SB.COM1._HID", "\\_SB.COM1._CRS"] if cfg["com1"] else ["\\_S5"]
+    gsi = layout_macros()["GED_GSI"]
+    if cfg["cppc"]:
+        extra += ["\\_SB.GED0._HID", "\\_SB.GED0._CRS", "\\_SB.GED0._EVT %d" % gsi]
     more, out = run_acpiexec(d + "/DSDT.dat", [cmds["commit"]] + per_vcpu + extra)
     res.update(more)
 
@@ -366,6 +384,8 @@ def main():
         crs = res["\\_SB.COM1._CRS"]
         if crs != ("buf", [0x47, 1, 0xf8, 3, 0xf8, 3, 1, 8, 0x22, 0x10, 0, 0x79, 0]):
             err("COM1 _CRS %r, expected IO(0x3f8, 8) and IRQ 4" % (crs,))
+    if cfg["cppc"]:
+        check_ged(res, gsi, len(cfg["vcpus"]))
     if "Incorrect checksum" in out or "AE_AML" in out:
         err("acpiexec complained: %s" % [l for l in out.splitlines()
                                          if "checksum" in l or "AE_AML" in l][:3])

@@ -51,6 +51,10 @@ RUNS_612 = [
     nested.Run("prefcore", ["--vcpus", "3", "--host", HOST_612, "--vcpu", "0-1:cluster=big",
                             "--vcpu", f"2:cluster=little,uclamp={GUARANTEED_612}-1024"], "prefcore",
                kernel="6.12"),
+    # A live host change: QMP swaps vCPU 0 (big) and vCPU 2 (little) between
+    # the clusters mid-run; the guest is told with Notify 0x85 (the GED).
+    nested.Run("rerank", ["--vcpus", "3", "--host", HOST_612, "--vcpu", "0-1:cluster=big",
+                          "--vcpu", "2:cluster=little"], "rerank", kernel="6.12"),
     # Guided mode: the guest writes schedutil's choice into min_perf with
     # desired 0 and auto_sel 1; the little vCPU is clamped.
     nested.Run("guided", ["--vcpus", "2", "--host", HOST, "--vcpu", "0:cluster=big",
@@ -499,6 +503,37 @@ class Checks612(Checks):
         req = self.vcpu_sample("active", "busy1", 1)["perf_request"]
         self.check("6.12 active: the clamped little vCPU's request within its clamp",
                    0 < req <= CLAMP_MAX, f"perf_request {req} (uclamp max {CLAMP_MAX})")
+
+    def c612_066_rerank(self):
+        res = self.r["rerank"]
+        moved = {0: "little", 1: "big", 2: "big"}
+        self.check("6.12 rerank: both set-vcpu-cluster commands done", len(res.moves) == 2 and
+                   not any("error" in m.lower() for m in res.moves), f"{res.moves}")
+        ged = {o["tag"]: o["line"] for o in res.of("ged")}
+        m = re.search(r"^\s*\d+:((?:\s+\d+)+)", ged.get("moved", ""))
+        fired = sum(int(x) for x in m.group(1).split()) if m else 0
+        self.check("6.12 rerank: the guest bound the GED and took its interrupts",
+                   "ACPI:Ged" in ged.get("boot", "") and fired >= 1, f"/proc/interrupts {ged}")
+        st = res.stats or {}
+        self.check("6.12 rerank: two highest_perf changes told, the guest's _EVT read them",
+                   st.get("ged_events") == 2 and st.get("ged_reads", 0) >= 1,
+                   f"ged_events {st.get('ged_events')}, ged_reads {st.get('ged_reads')}")
+        for n, cl in moved.items():
+            c, top = self.cpu("rerank", "moved", n), perf(CLUSTERS_612[cl][0][-1])
+            self.check(f"6.12 rerank: cpu{n} re-read on {cl}: acpi_cppc highest_perf and "
+                       f"amd_pstate_prefcore_ranking {top}",
+                       c["highest_perf"] == top and c["prefcore_ranking"] == top,
+                       f"highest_perf {c['highest_perf']}, prefcore_ranking "
+                       f"{c['prefcore_ranking']} (boot: "
+                       f"{self.cpu('rerank', 'boot', n)['prefcore_ranking']})")
+        itmt = [o["itmt"] for o in res.of("pstate")]
+        self.check("6.12 rerank: ITMT stays enabled", itmt == [1, 1], f"sched_itmt_enabled {itmt}")
+        bigs = {n for n, cl in moved.items() if cl == "big"}
+        on = res.of("placement", tag="after")[0]["cpus"]
+        share = sum(c in bigs for c in on) / len(on)
+        self.check("6.12 rerank: a busy task then runs on the new big vCPUs", share >= 0.8,
+                   f"processor field {on} ({100 * share:.0f}% on {sorted(bigs)}; before the "
+                   f"move: {res.of('placement', tag='before')[0]['cpus']})")
 
     def c612_07_errors(self):
         self.check_10_no_avoidable_errors()

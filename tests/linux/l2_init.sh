@@ -226,6 +226,34 @@ placement() {
 	wait $pids 2>/dev/null
 }
 
+# The guest's view of the Generic Event Device: its /proc/interrupts line
+# ("ACPI:Ged" once evged bound it; the count says how often it fired).
+report_ged() {
+	j "\"k\":\"ged\",\"tag\":\"$1\",\"line\":$(q "$(grep -i ged /proc/interrupts | tr -s ' ')")"
+}
+
+# A live host change, re-ranked by 6.12: one busy task placed, then over
+# QMP (the "move" lines, run by whoever runs capvisor) vCPU 0 goes from big
+# to little and vCPU 2 from little to big; capvisor notifies each processor
+# (0x85) through the GED, 6.12's amd-pstate re-reads highest_perf and sets
+# its ranking and ITMT priority. Then the same again: ranking, ITMT, where
+# one busy task runs.
+wl_rerank() {
+	report_misc
+	report_cpus boot
+	report_ged boot
+	set_governor schedutil
+	sleep 4
+	placement 1 before
+	j "\"k\":\"move\",\"ctl\":\"set-vcpu-cluster vcpu=0 cluster=little\""
+	j "\"k\":\"move\",\"ctl\":\"set-vcpu-cluster vcpu=2 cluster=big\""
+	sleep 4
+	report_ged moved
+	report_misc
+	report_cpus moved
+	placement 1 after
+}
+
 # 6.12's preferred cores: ranking and ITMT (report_misc, report_cpus), where
 # one and then two busy tasks run, each CPU's util of a duty-cycled task.
 wl_prefcore() {
@@ -263,6 +291,7 @@ allbusy) wl_allbusy ;;
 hetero_duty) wl_hetero; wl_seed002 0 ;;
 seed002) report_misc; report_cpus boot; wl_seed002 1 ;;
 prefcore) wl_prefcore ;;
+rerank) wl_rerank ;;
 requests) wl_requests ;;
 report) report_misc; report_cpus boot ;;
 *) j "\"k\":\"error\",\"msg\":$(q "unknown workload '$wl'")" ;;

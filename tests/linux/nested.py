@@ -55,6 +55,7 @@ class Result:
         self.stats = None	# --stats-json
         self.rc = None
         self.console = []	# every L2 console line
+        self.moves = []		# "ctl args: reply" of each QMP host change
         self.stderr = []
 
     def of(self, kind, **match):
@@ -194,7 +195,7 @@ insmod /lib/kvm/kvm-amd.ko npt=0 || echo "L1 insmod kvm-amd failed"
 echo "L1 kvm $(ls /dev/kvm 2>&1)"
 
 # run NAME KERNEL CMDLINE ARGS...: capvisor boots L2 (/l2/vmlinux-KERNEL);
-# sample lines trigger a QMP query.
+# sample lines trigger a QMP query, move lines a QMP command (capvisor ctl).
 run() {
 	name=$1 kv=$2 cl=$3; shift 3
 	echo "L1 begin $name"
@@ -205,6 +206,9 @@ run() {
 		echo "L2 $line"
 		case "$line" in *'"k":"sample"'*)
 			echo "L1Q $name $(/bin/capvisor ctl /tmp/$name.sock query-vcpus --json 2>&1 | tr -d '\n')" ;;
+		*'"k":"move"'*)	# a live host change the workload asks for
+			args=$(echo "$line" | sed -n 's/.*"ctl":"\([a-z0-9= -]*\)".*/\1/p')
+			echo "L1M $name $args: $(/bin/capvisor ctl /tmp/$name.sock $args --json 2>&1 | tr -d '\n')" ;;
 		esac
 	done
 	echo "L1S $name $(tr -d '\n' </tmp/$name.json 2>/dev/null)"
@@ -265,6 +269,10 @@ def parse_l1_console(lines, runs):
         elif line.startswith("L1Q "):
             _, name, reply = line.split(" ", 2)
             _add_sample(results.get(name), reply)
+        elif line.startswith("L1M "):
+            parts = line.split(" ", 2)
+            if parts[1] in results and len(parts) == 3:
+                results[parts[1]].moves.append(parts[2])
         elif line.startswith("L1S "):
             parts = line.split(" ", 2)
             if parts[1] in results and len(parts) == 3 and parts[2].strip():
@@ -411,6 +419,8 @@ def main():
     for phase, s in r.samples.items():
         print(json.dumps({"qmp": phase, "vcpus": s}))
     print(json.dumps({"rc": r.rc, "stats": r.stats}))
+    for line in r.moves:
+        print("move:", line)
     for line in r.stderr:
         print("capvisor:", line)
     return 0 if r.finished() else 1

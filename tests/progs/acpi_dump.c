@@ -17,7 +17,7 @@
  *   drop    the last _CPC package holds 22 elements
  *   addr    vCPU 1's desired_perf register points into vCPU 0's page
  *   osc     _OSC stops acking the flexible address space
- *   config  config.json claims a different highest_perf for vCPU 0
+ *   config  config.json claims a different reference_perf for vCPU 0
  */
 #include "acpi/acpi.h"
 #include "capvisor/layout.h"
@@ -131,26 +131,28 @@ static int write_config(const struct opts *o, const struct acpi_vcpu_desc *v)
 		LAYOUT_MMIO_HOLE_START, LAYOUT_MMIO_HOLE_END, LAYOUT_PER_VCPU_STRIDE);
 	fprintf(f, " \"s5_slp_typ\": %d, \"cppc_regs\": {\"desired\": %d, \"min\": %d, "
 		"\"max\": %d, \"enable\": %d, \"perf_limited\": %d, \"ref_counter\": %d, "
-		"\"del_counter\": %d, \"guaranteed\": %d, \"auto_sel\": %d},\n", ACPI_S5_SLP_TYP,
+		"\"del_counter\": %d, \"guaranteed\": %d, \"auto_sel\": %d, ", ACPI_S5_SLP_TYP,
 		CPPC_REG_DESIRED_PERF, CPPC_REG_MIN_PERF, CPPC_REG_MAX_PERF, CPPC_REG_ENABLE,
 		CPPC_REG_PERF_LIMITED, CPPC_REG_REF_COUNTER, CPPC_REG_DEL_COUNTER,
 		CPPC_REG_GUARANTEED_PERF, CPPC_REG_AUTO_SEL);
+	fprintf(f, "\"highest\": %d, \"nominal\": %d, \"lowest_nonlinear\": %d, "
+		"\"lowest\": %d},\n", CPPC_REG_HIGHEST_PERF, CPPC_REG_NOMINAL_PERF,
+		CPPC_REG_LOWEST_NONLINEAR_PERF, CPPC_REG_LOWEST_PERF);
 	fprintf(f, " \"vcpus\": [\n");
 	for (i = 0; i < o->vcpus; i++) {
 		const struct acpi_cppc_caps *c = &v[i].cppc;
-		unsigned int highest = c->highest_perf;
+		unsigned int reference = acpi_cppc_reference_perf(c);
 
 		if (o->corrupt && !strcmp(o->corrupt, "config") && i == 0)
-			highest++;
+			reference++;
 		fprintf(f, " {\"uid\": %u, \"apic_id\": %u, \"highest_perf\": %u, "
 			"\"nominal_perf\": %u, \"lowest_nonlinear_perf\": %u, \"lowest_perf\": %u, "
 			"\"guaranteed_perf\": %u, \"lowest_freq\": %u, \"nominal_freq\": %u, "
 			"\"reference_perf\": %u, "
-			"\"cppc_page\": %llu, \"hint_page\": %llu}%s\n", i, v[i].apic_id, highest,
-			c->nominal_perf, c->lowest_nonlinear_perf, c->lowest_perf,
+			"\"cppc_page\": %llu, \"hint_page\": %llu}%s\n", i, v[i].apic_id,
+			c->highest_perf, c->nominal_perf, c->lowest_nonlinear_perf, c->lowest_perf,
 			c->guaranteed_perf, c->lowest_freq_mhz, c->nominal_freq_mhz,
-			acpi_cppc_reference_perf(c),
-			(unsigned long long)acpi_cppc_page_gpa(i),
+			reference, (unsigned long long)acpi_cppc_page_gpa(i),
 			(unsigned long long)acpi_hint_page_gpa(i), i + 1 < o->vcpus ? "," : "");
 	}
 	fprintf(f, "]}\n");
@@ -232,7 +234,7 @@ int main(int argc, char **argv)
 	if (!vcpus || !buf)
 		return 1;
 	struct acpi_vm_desc desc = {
-		.nr_vcpus = o.vcpus, .vcpus = vcpus, .cppc = o.cppc,
+		.nr_vcpus = o.vcpus, .vcpus = vcpus, .cppc = o.cppc, .ged = o.cppc,
 		.hint_device = o.hint, .com1 = o.com1,
 	};
 	ret = acpi_build_tables(&desc, buf, LAYOUT_ACPI_SIZE, LAYOUT_ACPI_BASE, &t);

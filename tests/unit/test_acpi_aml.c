@@ -338,7 +338,53 @@ static void test_resource_template(void)
 	aml_free(&r);
 }
 
+/*
+ * OperationRegion (GEDR, SystemMemory, 0xD0800000, 4)
+ * Field (GEDR, DWordAcc, NoLock, Preserve) { P000, 32 }
+ * Notify (C000, 0x85)
+ * ResourceTemplate () { Interrupt (ResourceConsumer, Edge, ActiveHigh, Exclusive) { 20 } }
+ */
+static void test_region_field_notify_interrupt(void)
+{
+	struct aml_buf b, r;
+	size_t m;
+
+	aml_init(&b);
+	aml_op_region(&b, "GEDR", ACPI_SPACE_SYSTEM_MEMORY, 0xd0800000ull, 4);
+	m = aml_field_begin(&b, "GEDR", AML_FIELD_DWORD_ACC);
+	aml_field_unit(&b, "P000", 32);
+	aml_end(&b, m);
+	aml_op(&b, AML_NOTIFY);
+	aml_namestring(&b, "C000");
+	aml_integer(&b, 0x85);
+	ASSERT_BYTES(&b, 0x5b, 0x80, 'G', 'E', 'D', 'R', 0x00, 0x0c, 0x00, 0x00, 0x80, 0xd0,
+		     0x0a, 0x04,
+		     0x5b, 0x81, 0x0b, 'G', 'E', 'D', 'R', 0x03, 'P', '0', '0', '0', 0x20,
+		     0x86, 'C', '0', '0', '0', 0x0a, 0x85);
+	aml_free(&b);
+
+	aml_init(&b);
+	aml_init(&r);
+	res_extended_irq(&r, true, 20);
+	aml_resource_template(&b, &r);
+	ASSERT_BYTES(&b, 0x11, 0x0e, 0x0a, 0x0b,
+		     0x89, 0x06, 0x00, 0x03, 0x01, 0x14, 0x00, 0x00, 0x00, 0x79, 0x00);
+	aml_free(&b);
+	aml_free(&r);
+
+	/* A field unit is one NameSeg of 1-63 bits. */
+	aml_init(&b);
+	aml_field_unit(&b, "P0", 32);
+	CU_ASSERT_EQUAL(aml_error(&b), -EINVAL);
+	aml_free(&b);
+	aml_init(&b);
+	aml_field_unit(&b, "P000", 64);
+	CU_ASSERT_EQUAL(aml_error(&b), -EINVAL);
+	aml_free(&b);
+}
+
 UNIT_SUITE(acpi_aml, NULL, NULL,
+	   UNIT_TEST(test_region_field_notify_interrupt),
 	   UNIT_TEST(test_pkglen_boundaries),
 	   UNIT_TEST(test_pkglen_inserted),
 	   UNIT_TEST(test_integers),

@@ -6,9 +6,11 @@
 #include "tests/unit/harness.h"
 #include "devices/cppc.h"
 #include "capvisor/layout.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 
 /* A little cluster: levels 256..512 of 1024 -> perf 64..128. */
@@ -195,6 +197,95 @@ static void test_bad_widths_and_offsets(void)
 	cppc_destroy(&d);
 }
 
+/* The capabilities are read-only registers that cppc_set_caps() changes. */
+static void test_caps_registers(void)
+{
+	static const struct { uint64_t off; size_t field; } regs[] = {
+		{ CPPC_REG_HIGHEST_PERF, offsetof(struct acpi_cppc_caps, highest_perf) },
+		{ CPPC_REG_NOMINAL_PERF, offsetof(struct acpi_cppc_caps, nominal_perf) },
+		{ CPPC_REG_LOWEST_NONLINEAR_PERF,
+		  offsetof(struct acpi_cppc_caps, lowest_nonlinear_perf) },
+		{ CPPC_REG_LOWEST_PERF, offsetof(struct acpi_cppc_caps, lowest_perf) },
+	};
+	const struct acpi_cppc_caps *each[] = { &little, &big, &little };
+	struct cppc_stats st;
+	struct cppc_dev d;
+
+	cppc_init(&d, 0, acpi_cppc_page_gpa(0), &little);
+	for (unsigned int k = 0; k < ARRAY_SIZE(each); k++) {
+		CU_ASSERT_EQUAL(cppc_set_caps(&d, each[k]), 0);
+		for (unsigned int i = 0; i < ARRAY_SIZE(regs); i++) {
+			uint32_t want;
+
+			memcpy(&want, (const char *)each[k] + regs[i].field, 4);
+			CU_ASSERT_EQUAL(rd(&d, regs[i].off, 4), want);
+			wr(&d, regs[i].off, want + 1, 4);	/* read-only */
+			CU_ASSERT_EQUAL(rd(&d, regs[i].off, 4), want);
+			CU_ASSERT_EQUAL(rd(&d, regs[i].off, 2), 0);	/* width */
+		}
+		CU_ASSERT_EQUAL(cppc_highest_perf(&d), each[k]->highest_perf);
+	}
+	cppc_get_stats(&d, &st);
+	CU_ASSERT_EQUAL(st.ro_writes, 3 * ARRAY_SIZE(regs));
+	CU_ASSERT_EQUAL(st.bad_width, 3 * ARRAY_SIZE(regs));
+	cppc_destroy(&d);
+}
+
+/*
+ * Moving to a bigger and back to a smaller cluster: the guest's requests are
+ * brought into the new range, a max at the old top follows the new top, the
+ * engine is told when the effective request moved, and inconsistent caps are
+ * refused with every register as it was.
+ */
+static unsigned int moved_notified;
+
+static void count_moved(struct cppc_dev *dev, void *opaque)
+{
+	(void)dev;
+	(void)opaque;
+	moved_notified++;
+}
+
+static void test_caps_change_keeps_requests_in_range(void)
+{
+	struct acpi_cppc_caps bad = big;
+	struct cppc_snapshot before, after;
+	struct cppc_dev d;
+
+	cppc_init(&d, 1, acpi_cppc_page_gpa(1), &little);
+	cppc_set_notify(&d, count_moved, NULL);
+	wr(&d, CPPC_REG_ENABLE, 1, 4);
+	wr(&d, CPPC_REG_DESIRED_PERF, 128, 4);
+	moved_notified = 0;
+	CU_ASSERT_EQUAL(cppc_set_caps(&d, &big), 0);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_MAX_PERF, 4), 255);	/* followed the top */
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_MIN_PERF, 4), 64);	/* inside [51, 255] */
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DESIRED_PERF, 4), 128);
+	CU_ASSERT_EQUAL(moved_notified, 0);			/* still asks 128 */
+	wr(&d, CPPC_REG_DESIRED_PERF, 250, 4);
+	wr(&d, CPPC_REG_MIN_PERF, 200, 4);
+	wr(&d, CPPC_REG_MAX_PERF, 240, 4);
+	moved_notified = 0;
+	CU_ASSERT_EQUAL(cppc_set_caps(&d, &little), 0);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_DESIRED_PERF, 4), 128);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_MIN_PERF, 4), 128);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_MAX_PERF, 4), 128);
+	CU_ASSERT_EQUAL(cppc_effective_request(&d), 128);
+	CU_ASSERT_EQUAL(moved_notified, 1);
+
+	cppc_snapshot(&d, &before);
+	bad.lowest_perf = 0;
+	CU_ASSERT_EQUAL(cppc_set_caps(&d, &bad), -EINVAL);
+	bad = big;
+	bad.nominal_perf = bad.highest_perf + 1;
+	CU_ASSERT_EQUAL(cppc_set_caps(&d, &bad), -EINVAL);
+	cppc_snapshot(&d, &after);
+	CU_ASSERT(before.desired == after.desired && before.min == after.min &&
+		  before.max == after.max && before.effective == after.effective);
+	CU_ASSERT_EQUAL(rd(&d, CPPC_REG_HIGHEST_PERF, 4), little.highest_perf);
+	cppc_destroy(&d);
+}
+
 static void test_counters(void)
 {
 	struct cppc_dev d;
@@ -360,6 +451,7 @@ static void test_hostile_random(void)
 {
 	static const unsigned int widths[] = { 1, 2, 4, 8 };
 	unsigned int i, umin = 0, umax = 1024, cap;
+	const struct acpi_cppc_caps *now = &big;
 	struct cppc_snapshot s;
 	struct cppc_dev d;
 	uint32_t eff;
@@ -367,9 +459,15 @@ static void test_hostile_random(void)
 	cppc_init(&d, 7, acpi_cppc_page_gpa(7), &big);
 	for (i = 0; i < 200000; i++) {
 		unsigned int len = widths[rnd() % 4];
-		uint64_t off = rnd() % 3 ? rnd() % 0x30 : rnd() % 0x1000, v = hostile_value();
+		uint64_t off = rnd() % 3 ? rnd() % 0x40 : rnd() % 0x1000, v = hostile_value();
 
 		switch (rnd() % 8) {
+		case 3:
+			if (rnd() % 8)
+				break;
+			now = rnd() % 2 ? &big : &little;	/* the vCPU moves */
+			CU_ASSERT_FATAL(cppc_set_caps(&d, now) == 0);
+			break;
 		case 0:
 			rd(&d, off, len);
 			break;
@@ -407,10 +505,11 @@ static void test_hostile_random(void)
 		cap = cppc_effective_request_capacity(&d);
 		CU_ASSERT_FATAL(cap <= d.host_max_cap);
 		CU_ASSERT_FATAL(!cap || cap >= d.host_min_cap);
-		CU_ASSERT_FATAL(!s.desired || (s.desired >= big.lowest_perf &&
-					       s.desired <= big.highest_perf));
-		CU_ASSERT_FATAL(s.min >= big.lowest_perf && s.min <= big.highest_perf);
-		CU_ASSERT_FATAL(s.max >= big.lowest_perf && s.max <= big.highest_perf);
+		CU_ASSERT_FATAL(!s.desired || (s.desired >= now->lowest_perf &&
+					       s.desired <= now->highest_perf));
+		CU_ASSERT_FATAL(s.min >= now->lowest_perf && s.min <= now->highest_perf);
+		CU_ASSERT_FATAL(s.max >= now->lowest_perf && s.max <= now->highest_perf);
+		CU_ASSERT_FATAL(rd(&d, CPPC_REG_HIGHEST_PERF, 4) == now->highest_perf);
 		CU_ASSERT_FATAL(s.enable <= 1);
 		CU_ASSERT_FATAL(s.perf_limited <= 3);
 		CU_ASSERT_FATAL(s.del_counter <= s.ref_counter * 255 / 204 + 1);
@@ -598,6 +697,8 @@ UNIT_SUITE(cppc_dev, NULL, NULL,
 	   UNIT_TEST(test_host_limits_win),
 	   UNIT_TEST(test_garbage_values_clamped),
 	   UNIT_TEST(test_bad_widths_and_offsets),
+	   UNIT_TEST(test_caps_registers),
+	   UNIT_TEST(test_caps_change_keeps_requests_in_range),
 	   UNIT_TEST(test_counters),
 	   UNIT_TEST(test_common_reference),
 	   UNIT_TEST(test_perf_limited),

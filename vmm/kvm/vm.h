@@ -107,6 +107,9 @@ void vm_set_gate_flags(struct vm *vm, unsigned int flags);
 
 /* COM1, the ACPI sleep registers and the i8042 (vm_devices.c); console_fd gets COM1 output. */
 int vm_setup_devices(struct vm *vm, int console_fd);
+/* An interrupt line of the VM's IOAPIC (KVM_IRQ_LINE), for a device. */
+struct irq_line;
+void vm_irq_line(struct vm *vm, unsigned int irq, struct irq_line *out);
 void vm_free_devices(struct vm *vm);
 /* Build the ACPI tables described by desc at LAYOUT_ACPI_BASE (vm_acpi.c). */
 int vm_setup_acpi(struct vm *vm, const struct acpi_vm_desc *desc);

@@ -246,6 +246,8 @@ static int op_set_cluster_affinity(void *opaque, unsigned int vcpu, const char *
 	rc = dispatch_set_cluster(vm->d, vcpu, cluster, msg, sizeof(msg));
 	if (rc >= 0)
 		snprintf(vm->affinity[vcpu], sizeof(vm->affinity[vcpu]), "%s", cluster ? cluster : "");
+	if (rc >= 0 && vm->cluster_changed)
+		vm->cluster_changed(vm->qos_opaque, vcpu, cluster);
 	return finish(vm, vcpu, rc, msg, err);
 }
 

@@ -29,6 +29,8 @@ struct qmp_vm {
 	void *quit_opaque;
 	/* After a successful QoS change (CPPC limits follow the clamps). */
 	void (*qos_changed)(void *opaque, unsigned int vcpu);
+	/* After set-vcpu-cluster (CPPC capabilities follow the cluster); qos_opaque. */
+	void (*cluster_changed)(void *opaque, unsigned int vcpu, const char *cluster);
 	void *qos_opaque;
 	/* query-domain-xml: the QoS at start, and who writes the XML from the live QoS. */
 	const struct vcpu_qos *qos_start;
