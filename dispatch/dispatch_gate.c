@@ -250,6 +250,20 @@ static void end_own_slice(struct dispatch *d, struct dvcpu *v, uint64_t now)
 	dispatch_apply_quiet(d, now);
 }
 
+/* A run that lasted to its on-part's end: how late the thread got out (kick latency). */
+static void count_onpart_end(struct dvcpu *v, uint64_t now)
+{
+	uint64_t late;
+
+	if (!v->sanctioned || v->leave_at == UINT64_MAX || now < v->leave_at)
+		return;
+	late = now - v->leave_at;
+	v->onparts++;
+	v->onpart_late_ns += late;
+	if (late > v->onpart_late_max_ns)
+		v->onpart_late_max_ns = late;
+}
+
 void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
 {
 	struct dvcpu *v = &d->v[vcpu];
@@ -259,6 +273,7 @@ void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
 	now = dispatch_now_ns();
 	dispatch_account(d, vcpu, now);
 	dispatch_settle_run(d, vcpu);
+	count_onpart_end(v, now);
 	/*
 	 * The debt is settled in the thread's CPU time, not wall time: a level
 	 * promises that share of a host CPU, and the host may take part of an
