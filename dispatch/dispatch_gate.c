@@ -89,7 +89,17 @@ static void wait_until(struct dispatch *d, struct dvcpu *v, uint64_t abs_ns)
  * On-time for a new on-part of pCPU p: the level's share of the window,
  * corrected by what earlier on-parts over- or under-ran (kick and wakeup
  * latencies, a vCPU that halted early), so that the delivered share
- * converges on the level.
+ * converges on the level whatever those latencies are.
+ *
+ * An over-run is paid back in full: the next on-part ends early by it,
+ * which is ending each on-part early by the last measured kick latency.
+ * Where that leaves less than DUTY_MIN_ON_NS (a kick slower than the
+ * on-part, as a signal to a thread inside a nested guest can be), the
+ * on-part is skipped (0) and the window's share pays the debt. Credit
+ * (an under-run) lengthens an on-part by at most half of it, so time the
+ * host took is made up over several windows, not in one burst. The debt
+ * itself stays within one window (settle_debt()): at most a window's worth
+ * of on-time is ever skipped or given back.
  */
 static uint64_t corrected_on_ns(struct dispatch *d, unsigned int p)
 {
@@ -101,12 +111,28 @@ static uint64_t corrected_on_ns(struct dispatch *d, unsigned int p)
 		pc->debt_ns = 0;
 		pc->debt_level = pc->level;
 	}
+	if (base >= (int64_t)d->window_ns)
+		return (uint64_t)base;	/* never stopped: nothing to correct */
 	debt = pc->debt_ns;
 	if (debt > base / 2)
 		debt = base / 2;
-	if (debt < -base / 2)
-		debt = -base / 2;
+	if (debt < 0 && base + debt < (int64_t)DUTY_MIN_ON_NS)
+		return 0;
 	return (uint64_t)(base + debt);
+}
+
+/*
+ * Window `window` of pCPU p has no on-part (corrected_on_ns() gave 0): the
+ * level's share of it pays the debt, and the pCPU's vCPUs wait for the next
+ * window's slot.
+ */
+static void skip_onpart(struct dispatch *d, struct dpcpu *pc, uint64_t window, uint64_t base,
+			uint64_t *wake)
+{
+	pc->onpart_window = window;
+	pc->onpart_until = 0;
+	pc->debt_ns += (int64_t)duty_on_ns(d->window_ns, pc->level);
+	*wake = base + (window + 1) * d->window_ns + pc->slot.offset_ns;
 }
 
 /* Returns true when v may run now on pCPU p, with v->leave_at set; else *wake. */
@@ -115,7 +141,7 @@ static bool may_run(struct dispatch *d, struct dvcpu *v, unsigned int p, uint64_
 {
 	struct dpcpu *pc = &d->p[p];
 	uint64_t base = d->epoch_ns + pc->phase_ns;
-	uint64_t rel = now - base, window = rel / d->window_ns, until;
+	uint64_t rel = now - base, window = rel / d->window_ns, until, on;
 
 	/* Inside the pCPU's current on-part (re-entry, or a switch within it). */
 	if (pc->onpart_window == window) {
@@ -126,7 +152,10 @@ static bool may_run(struct dispatch *d, struct dvcpu *v, unsigned int p, uint64_
 		*wake = base + (window + 1) * d->window_ns + pc->slot.offset_ns;
 		return false;
 	}
-	if (!duty_may_run(&pc->slot, d->window_ns, corrected_on_ns(d, p), rel, &until)) {
+	/* A skipped on-part is decided where the uncorrected one would run. */
+	on = corrected_on_ns(d, p);
+	if (!duty_may_run(&pc->slot, d->window_ns, on ? on : duty_on_ns(d->window_ns, pc->level),
+			  rel, &until)) {
 		*wake = until == DUTY_ALWAYS ? UINT64_MAX : base + until;
 		return false;
 	}
@@ -134,6 +163,10 @@ static bool may_run(struct dispatch *d, struct dvcpu *v, unsigned int p, uint64_
 		v->leave_at = UINT64_MAX;
 		pc->debt_ns = 0;
 		return true;
+	}
+	if (!on) {
+		skip_onpart(d, pc, window, base, wake);
+		return false;
 	}
 	v->leave_at = base + until;
 	pc->onpart_until = v->leave_at;
