@@ -192,6 +192,12 @@ struct dispatch_vcpu_report {
 	uint64_t onparts;
 	uint64_t onpart_late_ns;
 	uint64_t onpart_late_max_ns;
+	/*
+	 * Windows whose on-part it could not run in: skipped to pay an
+	 * over-run back, or over before its thread woke. Their share is in the
+	 * debt either way.
+	 */
+	uint64_t onparts_missed;
 };
 
 int dispatch_vcpu_report(struct dispatch *d, unsigned int vcpu, struct dispatch_vcpu_report *r);

@@ -122,57 +122,52 @@ static uint64_t corrected_on_ns(struct dispatch *d, unsigned int p)
 }
 
 /*
- * Window `window` of pCPU p has no on-part (corrected_on_ns() gave 0): the
- * level's share of it pays the debt, and the pCPU's vCPUs wait for the next
- * window's slot.
+ * Returns true when v may run now on pCPU p, with v->leave_at set; else *wake.
+ *
+ * The first vCPU to reach the gate in a window after the pCPU's slot began,
+ * and within its on-part as planned without the correction, opens the
+ * window: the level's share of it becomes due (the debt) and the on-part
+ * runs from the slot's start for its corrected length (nothing when
+ * corrected_on_ns() skips it). A thread that wakes after a shortened
+ * on-part has already ended still opens the window, so the share it could
+ * not use is credited, not lost.
  */
-static void skip_onpart(struct dispatch *d, struct dpcpu *pc, uint64_t window, uint64_t base,
-			uint64_t *wake)
-{
-	pc->onpart_window = window;
-	pc->onpart_until = 0;
-	pc->debt_ns += (int64_t)duty_on_ns(d->window_ns, pc->level);
-	*wake = base + (window + 1) * d->window_ns + pc->slot.offset_ns;
-}
-
-/* Returns true when v may run now on pCPU p, with v->leave_at set; else *wake. */
 static bool may_run(struct dispatch *d, struct dvcpu *v, unsigned int p, uint64_t now,
 		    uint64_t *wake)
 {
 	struct dpcpu *pc = &d->p[p];
 	uint64_t base = d->epoch_ns + pc->phase_ns;
-	uint64_t rel = now - base, window = rel / d->window_ns, until, on;
+	uint64_t rel = now - base, window = rel / d->window_ns, until;
+	uint64_t share = duty_on_ns(d->window_ns, pc->level), on, plan;
 
-	/* Inside the pCPU's current on-part (re-entry, or a switch within it). */
-	if (pc->onpart_window == window) {
-		if (now < pc->onpart_until) {
-			v->leave_at = pc->onpart_until;
+	if (pc->onpart_window != window) {
+		on = corrected_on_ns(d, p);
+		plan = on > share ? on : share;
+		if (!duty_may_run(&pc->slot, d->window_ns, plan, rel, &until)) {
+			*wake = until == DUTY_ALWAYS ? UINT64_MAX : base + until;
+			return false;
+		}
+		if (until == DUTY_ALWAYS) {
+			v->leave_at = UINT64_MAX;
+			pc->debt_ns = 0;
 			return true;
 		}
-		*wake = base + (window + 1) * d->window_ns + pc->slot.offset_ns;
-		return false;
+		pc->onpart_window = window;
+		pc->onpart_until = 0;
+		if (on)
+			pc->onpart_until = base + window * d->window_ns + pc->slot.offset_ns +
+					   (on < pc->slot.room_ns ? on : pc->slot.room_ns);
+		pc->debt_ns += (int64_t)share;
+		if (now >= pc->onpart_until)
+			v->onparts_missed++;
 	}
-	/* A skipped on-part is decided where the uncorrected one would run. */
-	on = corrected_on_ns(d, p);
-	if (!duty_may_run(&pc->slot, d->window_ns, on ? on : duty_on_ns(d->window_ns, pc->level),
-			  rel, &until)) {
-		*wake = until == DUTY_ALWAYS ? UINT64_MAX : base + until;
-		return false;
-	}
-	if (until == DUTY_ALWAYS) {
-		v->leave_at = UINT64_MAX;
-		pc->debt_ns = 0;
+	/* Inside the pCPU's current on-part (a first entry, a re-entry, a switch within it). */
+	if (now < pc->onpart_until) {
+		v->leave_at = pc->onpart_until;
 		return true;
 	}
-	if (!on) {
-		skip_onpart(d, pc, window, base, wake);
-		return false;
-	}
-	v->leave_at = base + until;
-	pc->onpart_until = v->leave_at;
-	pc->onpart_window = window;
-	pc->debt_ns += (int64_t)duty_on_ns(d->window_ns, pc->level);
-	return true;
+	*wake = base + (window + 1) * d->window_ns + pc->slot.offset_ns;
+	return false;
 }
 
 /*

@@ -436,7 +436,7 @@ static void check_level_share_with_overrun(uint64_t overrun_ns)
 	struct dispatch_vcpu_report r;
 	struct vcpu_qos qos;
 	struct fake_vm vm;
-	uint64_t on0, t0, on, t, late0, parts0;
+	uint64_t on0, t0, on, t, late0, parts0, missed0;
 	double share;
 
 	memset(&vm, 0, sizeof(vm));
@@ -451,6 +451,7 @@ static void check_level_share_with_overrun(uint64_t overrun_ns)
 	CU_ASSERT_EQUAL(dispatch_vcpu_report(vm.d, 0, &r), 0);
 	late0 = r.onpart_late_ns;
 	parts0 = r.onparts;
+	missed0 = r.onparts_missed;
 	on0 = run_clock_ns(&vm.v[0]);
 	t0 = dispatch_now_ns();
 	sleep_ms(2000);
@@ -460,10 +461,10 @@ static void check_level_share_with_overrun(uint64_t overrun_ns)
 	fake_vm_stop(&vm);
 	share = (double)on / (double)t;
 	printf("\n    dispatch: level %u, over-run %.1f ms: on %.3f of the time (level %.3f), "
-	       "%llu on-parts left %.2f ms late on average (%.2f ms at most)\n", r.level,
+	       "%llu on-parts left %.2f ms late on average (%.2f ms at most), %llu missed\n", r.level,
 	       overrun_ns / 1e6, share, want, (unsigned long long)(r.onparts - parts0),
 	       r.onparts > parts0 ? (r.onpart_late_ns - late0) / 1e6 / (double)(r.onparts - parts0) : 0,
-	       r.onpart_late_max_ns / 1e6);
+	       r.onpart_late_max_ns / 1e6, (unsigned long long)(r.onparts_missed - missed0));
 	CU_ASSERT_EQUAL(r.level, 320);
 	CU_ASSERT(share >= want * (1 - tol) && share <= want * (1 + tol));
 	/* The over-run is what the counters see: every on-part left at least that late. */
