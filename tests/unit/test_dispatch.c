@@ -58,6 +58,7 @@ struct fake_vm {
 	struct dispatch *d;
 	unsigned int nr_vcpus;
 	bool run_clock;		/* cpu_ns is the wall time in runs (above) */
+	uint64_t window_ns;	/* the duty cycle's window, 0: the default */
 	struct fake_vcpu v[FAKE_MAX_VCPUS];
 };
 
@@ -162,7 +163,8 @@ static void *fake_vcpu_thread(void *arg)
 
 /*
  * A VM of nr fake vCPUs with the given QoS on the host spec, started; the
- * vm's run_clock and its vCPUs' overrun_ns are read from *vm as set.
+ * vm's run_clock, window_ns and its vCPUs' overrun_ns are read from *vm as
+ * set.
  */
 static int fake_vm_start_qos(struct fake_vm *vm, const char *host, const unsigned int *host_cpu,
 			     unsigned int nr, const struct vcpu_qos *qos)
@@ -178,6 +180,7 @@ static int fake_vm_start_qos(struct fake_vm *vm, const char *host, const unsigne
 	cfg.nr_vcpus = nr;
 	cfg.qos = qos;
 	cfg.no_pin = true;	/* the test's threads stay wherever the host puts them */
+	cfg.window_ns = vm->window_ns;
 	cfg.ops = vm->run_clock ? &fake_ops_run_clock : &fake_ops;
 	cfg.opaque = vm;
 	vm->nr_vcpus = nr;
@@ -418,16 +421,17 @@ static void test_rejected_qos_changes_nothing(void)
 /*
  * A duty-cycled pCPU whose vCPU thread leaves each on-part overrun_ns after
  * its kick. The host "little" at uclamp max 320 runs at level 320: an
- * on-part of 1.25 ms in every 4 ms window. Over 2 s the vCPU's time inside
- * its runs (the fake's run clock: wall time, so the test machine's load
- * only adds latency) must converge on 320/1024 of it within 10%, whatever
- * the over-run: 0 (a PVM or hardware host), 1.0 ms (a signal to a thread
- * inside a nested guest: the on-time debt then ends each on-part early by
- * most of it) and 2.0 ms (longer than the on-part: on-parts are skipped).
- * Paying back at most half an on-part per window, as the dispatcher once
- * did, gives (0.625 + over-run) / 4 ms at least: 0.41 at 1.0 ms; measured
- * at a load average of 3 (the dispatcher's own kick then came 1.5-2.5 ms
- * late), 0.45, 0.50 and 0.66 for the three over-runs, and 0.30-0.31 now.
+ * on-part of 5 ms in every 16 ms window, the nested guest's 1.25 ms in 4 ms
+ * scaled by 4 so that this machine's own kick latency (the dispatcher
+ * thread wakes late on a loaded host: 1-8 ms measured here at load
+ * averages of 3-9) stays small against it. Over 3 s the vCPU's time inside
+ * its runs (the fake's run clock: wall time, so the load only adds
+ * latency) must converge on 320/1024 of it within 10%, whatever the
+ * over-run: 0 (a PVM or hardware host), 4 ms (the nested guest's 1 ms
+ * against its 1.25 ms on-part: the debt ends each on-part early by most of
+ * it) and 8 ms (longer than the on-part: on-parts are skipped). Paying
+ * back at most half an on-part per window, as the dispatcher once did,
+ * gives at least (2.5 + over-run) / 16 ms: 0.41 at 4 ms, 0.66 at 8 ms.
  */
 static void check_level_share_with_overrun(uint64_t overrun_ns)
 {
@@ -441,6 +445,7 @@ static void check_level_share_with_overrun(uint64_t overrun_ns)
 
 	memset(&vm, 0, sizeof(vm));
 	vm.run_clock = true;
+	vm.window_ns = 16 * MS;
 	vm.v[0].overrun_ns = overrun_ns;
 	vcpu_qos_default(&qos);
 	qos.uclamp_max = 320;
@@ -454,7 +459,7 @@ static void check_level_share_with_overrun(uint64_t overrun_ns)
 	missed0 = r.onparts_missed;
 	on0 = run_clock_ns(&vm.v[0]);
 	t0 = dispatch_now_ns();
-	sleep_ms(2000);
+	sleep_ms(3000);
 	on = run_clock_ns(&vm.v[0]) - on0;
 	t = dispatch_now_ns() - t0;
 	CU_ASSERT_EQUAL(dispatch_vcpu_report(vm.d, 0, &r), 0);
@@ -479,12 +484,12 @@ static void test_level_holds_without_overrun(void)
 
 static void test_level_holds_with_slow_kicks(void)
 {
-	check_level_share_with_overrun(1000 * 1000);
+	check_level_share_with_overrun(4 * MS);
 }
 
 static void test_level_holds_with_kicks_slower_than_onpart(void)
 {
-	check_level_share_with_overrun(2000 * 1000);
+	check_level_share_with_overrun(8 * MS);
 }
 
 UNIT_SUITE(dispatch, quiet_init, quiet_cleanup,
