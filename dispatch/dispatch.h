@@ -184,6 +184,20 @@ struct dispatch_vcpu_report {
 	uint64_t run_ns;
 	uint64_t active_ns;
 	uint64_t stolen_ns;		/* runnable, held out by the engine */
+	/*
+	 * Runs that lasted to the end of their duty-cycle on-part, and the wall
+	 * time from that end to the thread's leave, summed and at most: the
+	 * kick latency the on-part debt pays back.
+	 */
+	uint64_t onparts;
+	uint64_t onpart_late_ns;
+	uint64_t onpart_late_max_ns;
+	/*
+	 * Windows whose on-part it could not run in: skipped to pay an
+	 * over-run back, or over before its thread woke. Their share is in the
+	 * debt either way.
+	 */
+	uint64_t onparts_missed;
 };
 
 int dispatch_vcpu_report(struct dispatch *d, unsigned int vcpu, struct dispatch_vcpu_report *r);

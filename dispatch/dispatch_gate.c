@@ -89,7 +89,17 @@ static void wait_until(struct dispatch *d, struct dvcpu *v, uint64_t abs_ns)
  * On-time for a new on-part of pCPU p: the level's share of the window,
  * corrected by what earlier on-parts over- or under-ran (kick and wakeup
  * latencies, a vCPU that halted early), so that the delivered share
- * converges on the level.
+ * converges on the level whatever those latencies are.
+ *
+ * An over-run is paid back in full: the next on-part ends early by it,
+ * which is ending each on-part early by the last measured kick latency.
+ * Where that leaves less than DUTY_MIN_ON_NS (a kick slower than the
+ * on-part, as a signal to a thread inside a nested guest can be), the
+ * on-part is skipped (0) and the window's share pays the debt. Credit
+ * (an under-run) lengthens an on-part by at most half of it, so time the
+ * host took is made up over several windows, not in one burst. The debt
+ * itself stays within one window (settle_debt()): at most a window's worth
+ * of on-time is ever skipped or given back.
  */
 static uint64_t corrected_on_ns(struct dispatch *d, unsigned int p)
 {
@@ -101,45 +111,63 @@ static uint64_t corrected_on_ns(struct dispatch *d, unsigned int p)
 		pc->debt_ns = 0;
 		pc->debt_level = pc->level;
 	}
+	if (base >= (int64_t)d->window_ns)
+		return (uint64_t)base;	/* never stopped: nothing to correct */
 	debt = pc->debt_ns;
 	if (debt > base / 2)
 		debt = base / 2;
-	if (debt < -base / 2)
-		debt = -base / 2;
+	if (debt < 0 && base + debt < (int64_t)DUTY_MIN_ON_NS)
+		return 0;
 	return (uint64_t)(base + debt);
 }
 
-/* Returns true when v may run now on pCPU p, with v->leave_at set; else *wake. */
+/*
+ * Returns true when v may run now on pCPU p, with v->leave_at set; else *wake.
+ *
+ * The first vCPU to reach the gate in a window after the pCPU's slot began,
+ * and within its on-part as planned without the correction, opens the
+ * window: the level's share of it becomes due (the debt) and the on-part
+ * runs from the slot's start for its corrected length (nothing when
+ * corrected_on_ns() skips it). A thread that wakes after a shortened
+ * on-part has already ended still opens the window, so the share it could
+ * not use is credited, not lost.
+ */
 static bool may_run(struct dispatch *d, struct dvcpu *v, unsigned int p, uint64_t now,
 		    uint64_t *wake)
 {
 	struct dpcpu *pc = &d->p[p];
 	uint64_t base = d->epoch_ns + pc->phase_ns;
 	uint64_t rel = now - base, window = rel / d->window_ns, until;
+	uint64_t share = duty_on_ns(d->window_ns, pc->level), on, plan;
 
-	/* Inside the pCPU's current on-part (re-entry, or a switch within it). */
-	if (pc->onpart_window == window) {
-		if (now < pc->onpart_until) {
-			v->leave_at = pc->onpart_until;
+	if (pc->onpart_window != window) {
+		on = corrected_on_ns(d, p);
+		plan = on > share ? on : share;
+		if (!duty_may_run(&pc->slot, d->window_ns, plan, rel, &until)) {
+			*wake = until == DUTY_ALWAYS ? UINT64_MAX : base + until;
+			return false;
+		}
+		if (until == DUTY_ALWAYS) {
+			v->leave_at = UINT64_MAX;
+			pc->debt_ns = 0;
 			return true;
 		}
-		*wake = base + (window + 1) * d->window_ns + pc->slot.offset_ns;
-		return false;
+		pc->onpart_window = window;
+		pc->onpart_until = 0;
+		if (on)
+			pc->onpart_until = base + window * d->window_ns + pc->slot.offset_ns +
+					   (on < pc->slot.room_ns ? on : pc->slot.room_ns);
+		pc->debt_ns += (int64_t)share;
+		if (now >= pc->onpart_until)
+			v->onparts_missed++;
 	}
-	if (!duty_may_run(&pc->slot, d->window_ns, corrected_on_ns(d, p), rel, &until)) {
-		*wake = until == DUTY_ALWAYS ? UINT64_MAX : base + until;
-		return false;
-	}
-	if (until == DUTY_ALWAYS) {
-		v->leave_at = UINT64_MAX;
-		pc->debt_ns = 0;
+	/* Inside the pCPU's current on-part (a first entry, a re-entry, a switch within it). */
+	if (now < pc->onpart_until) {
+		v->leave_at = pc->onpart_until;
 		return true;
 	}
-	v->leave_at = base + until;
-	pc->onpart_until = v->leave_at;
-	pc->onpart_window = window;
-	pc->debt_ns += (int64_t)duty_on_ns(d->window_ns, pc->level);
-	return true;
+	*wake = base + (window + 1) * d->window_ns + pc->slot.offset_ns;
+	return false;
 }
 
 /*
@@ -252,6 +280,20 @@ static void end_own_slice(struct dispatch *d, struct dvcpu *v, uint64_t now)
 	dispatch_apply_quiet(d, now);
 }
 
+/* A run that lasted to its on-part's end: how late the thread got out (kick latency). */
+static void count_onpart_end(struct dvcpu *v, uint64_t now)
+{
+	uint64_t late;
+
+	if (!v->sanctioned || v->leave_at == UINT64_MAX || now < v->leave_at)
+		return;
+	late = now - v->leave_at;
+	v->onparts++;
+	v->onpart_late_ns += late;
+	if (late > v->onpart_late_max_ns)
+		v->onpart_late_max_ns = late;
+}
+
 void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
 {
 	struct dvcpu *v = &d->v[vcpu];
@@ -261,6 +303,7 @@ void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
 	now = dispatch_now_ns();
 	dispatch_account(d, vcpu, now);
 	dispatch_settle_run(d, vcpu);
+	count_onpart_end(v, now);
 	/*
 	 * The debt is settled in the thread's CPU time, not wall time: a level
 	 * promises that share of a host CPU, and the host may take part of an

@@ -229,6 +229,11 @@ static json_object *vcpu_json(struct vm_sched *vs, unsigned int i, uint64_t wall
 	json_object_object_add(o, "kicks", json_object_new_int64(
 		(int64_t)atomic_load(&vs->vm->vcpus[i]->nr_kicks)));
 	json_object_object_add(o, "stolen_ns", json_object_new_int64((int64_t)r.stolen_ns));
+	json_object_object_add(o, "onparts", json_object_new_int64((int64_t)r.onparts));
+	json_object_object_add(o, "onpart_late_ns", json_object_new_int64((int64_t)r.onpart_late_ns));
+	json_object_object_add(o, "onpart_late_max_ns",
+			       json_object_new_int64((int64_t)r.onpart_late_max_ns));
+	json_object_object_add(o, "onparts_missed", json_object_new_int64((int64_t)r.onparts_missed));
 	json_object_object_add(o, "wait_ns", json_object_new_int64((int64_t)r.stats.wait_ns));
 	json_object_object_add(o, "share", json_object_new_double((double)r.run_ns / (double)wall));
 	json_object_object_add(o, "level", json_object_new_int((int)r.level));

@@ -200,10 +200,25 @@ wl_seed002() {
 	duty_report $1 15000 20000 5 seed$1
 }
 
+# Each CPU's run time and run delay so far (/proc/schedstat, ns: what ran
+# on it, whatever task), one line per CPU.
+report_schedstat() {
+	grep '^cpu[0-9]' /proc/schedstat | while read -r c y l sc sg tw tl run delay rest; do
+		j "\"k\":\"schedstat\",\"tag\":\"$1\",\"cpu\":${c#cpu},\"run_ns\":$run,\"delay_ns\":$delay"
+	done
+}
+
+# How often the guest moved task $1 between CPUs so far.
+migrations_of() { sed -n 's/^se\.nr_migrations *: *//p' /proc/$1/sched; }
+
 # N busy tasks left to the guest's scheduler (no affinity): after 4 s (its
 # balancing is slow under nested emulation: in a run sampled after 2 s a
-# task moved from the little vCPU to a big one during the samples), the
-# CPU each runs on (/proc/PID/stat field 39) ten times over 2 s.
+# task moved from the little vCPU to a big one during the samples), each
+# CPU's run time over 3 s in which the guest's init only sleeps
+# (/proc/schedstat) and each task's migrations over them; then the CPU
+# each runs on (/proc/PID/stat field 39) ten times over 2 s. The sampling
+# loop is not quiet: whatever it wakes on a busy big vCPU gives that CPU a
+# second runnable task, which the idle little vCPU may pull.
 placement() {
 	n=$1 tag=$2 pids=
 	for i in $(seq $n); do
@@ -211,6 +226,13 @@ placement() {
 		pids="$pids $!"
 	done
 	sleep 4
+	m0=
+	for p in $pids; do m0="$m0${m0:+,}$(migrations_of $p)"; done
+	report_schedstat "$tag-start"
+	sleep 3
+	report_schedstat "$tag-end"
+	m1=
+	for p in $pids; do m1="$m1${m1:+,}$(migrations_of $p)"; done
 	on=
 	for i in 1 2 3 4 5 6 7 8 9 10; do
 		for p in $pids; do
@@ -220,7 +242,7 @@ placement() {
 		done
 		sleep 0.2
 	done
-	j "\"k\":\"placement\",\"tag\":\"$tag\",\"tasks\":$n,\"cpus\":[$on]"
+	j "\"k\":\"placement\",\"tag\":\"$tag\",\"tasks\":$n,\"cpus\":[$on],\"migrations_before\":[$m0],\"migrations_after\":[$m1]"
 	sample "$tag"
 	kill $pids
 	wait $pids 2>/dev/null
