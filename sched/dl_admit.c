@@ -304,29 +304,42 @@ static bool try_place(const struct sched *s, struct dl_pack *p, unsigned int i)
 }
 
 /*
- * The cheap pass first: items in order, each on the pCPU it holds if it
- * still fits there (no move), else best fit. Leaves p unchanged on failure.
+ * Every item in order on the pCPU choose() gives it (-1: none). On failure
+ * the items placed so far are taken back, so p is as it was.
  */
-static bool place_keeping(struct dl_pack *p)
+static bool place_each(struct dl_pack *p, int (*choose)(const struct dl_pack *, unsigned int))
 {
 	unsigned int i;
 
 	for (i = 0; i < p->nr; i++) {
-		struct dl_item *it = &p->item[i];
-		uint16_t *cand = p->cand;
-		int cpu = it->cur;
+		int cpu = choose(p, i);
 
-		if (cpu < 0 || !sched_cpumask_test(it->allowed, (unsigned int)cpu) ||
-		    !fits_on(p, it, (unsigned int)cpu))
-			cpu = best_fit_candidates(p, i, cand) ? cand[0] : -1;
 		if (cpu < 0)
 			break;
-		item_put(p, it, (unsigned int)cpu);
+		item_put(p, &p->item[i], (unsigned int)cpu);
 	}
 	if (i == p->nr)
 		return true;
 	take_first(p, i);
 	return false;
+}
+
+/* The pCPU item i holds if it still fits there (no move), else best fit, or -1. */
+static int keep_or_best_fit(const struct dl_pack *p, unsigned int i)
+{
+	const struct dl_item *it = &p->item[i];
+	int cpu = it->cur;
+
+	if (cpu >= 0 && sched_cpumask_test(it->allowed, (unsigned int)cpu) &&
+	    fits_on(p, it, (unsigned int)cpu))
+		return cpu;
+	return best_fit_candidates(p, i, p->cand) ? p->cand[0] : -1;
+}
+
+/* The cheap pass first: items in order, kept where they fit, else best fit. */
+static bool place_keeping(struct dl_pack *p)
+{
+	return place_each(p, keep_or_best_fit);
 }
 
 /* Largest density first, whatever the affinity; ties as cmp_items(). */
@@ -369,20 +382,9 @@ static int worst_fit(const struct dl_pack *p, unsigned int i)
  */
 static bool place_worst_fit_decreasing(struct dl_pack *p)
 {
-	unsigned int i;
-
 	qsort(p->item, p->nr, sizeof(*p->item), cmp_density_desc);
-	for (i = 0; i < p->nr; i++) {
-		struct dl_item *it = &p->item[i];
-		int cpu = worst_fit(p, i);
-
-		if (cpu < 0)
-			break;
-		item_put(p, it, (unsigned int)cpu);
-	}
-	if (i == p->nr)
+	if (place_each(p, worst_fit))
 		return true;
-	take_first(p, i);
 	qsort(p->item, p->nr, sizeof(*p->item), cmp_items);
 	return false;
 }
