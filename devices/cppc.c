@@ -71,10 +71,8 @@ int cppc_init(struct cppc_dev *dev, unsigned int vcpu, uint64_t base,
 		return -EINVAL;
 	}
 	memset(dev, 0, sizeof(*dev));
-	dev->bus.ops = &cppc_bus_ops;
-	dev->bus.base = base;
-	dev->bus.len = LAYOUT_PER_VCPU_STRIDE;
-	dev->bus.priv = dev;
+	dev->bus = (struct bus_device){ .ops = &cppc_bus_ops, .base = base,
+					.len = LAYOUT_PER_VCPU_STRIDE, .priv = dev };
 	dev->vcpu = vcpu;
 	dev->caps = *caps;
 	dev->min = caps->lowest_perf;

@@ -19,10 +19,8 @@ int ged_init(struct ged_dev *dev, uint64_t base, unsigned int nr_vcpus,
 	if (!nr_vcpus || nr_vcpus > LAYOUT_MAX_VCPUS)
 		return -EINVAL;
 	memset(dev, 0, sizeof(*dev));
-	dev->bus.ops = &ged_bus_ops;
-	dev->bus.base = base;
-	dev->bus.len = LAYOUT_GED_SIZE;
-	dev->bus.priv = dev;
+	dev->bus = (struct bus_device){ .ops = &ged_bus_ops, .base = base,
+					.len = LAYOUT_GED_SIZE, .priv = dev };
 	dev->nr_vcpus = nr_vcpus;
 	dev->irq = *irq;
 	pthread_mutex_init(&dev->lock, NULL);

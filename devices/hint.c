@@ -13,10 +13,8 @@ void hint_init(struct hint_dev *dev, unsigned int vcpu, unsigned int nr_vcpus, u
 	       const struct hint_ops *ops, void *opaque)
 {
 	memset(dev, 0, sizeof(*dev));
-	dev->bus.ops = &hint_bus_ops;
-	dev->bus.base = base;
-	dev->bus.len = LAYOUT_PER_VCPU_STRIDE;
-	dev->bus.priv = dev;
+	dev->bus = (struct bus_device){ .ops = &hint_bus_ops, .base = base,
+					.len = LAYOUT_PER_VCPU_STRIDE, .priv = dev };
 	dev->vcpu = vcpu;
 	dev->nr_vcpus = nr_vcpus;
 	dev->ops = ops;

@@ -252,10 +252,8 @@ void serial_init(struct serial *s, uint64_t base, int out_fd, const struct irq_l
 		s->irq = *irq;
 		s->has_irq = true;
 	}
-	s->dev.ops = &serial_ops;
-	s->dev.base = base;
-	s->dev.len = SERIAL_NR_PORTS;
-	s->dev.priv = s;
+	s->dev = (struct bus_device){ .ops = &serial_ops, .base = base,
+				      .len = SERIAL_NR_PORTS, .priv = s };
 }
 
 void serial_destroy(struct serial *s)
