@@ -15,6 +15,9 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from needs import kvm_or_note  # noqa: E402
+
 CAPVISOR = os.environ.get("CAPVISOR", "build/capvisor")
 GUEST_ELF = os.path.abspath(os.environ.get("GUEST_ELF", "build/guest/capvisor-guest.elf"))
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
@@ -164,6 +167,8 @@ def same_vm(a, b, what):
 
 
 def boot(path, want):
+    if not kvm_or_note(f"booting {os.path.basename(path)}"):
+        return
     p = run("--domain", path)
     lines = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
     boots = [line for line in lines if line.get("test") == "boot"]

@@ -33,6 +33,8 @@ def require_qemu():
 def require_capvisor():
     if not os.access(CAPVISOR, os.X_OK):
         skip(f"{CAPVISOR} is not built")
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        skip("/dev/kvm is not accessible")
     p = subprocess.run([CAPVISOR, "run", "--kernel", GUEST_ELF, "--cmdline", "test=spin secs=0"],
                        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT)
     if "not built yet" in p.stdout + p.stderr:
