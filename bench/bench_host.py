@@ -19,36 +19,15 @@ RSS per joined VM.
 Not a test: figures only. On a machine other work loads, every figure is
 that machine's; say so with them.
 """
-import json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+import os, shutil, statistics, subprocess, sys, tempfile, time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from hostlib import Qmp, stop_all  # noqa: E402
 
 CAPVISOR = os.environ.get("CAPVISOR", "build/capvisor")
 SECS = float(os.environ.get("BENCH_HOST_SECS", "5"))
 VMS, PER_VM = 8, 2
 GUEST = "test=spin secs=600"
-
-
-class Qmp:
-    def __init__(self, path):
-        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.s.connect(path)
-        self.f = self.s.makefile("r")
-        self.f.readline()
-        self.events = []
-        self.cmd("qmp_capabilities")
-
-    def cmd(self, name, **args):
-        self.s.sendall((json.dumps({"execute": name, "arguments": args}) + "\n").encode())
-        while True:
-            r = json.loads(self.f.readline())
-            if "event" not in r:
-                break
-            self.events.append((time.monotonic(), r))
-        if "error" in r:
-            raise SystemExit(f"{name}: {r['error']['desc']}")
-        return r["return"]
-
-    def close(self):
-        self.s.close()
 
 
 def wait_path(path, proc, secs=20):
@@ -181,14 +160,7 @@ def with_host(d, nr_cpus):
         q.close()
         return r, lat, (rss8 - rss0) / VMS, vm_rss
     finally:
-        for p in procs:
-            p.kill()
-            p.wait()
-        host.send_signal(signal.SIGTERM)
-        try:
-            host.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            host.kill()
+        stop_all(host, procs)
 
 
 def main():

@@ -10,7 +10,9 @@ period, and the rest of the host's capacity goes to the others in
 proportion to their VM weights. It also shows the reservation's deadline
 misses. docs/host.md has the design.
 """
-import json, os, shutil, signal, socket, subprocess, sys, tempfile, time
+import os, shutil, subprocess, sys, tempfile, time
+
+from hostlib import Qmp, stop_all
 
 CAPVISOR = sys.argv[1] if len(sys.argv) > 1 else "build/capvisor"
 SECS = float(os.environ.get("DEMO_SECS", "5"))
@@ -23,25 +25,6 @@ VMS = [
     ("rt", 1, ["--vcpu", f"0:reservation={RES_US[0] // 1000}ms/{RES_US[1] // 1000}ms/{RES_US[1] // 1000}ms"],
      f"reservation {RES_US[0] // 1000} ms / {RES_US[1] // 1000} ms"),
 ]
-
-
-class Qmp:
-    def __init__(self, path):
-        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.s.connect(path)
-        self.f = self.s.makefile("r")
-        self.f.readline()
-        self.cmd("qmp_capabilities")
-
-    def cmd(self, name, **args):
-        self.s.sendall((json.dumps({"execute": name, "arguments": args}) + "\n").encode())
-        while True:
-            r = json.loads(self.f.readline())
-            if "event" not in r:
-                break
-        if "error" in r:
-            raise SystemExit(f"{name}: {r['error']['desc']}")
-        return r["return"]
 
 
 def wait_for(cond, secs, what):
@@ -117,14 +100,7 @@ def main():
         print("capvisor top" + top.stdout.split("capvisor top")[-1].rstrip())
         return 0
     finally:
-        for p in procs:
-            p.kill()
-            p.wait()
-        host.send_signal(signal.SIGTERM)
-        try:
-            host.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            host.kill()
+        stop_all(host, procs)
         shutil.rmtree(d, ignore_errors=True)
 
 
