@@ -24,6 +24,10 @@ KVM_MODULES = ("virt/lib/irqbypass.ko", "arch/x86/kvm/kvm.ko", "drivers/crypto/c
                "arch/x86/kvm/kvm-amd.ko")	# load order: the .deb has no modules.dep
 L1_MEM = "2G"
 L2_MEM = "512M"
+# One L2 run's limit inside L1 (a run takes 60-120 s of L1 time): a guest
+# that hangs is ended with SIGTERM, so capvisor still writes its statistics
+# and the other runs still boot within run_nested()'s overall timeout.
+L2_RUN_TIMEOUT_S = 420
 L2_CMDLINE = "console=ttyS0 rdinit=/init quiet"
 # The L2 kernels: Debian 12's 6.1 (also L1's) and its 6.12 (L2 only).
 L2_KERNELS = ("6.1", "6.12")
@@ -199,7 +203,7 @@ echo "L1 kvm $(ls /dev/kvm 2>&1)"
 run() {
 	name=$1 kv=$2 cl=$3; shift 3
 	echo "L1 begin $name"
-	( /bin/capvisor run --kernel /l2/vmlinux-$kv --initrd /l2/initrd.cpio --mem %(l2mem)s \
+	( timeout -s TERM %(run_timeout)d /bin/capvisor run --kernel /l2/vmlinux-$kv --initrd /l2/initrd.cpio --mem %(l2mem)s \
 		--api-socket /tmp/$name.sock --stats-json /tmp/$name.json --cmdline "$cl" "$@" \
 		</dev/null 2>/tmp/$name.err; echo "L1 rc $name $?" ) |
 	while IFS= read -r line; do
@@ -236,7 +240,7 @@ def build_l1_initramfs(d, kernel, l2_kernels, runs, l2_initrd):
         shutil.copy(l2_kernels[version], os.path.join(root, "l2", "vmlinux-" + version))
     shutil.copy(l2_initrd, os.path.join(root, "l2", "initrd.cpio"))
     with open(os.path.join(root, "init"), "w") as f:
-        f.write(L1_INIT % {"l2mem": L2_MEM})
+        f.write(L1_INIT % {"l2mem": L2_MEM, "run_timeout": L2_RUN_TIMEOUT_S})
     os.chmod(os.path.join(root, "init"), 0o755)
     with open(os.path.join(root, "runs.sh"), "w") as f:
         for r in runs:
