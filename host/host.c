@@ -108,7 +108,8 @@ void host_vm_leave(struct host_vm *vm, const char *reason)
 	host_state_save(h);
 }
 
-static int send_welcome(int fd, int status, unsigned int nr_vcpus, const char *reason, int memfd)
+static int send_welcome(struct host *h, int fd, int status, unsigned int nr_vcpus,
+			const char *reason, int memfd)
 {
 	struct join_welcome w;
 	struct iovec iov = { .iov_base = &w, .iov_len = sizeof(w) };
@@ -119,6 +120,8 @@ static int send_welcome(int fd, int status, unsigned int nr_vcpus, const char *r
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 
 	join_welcome_fill(&w, status, nr_vcpus, reason);
+	if (!status)
+		join_welcome_set_spec(&w, &h->cfg.spec);
 	if (memfd >= 0) {
 		struct cmsghdr *c;
 
@@ -197,7 +200,7 @@ static void joined_event(struct host_vm *vm)
 static void refuse(struct host_vm *vm, const char *why)
 {
 	pr_info("join refused (pid %d): %s", (int)vm->pid, why);
-	send_welcome(vm->sock, -1, 0, why, -1);
+	send_welcome(vm->h, vm->sock, -1, 0, why, -1);
 	close_vm(vm);
 }
 
@@ -227,7 +230,7 @@ static void handle_hello(struct host_vm *vm, const void *buf, size_t len)
 	if (admit(vm, &g, qos, err, sizeof(err)))
 		return refuse(vm, err);
 	memfd = make_page(vm);
-	if (memfd < 0 || send_welcome(vm->sock, 0, vm->nr_vcpus, "", memfd)) {
+	if (memfd < 0 || send_welcome(vm->h, vm->sock, 0, vm->nr_vcpus, "", memfd)) {
 		if (memfd >= 0)
 			close(memfd);
 		release_vcpus(vm, vm->nr_vcpus);

@@ -71,6 +71,7 @@ struct host_proxy {
 	int applied_cpu;		/* host CPU it was last pinned to */
 	uint64_t last_cpu_ns;
 	_Atomic uint64_t kicked_at;	/* 0: not kicked in this run */
+	unsigned int request;		/* the perf request last given to the engine */
 };
 
 /* DEFERRED: its hello came while remembered VMs are still expected back. */

@@ -157,6 +157,33 @@ static void pin_thread(struct host_proxy *p, int cpu)
 		p->applied_cpu = cpu;
 }
 
+/*
+ * The guest's CPPC request, as the VM wrote it (any value: join_request_clamp()),
+ * goes to the engine when it changed; only this proxy sets its slot's request.
+ */
+static void take_request(struct host_proxy *p)
+{
+	uint32_t raw = __atomic_load_n(&p->vm->page->slot[p->index].perf_request,
+				       __ATOMIC_RELAXED);
+	unsigned int level = join_request_clamp(raw);
+
+	if (level == p->request)
+		return;
+	p->request = level;
+	dispatch_set_perf_request(p->h->d, p->slot, level);
+}
+
+/* What the host delivered, for the guest's APERF/MPERF and CPPC feedback. */
+static void publish_times(struct host_proxy *p)
+{
+	struct join_slot *s = &p->vm->page->slot[p->index];
+	uint64_t active, run;
+
+	dispatch_vcpu_times(p->h->d, p->slot, &active, &run);
+	__atomic_store_n(&s->active_ns, active, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->run_ns, run, __ATOMIC_RELEASE);
+}
+
 /* The main thread holds the VM with the host kernel (host_enforce.c). */
 static void disobeys(struct host_proxy *p)
 {
@@ -181,6 +208,7 @@ static void wait_left(struct host_proxy *p)
 
 		if (left == p->seq || atomic_load(&p->vm->gone))
 			return;
+		take_request(p);	/* the VM wakes us after writing one */
 		if (kicked && dispatch_now_ns() - kicked > HOST_KICK_GRACE_NS) {
 			if (!atomic_exchange(&p->vm->disobedient, true))
 				disobeys(p);
@@ -223,6 +251,7 @@ static void *proxy_thread(void *arg)
 		/* Before enter: a kick right after it belongs to this run. */
 		atomic_store(&p->kicked_at, 0);
 		atomic_store(&p->next_seq, next_seq(p->seq));
+		take_request(p);
 		if (dispatch_vcpu_enter(d, p->slot, &steal_ns) != DISPATCH_RUN)
 			break;
 		cpu = dispatch_slot_host_cpu(d, p->slot);
@@ -232,6 +261,7 @@ static void *proxy_thread(void *arg)
 		hand_out(p, JOIN_GATE_RUN);
 		wait_left(p);
 		dispatch_vcpu_leave(d, p->slot);
+		publish_times(p);
 		if (atomic_load(&p->vm->disobedient))
 			break;
 	}
