@@ -152,9 +152,11 @@ void host_enforce_vm(struct host_vm *vm)
 	char pid[16];
 	int rc = 0;
 
-	if (vm->enforced || h->cgroup_kind == HOST_CGROUP_NONE)
+	if (vm->held)
 		return;
-	vm->enforced = true;
+	vm->held = true;
+	if (h->cgroup_kind == HOST_CGROUP_NONE)
+		return;
 	snprintf(vm->cgroup, sizeof(vm->cgroup), "%s/vm-%d", h->cgroup_dir, (int)vm->pid);
 	snprintf(pid, sizeof(pid), "%d", (int)vm->pid);
 	if (mkdir(vm->cgroup, 0755) && errno != EEXIST)
@@ -199,9 +201,9 @@ void host_enforce_resize(struct host *h)
 }
 
 /*
- * A VM leaves: a process still alive goes back to the host's cgroup
- * parent (it runs on unscheduled, not throttled by a host that forgot it),
- * and its cgroup is removed.
+ * A VM leaves, or obeys again: a process still alive goes back to the
+ * host's cgroup parent (unscheduled, not throttled by a host that forgot
+ * it; or held by the engine alone again), and its cgroup is removed.
  */
 void host_enforce_release(struct host_vm *vm)
 {
@@ -209,6 +211,7 @@ void host_enforce_release(struct host_vm *vm)
 	char *slash;
 	int rc;
 
+	vm->held = false;
 	if (!vm->cgroup[0])
 		return;
 	snprintf(parent, sizeof(parent), "%s", vm->h->cgroup_dir);

@@ -258,7 +258,7 @@ static json_object *vcpu_json(struct host *h, struct host_vm *vm, struct host_pr
 
 static const char *vm_state(struct host_vm *vm)
 {
-	if (atomic_load(&vm->disobedient))
+	if (vm->held || atomic_load(&vm->late))
 		return "disobedient";
 	return vm->stopped ? "stopped" : "running";
 }

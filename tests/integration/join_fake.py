@@ -12,7 +12,9 @@
 #   rogue: its vCPU thread names itself and spins, never leaving a run (as
 #          CAPVISOR_TEST_IGNORE_HOLDS=1 does);
 #   obey:  its vCPU thread takes each run the gate hands out, spins until
-#          the host kicks it (the kick word; 20 ms at most) and says it left.
+#          the host kicks it (the kick word; 20 ms at most) and says it left;
+#   late:  obey, but its first run ignores the kick and lasts 2 s (a VM
+#          that disobeys for a while, then obeys again).
 # It prints "joined" once admitted, "refused: REASON" otherwise, then reads
 # commands on stdin: "req N" writes N (the raw word) to its slot's
 # perf_request and wakes the proxy ("written"); "times" prints the host's
@@ -108,8 +110,9 @@ def spin(page):
         pass
 
 
-def obey(page):
-    """A vCPU thread that honours its gate: each run ends at its kick."""
+def obey(page, late_s=0.0):
+    """A vCPU thread that honours its gate: each run ends at its kick (but
+    the first, which lasts late_s when that is given)."""
     put32(page, TID, threading.get_native_id())
     futex(page, LEFT, FUTEX_WAKE, 1)
     last = 0
@@ -121,6 +124,10 @@ def obey(page):
             futex(page, GATE, FUTEX_WAIT, g)
             continue
         last, seq, end = g, g >> 2, time.monotonic() + 0.02
+        if late_s:
+            end, late_s = time.monotonic() + late_s, 0.0
+            while time.monotonic() < end:
+                pass
         while get(page, KICK) != seq and time.monotonic() < end:
             pass
         put32(page, LEFT, seq)
@@ -144,8 +151,10 @@ def main():
     signal.signal(signal.SIGUSR1, lambda *a: None)  # the host's kicks
     s, page = join(path, name, weight, cluster)
     print("joined", flush=True)
-    if mode in ("rogue", "obey"):
-        threading.Thread(target=spin if mode == "rogue" else obey, args=(page,),
+    if mode == "rogue":
+        threading.Thread(target=spin, args=(page,), daemon=True).start()
+    elif mode in ("obey", "late"):
+        threading.Thread(target=obey, args=(page, 2.0 if mode == "late" else 0.0),
                          daemon=True).start()
     for line in sys.stdin:
         command(page, line)
