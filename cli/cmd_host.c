@@ -33,7 +33,7 @@ static void usage(FILE *f)
 		"  --api-socket PATH   the host's QMP socket: query-vms, query-host, query-vcpus,\n"
 		"                      every set-vcpu-* and set-vm-* with vm, vm-stop, vm-cont,\n"
 		"                      quit (query-commands lists them); events VM_JOINED,\n"
-		"                      VM_LEFT and the VM socket's, each with vm\n"
+		"                      VM_LEFT, VM_OBEDIENCE and the VM socket's, each with vm\n"
 		"  --join-socket PATH  where VMs join (default: the api socket's path + .join)\n"
 		"  --host SPEC         emulated pCPUs, as capvisor run --host (default: one\n"
 		"                      1024 pCPU per host CPU)\n"

@@ -204,6 +204,62 @@ void join_welcome_fill(struct join_welcome *w, int status, unsigned int nr_vcpus
 	snprintf(w->reason, sizeof(w->reason), "%s", reason ? reason : "");
 }
 
+void join_welcome_set_spec(struct join_welcome *w, const struct host_spec *spec)
+{
+	w->spec = *spec;
+}
+
+/* Strictly ascending and non-zero: levels and their MHz. */
+static bool ascending(const unsigned int *v, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (!v[i] || (i && v[i] <= v[i - 1]))
+			return false;
+	return true;
+}
+
+/* What --host's parser guarantees of a spec, for one that came over the wire. */
+static int check_cluster_spec(const struct host_cluster_spec *cl, unsigned int c, char *err,
+			      size_t errlen)
+{
+	if (!terminated(cl->name, sizeof(cl->name)) || !cl->count ||
+	    cl->count > HOST_MAX_PCPUS || !cl->capacity || cl->capacity > SCHED_CAPACITY_SCALE ||
+	    !cl->nr_levels || cl->nr_levels > HOST_MAX_LEVELS ||
+	    !ascending(cl->levels, cl->nr_levels) || !ascending(cl->mhz, cl->nr_levels) ||
+	    cl->levels[cl->nr_levels - 1] != cl->capacity) {
+		snprintf(err, errlen, "the host's spec, cluster %u: expected a NUL-terminated name, "
+			 "1..%u pCPUs, a capacity of 1..%u equal to the top of 1..%u ascending "
+			 "levels, and ascending MHz", c, HOST_MAX_PCPUS, SCHED_CAPACITY_SCALE,
+			 HOST_MAX_LEVELS);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static int check_spec(const struct host_spec *hs, int status, char *err, size_t errlen)
+{
+	unsigned int pcpus = 0;
+
+	if (status)
+		return 0;	/* a refusal carries no spec */
+	if (!hs->nr_clusters || hs->nr_clusters > HOST_MAX_CLUSTERS) {
+		snprintf(err, errlen, "the host's spec: %u clusters (expected 1..%u)",
+			 hs->nr_clusters, HOST_MAX_CLUSTERS);
+		return -EPROTO;
+	}
+	for (unsigned int c = 0; c < hs->nr_clusters; c++) {
+		if (check_cluster_spec(&hs->clusters[c], c, err, errlen))
+			return -EPROTO;
+		pcpus += hs->clusters[c].count;
+	}
+	if (pcpus > HOST_MAX_PCPUS) {
+		snprintf(err, errlen, "the host's spec: %u pCPUs (expected at most %u)", pcpus,
+			 HOST_MAX_PCPUS);
+		return -EPROTO;
+	}
+	return 0;
+}
+
 int join_welcome_check(const void *buf, size_t len, char *err, size_t errlen)
 {
 	const struct join_welcome *w = buf;
@@ -214,5 +270,10 @@ int join_welcome_check(const void *buf, size_t len, char *err, size_t errlen)
 			 "(%zu bytes, expected %zu)", JOIN_VERSION, len, sizeof(*w));
 		return -EPROTO;
 	}
-	return 0;
+	return check_spec(&w->spec, w->status, err, errlen);
+}
+
+unsigned int join_request_clamp(uint32_t raw)
+{
+	return raw > SCHED_CAPACITY_SCALE ? SCHED_CAPACITY_SCALE : raw;
 }

@@ -27,10 +27,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dispatch/hostspec.h"
 #include "dispatch/qosspec.h"
 
 #define JOIN_MAGIC		0x4e4a5643u	/* "CVJN" */
-#define JOIN_VERSION		1
+/* 2: the welcome carries the host's spec; slots carry CPPC requests and run times. */
+#define JOIN_VERSION		2
 #define JOIN_MAX_VCPUS		32	/* of one VM: their slots fit one page */
 #define JOIN_NAME_MAX		QOS_GROUP_NAME_MAX	/* the VM's engine group is named so */
 /*
@@ -81,9 +83,15 @@ struct join_welcome {
 	int32_t status;			/* 0 admitted (a memfd comes with it), else refused */
 	uint32_t nr_vcpus;
 	char reason[JOIN_REASON_MAX];	/* why it was refused, NUL-terminated */
+	/*
+	 * The host's emulated pCPUs (admitted only): the VM tells its guest
+	 * the levels of its vCPUs' clusters (_CPC) from it, as a stand-alone
+	 * VM does from its own --host.
+	 */
+	struct host_spec spec;
 };
 
-/* One vCPU; each word on its own cache line, written by one side only. */
+/* One vCPU: a cache line the host writes, one the VM writes. */
 struct join_slot {
 	uint32_t gate;			/* host writes, futex the vCPU thread waits on */
 	uint32_t host_cpu;		/* host writes: where the run goes (informative) */
@@ -94,11 +102,29 @@ struct join_slot {
 	 * it here and ends the run at once.
 	 */
 	uint32_t kick;
-	uint8_t pad0[52];
+	uint32_t pad_host;
+	/*
+	 * host writes after each run: the dispatcher's accounts of the vCPU,
+	 * the wall time it was current and not halted, and the CPU time its
+	 * thread got meanwhile; their ratio is the level the host delivered
+	 * (the guest's APERF/MPERF and CPPC feedback counters). active_ns is
+	 * stored first and run_ns last (release): read run_ns first.
+	 */
+	uint64_t active_ns;
+	uint64_t run_ns;
+	uint8_t pad0[32];
 	uint32_t left;			/* VM writes: sequence of the last run that ended */
 	int32_t tid;			/* VM writes once: its vCPU thread */
-	uint8_t pad1[56];
+	/*
+	 * VM writes: the guest's CPPC request as a level of the capacity scale
+	 * (0: none). The host clamps it (join_request_clamp()) and hands it
+	 * to the engine as the vCPU's perf request; the VM wakes `left` after
+	 * writing it so that a proxy waiting for a run's end sees it.
+	 */
+	uint32_t perf_request;
+	uint8_t pad1[52];
 };
+_Static_assert(sizeof(struct join_slot) == 128, "a slot is two cache lines");
 
 struct join_page {
 	struct join_slot slot[JOIN_MAX_VCPUS];
@@ -119,7 +145,14 @@ int join_hello_check(const void *buf, size_t len, struct vcpu_qos *qos, struct g
 		     unsigned int *nr_vcpus, char *name, char *err, size_t errlen);
 void join_welcome_fill(struct join_welcome *w, int status, unsigned int nr_vcpus,
 		       const char *reason);
-/* The VM's check of the welcome: 0, or -EPROTO with err. */
+/* The VM's check of the welcome (and of its host spec): 0, or -EPROTO with err. */
 int join_welcome_check(const void *buf, size_t len, char *err, size_t errlen);
+void join_welcome_set_spec(struct join_welcome *w, const struct host_spec *spec);
+/*
+ * The host's reading of a slot's perf_request word, written by a VM it
+ * does not trust: any value is a level of 0..SCHED_CAPACITY_SCALE (above
+ * it: the top), so garbage only asks the top level for that VM's vCPU.
+ */
+unsigned int join_request_clamp(uint32_t raw);
 
 #endif

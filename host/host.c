@@ -108,7 +108,8 @@ void host_vm_leave(struct host_vm *vm, const char *reason)
 	host_state_save(h);
 }
 
-static int send_welcome(int fd, int status, unsigned int nr_vcpus, const char *reason, int memfd)
+static int send_welcome(struct host *h, int fd, int status, unsigned int nr_vcpus,
+			const char *reason, int memfd)
 {
 	struct join_welcome w;
 	struct iovec iov = { .iov_base = &w, .iov_len = sizeof(w) };
@@ -119,6 +120,8 @@ static int send_welcome(int fd, int status, unsigned int nr_vcpus, const char *r
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 
 	join_welcome_fill(&w, status, nr_vcpus, reason);
+	if (!status)
+		join_welcome_set_spec(&w, &h->cfg.spec);
 	if (memfd >= 0) {
 		struct cmsghdr *c;
 
@@ -197,7 +200,7 @@ static void joined_event(struct host_vm *vm)
 static void refuse(struct host_vm *vm, const char *why)
 {
 	pr_info("join refused (pid %d): %s", (int)vm->pid, why);
-	send_welcome(vm->sock, -1, 0, why, -1);
+	send_welcome(vm->h, vm->sock, -1, 0, why, -1);
 	close_vm(vm);
 }
 
@@ -227,7 +230,7 @@ static void handle_hello(struct host_vm *vm, const void *buf, size_t len)
 	if (admit(vm, &g, qos, err, sizeof(err)))
 		return refuse(vm, err);
 	memfd = make_page(vm);
-	if (memfd < 0 || send_welcome(vm->sock, 0, vm->nr_vcpus, "", memfd)) {
+	if (memfd < 0 || send_welcome(vm->h, vm->sock, 0, vm->nr_vcpus, "", memfd)) {
 		if (memfd >= 0)
 			close(memfd);
 		release_vcpus(vm, vm->nr_vcpus);
@@ -321,9 +324,40 @@ static void join_accept(struct evloop *loop, int fd, uint32_t events, void *opaq
 	evloop_add_fd(loop, c, EPOLLIN | EPOLLRDHUP, vm_readable, vm);
 }
 
+/* Every vCPU of a held VM ended its late run: the engine alone holds it again. */
+static void obeys_again(struct host_vm *vm)
+{
+	json_object *data = json_object_new_object();
+
+	host_enforce_release(vm);
+	pr_warn("VM '%s' obeys its holds again: out of its cgroup, under the engine alone",
+		vm->name);
+	json_object_object_add(data, "vm", json_object_new_string(vm->name));
+	json_object_object_add(data, "obedient", json_object_new_boolean(true));
+	emit(vm->h, "VM_OBEDIENCE", data);
+}
+
+static void held_or_not(struct host_vm *vm)
+{
+	bool late = atomic_load(&vm->late) > 0;
+	json_object *data;
+
+	if (late == vm->held)
+		return;
+	if (!late)
+		return obeys_again(vm);
+	host_enforce_vm(vm);
+	data = json_object_new_object();
+	json_object_object_add(data, "vm", json_object_new_string(vm->name));
+	json_object_object_add(data, "obedient", json_object_new_boolean(false));
+	emit(vm->h, "VM_OBEDIENCE", data);
+}
+
 /*
- * A proxy found a VM outside the protocol (disconnect it) or ignoring its
- * holds (hold it with the host kernel), told on this thread.
+ * A proxy found a VM outside the protocol (disconnect it), ignoring its
+ * holds (hold it with the host kernel) or obeying again (let it go), told
+ * on this thread. A proxy counts before it tells, so the last word read
+ * here is the state.
  */
 static void violations(struct evloop *loop, int fd, uint32_t events, void *opaque)
 {
@@ -338,8 +372,8 @@ static void violations(struct evloop *loop, int fd, uint32_t events, void *opaqu
 	for (unsigned int i = 0; i < HOST_MAX_VMS; i++) {
 		struct host_vm *vm = &h->vms[i];
 
-		if (vm->state == HOST_VM_RUNNING && atomic_load(&vm->disobedient))
-			host_enforce_vm(vm);
+		if (vm->state == HOST_VM_RUNNING)
+			held_or_not(vm);
 		if (vm->state != HOST_VM_RUNNING || !atomic_load(&vm->violated))
 			continue;
 		snprintf(reason, sizeof(reason), "protocol-violation: %s", vm->violation);

@@ -30,7 +30,7 @@
 /*
  * A vCPU thread that was kicked and is still not out of KVM_RUN after this
  * long does not honour its holds: its proxy stops waiting (so the others
- * on its host CPU go on) and the VM is marked disobedient. Kicks reach a
+ * on its host CPU go on) and the VM is disobedient until the run ends. Kicks reach a
  * thread in 30-150 us; on a loaded 2-core host a woken thread has been
  * seen to wait for its CPU for over 100 ms, hence the margin.
  */
@@ -71,6 +71,7 @@ struct host_proxy {
 	int applied_cpu;		/* host CPU it was last pinned to */
 	uint64_t last_cpu_ns;
 	_Atomic uint64_t kicked_at;	/* 0: not kicked in this run */
+	unsigned int request;		/* the perf request last given to the engine */
 };
 
 /* DEFERRED: its hello came while remembered VMs are still expected back. */
@@ -91,11 +92,11 @@ struct host_vm {
 	uint64_t join_order;		/* admitted as the host's n-th VM */
 	struct join_hello hello;	/* kept while DEFERRED */
 	_Atomic bool gone;		/* leaving: its proxies stop */
-	_Atomic bool disobedient;	/* a vCPU ignored a kick (HOST_KICK_GRACE_NS) */
+	_Atomic unsigned int late;	/* vCPUs in a run that outlived its kick's grace */
 	_Atomic bool violated;		/* a proxy found a protocol violation */
 	bool stopped;			/* vm-stop: its slots held (main thread only) */
 	char violation[128];
-	bool enforced;			/* host_enforce_vm() was tried */
+	bool held;			/* disobedient: host_enforce_vm() was tried (main thread) */
 	char cgroup[HOST_CGROUP_PATH_MAX + 24];	/* its cgroup once held there, else "" */
 	struct host_proxy proxy[JOIN_MAX_VCPUS];
 };
@@ -158,6 +159,7 @@ void host_enforce_fini(struct host *h);
 uint64_t host_vm_share_ppm(const struct host *h, const struct host_vm *vm);
 void host_enforce_vm(struct host_vm *vm);
 void host_enforce_resize(struct host *h);
+/* Out of its cgroup: it left, or obeys again (then it is no longer held). */
 void host_enforce_release(struct host_vm *vm);
 
 /* host_state.c: --state-dir. */

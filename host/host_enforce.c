@@ -101,15 +101,18 @@ void host_enforce_init(struct host *h)
 /*
  * What a VM is entitled to, in host CPUs (one per pCPU): its VM weight's
  * part of all pCPUs among the joined VMs, at most its cap and its vCPUs.
+ * A stopped VM (vm-stop) is entitled to nothing, and its weight is not
+ * counted: the engine gives its share to the others at once (its slots
+ * are held), so the quota does the same.
  */
 uint64_t host_vm_share_ppm(const struct host *h, const struct host_vm *vm)
 {
 	uint64_t total = 0, share;
 
 	for (unsigned int i = 0; i < HOST_MAX_VMS; i++)
-		if (h->vms[i].state == HOST_VM_RUNNING)
+		if (h->vms[i].state == HOST_VM_RUNNING && !h->vms[i].stopped)
 			total += h->vms[i].weight;
-	if (!total)
+	if (!total || vm->stopped)
 		return 0;
 	share = (uint64_t)h->nr_pcpus * 1000000ull * vm->weight / total;
 	if (vm->cap_period_ns) {
@@ -149,9 +152,11 @@ void host_enforce_vm(struct host_vm *vm)
 	char pid[16];
 	int rc = 0;
 
-	if (vm->enforced || h->cgroup_kind == HOST_CGROUP_NONE)
+	if (vm->held)
 		return;
-	vm->enforced = true;
+	vm->held = true;
+	if (h->cgroup_kind == HOST_CGROUP_NONE)
+		return;
 	snprintf(vm->cgroup, sizeof(vm->cgroup), "%s/vm-%d", h->cgroup_dir, (int)vm->pid);
 	snprintf(pid, sizeof(pid), "%d", (int)vm->pid);
 	if (mkdir(vm->cgroup, 0755) && errno != EEXIST)
@@ -171,26 +176,34 @@ void host_enforce_vm(struct host_vm *vm)
 		vm->name, host_vm_share_ppm(h, vm) / 1e6, vm->cgroup);
 }
 
-/* The joined set or a weight changed: every enforced VM's quota follows its share. */
+/*
+ * The joined set, a VM's weight or cap, or a VM's stop changed: every
+ * enforced VM's quota follows its share (a stopped one gets the floor).
+ */
 void host_enforce_resize(struct host *h)
 {
 	for (unsigned int i = 0; i < HOST_MAX_VMS; i++) {
 		struct host_vm *vm = &h->vms[i];
+		uint64_t share;
 		int rc;
 
 		if (vm->state != HOST_VM_RUNNING || !vm->cgroup[0])
 			continue;
-		rc = set_quota(h, vm, host_vm_share_ppm(h, vm));
+		share = host_vm_share_ppm(h, vm);
+		rc = set_quota(h, vm, share);
 		if (rc)
 			pr_warn("VM '%s': cannot resize its quota in %s: %s", vm->name, vm->cgroup,
 				strerror(-rc));
+		else
+			pr_info("VM '%s' ignores its holds: the host kernel now holds it to %.3f "
+				"host CPUs", vm->name, share / 1e6);
 	}
 }
 
 /*
- * A VM leaves: a process still alive goes back to the host's cgroup
- * parent (it runs on unscheduled, not throttled by a host that forgot it),
- * and its cgroup is removed.
+ * A VM leaves, or obeys again: a process still alive goes back to the
+ * host's cgroup parent (unscheduled, not throttled by a host that forgot
+ * it; or held by the engine alone again), and its cgroup is removed.
  */
 void host_enforce_release(struct host_vm *vm)
 {
@@ -198,6 +211,7 @@ void host_enforce_release(struct host_vm *vm)
 	char *slash;
 	int rc;
 
+	vm->held = false;
 	if (!vm->cgroup[0])
 		return;
 	snprintf(parent, sizeof(parent), "%s", vm->h->cgroup_dir);

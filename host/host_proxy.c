@@ -157,21 +157,47 @@ static void pin_thread(struct host_proxy *p, int cpu)
 		p->applied_cpu = cpu;
 }
 
-/* The main thread holds the VM with the host kernel (host_enforce.c). */
-static void disobeys(struct host_proxy *p)
+/*
+ * The guest's CPPC request, as the VM wrote it (any value: join_request_clamp()),
+ * goes to the engine when it changed; only this proxy sets its slot's request.
+ */
+static void take_request(struct host_proxy *p)
 {
-	pr_warn("VM '%s' vCPU %u ignores its kicks: it runs unscheduled from now on",
-		p->vm->name, p->index);
+	uint32_t raw = __atomic_load_n(&p->vm->page->slot[p->index].perf_request,
+				       __ATOMIC_RELAXED);
+	unsigned int level = join_request_clamp(raw);
+
+	if (level == p->request)
+		return;
+	p->request = level;
+	dispatch_set_perf_request(p->h->d, p->slot, level);
+}
+
+/* What the host delivered, for the guest's APERF/MPERF and CPPC feedback. */
+static void publish_times(struct host_proxy *p)
+{
+	struct join_slot *s = &p->vm->page->slot[p->index];
+	uint64_t active, run;
+
+	dispatch_vcpu_times(p->h->d, p->slot, &active, &run);
+	__atomic_store_n(&s->active_ns, active, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->run_ns, run, __ATOMIC_RELEASE);
+}
+
+/* The main thread holds the VM with the host kernel, or lets it go (host_enforce.c). */
+static void tell_main(struct host_proxy *p)
+{
 	if (write(p->h->violation_efd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
-		pr_warn("VM '%s': cannot tell the main thread it disobeys", p->vm->name);
+		pr_warn("VM '%s': cannot tell the main thread of its obedience", p->vm->name);
 }
 
 /*
- * Wait for the run to end. A thread still in KVM_RUN HOST_KICK_GRACE_NS
- * after its kick does not honour holds: stop waiting for it, so that the
- * vCPUs behind it on its host CPU go on.
+ * Wait for the run to end: true when it did (or the VM is leaving). A
+ * thread still in KVM_RUN HOST_KICK_GRACE_NS after its kick does not
+ * honour holds: false, so that the proxy stops holding the dispatcher and
+ * the vCPUs behind it on its host CPU go on.
  */
-static void wait_left(struct host_proxy *p)
+static bool wait_left(struct host_proxy *p)
 {
 	struct join_slot *s = &p->vm->page->slot[p->index];
 
@@ -180,14 +206,38 @@ static void wait_left(struct host_proxy *p)
 		uint64_t kicked = atomic_load(&p->kicked_at);
 
 		if (left == p->seq || atomic_load(&p->vm->gone))
-			return;
-		if (kicked && dispatch_now_ns() - kicked > HOST_KICK_GRACE_NS) {
-			if (!atomic_exchange(&p->vm->disobedient, true))
-				disobeys(p);
-			return;
-		}
+			return true;
+		take_request(p);	/* the VM wakes us after writing one */
+		if (kicked && dispatch_now_ns() - kicked > HOST_KICK_GRACE_NS)
+			return false;
 		futex_wait_shared(&s->left, left, kicked ? HOST_KICK_GRACE_NS / 4 : PROXY_POLL_NS);
 	}
+}
+
+/*
+ * A run that outlived its kick: the VM is held by the host kernel while
+ * it lasts (late > 0). When the thread does end it and says so, it obeys
+ * again: the proxy takes it back to the gate, and once none of its vCPUs
+ * is late the main thread lets the VM out of its cgroup. A VM that never
+ * ends the run stays held until it leaves.
+ */
+static void wait_late(struct host_proxy *p)
+{
+	struct join_slot *s = &p->vm->page->slot[p->index];
+	uint32_t left;
+
+	atomic_fetch_add(&p->vm->late, 1);
+	pr_warn("VM '%s' vCPU %u ignores its kicks: it runs under the host kernel until its "
+		"run ends", p->vm->name, p->index);
+	tell_main(p);
+	while ((left = __atomic_load_n(&s->left, __ATOMIC_ACQUIRE)) != p->seq &&
+	       !atomic_load(&p->vm->gone))
+		futex_wait_shared(&s->left, left, PROXY_POLL_NS);
+	if (atomic_load(&p->vm->gone))
+		return;
+	pr_info("VM '%s' vCPU %u ended its late run: back at its gate", p->vm->name, p->index);
+	atomic_fetch_sub(&p->vm->late, 1);
+	tell_main(p);
 }
 
 /* Sequence numbers wrap within the gate word's bits, and skip 0 (no run yet). */
@@ -218,11 +268,13 @@ static void *proxy_thread(void *arg)
 		return NULL;
 	for (;;) {
 		uint64_t steal_ns;
+		bool ended;
 		int cpu;
 
 		/* Before enter: a kick right after it belongs to this run. */
 		atomic_store(&p->kicked_at, 0);
 		atomic_store(&p->next_seq, next_seq(p->seq));
+		take_request(p);
 		if (dispatch_vcpu_enter(d, p->slot, &steal_ns) != DISPATCH_RUN)
 			break;
 		cpu = dispatch_slot_host_cpu(d, p->slot);
@@ -230,12 +282,13 @@ static void *proxy_thread(void *arg)
 		__atomic_store_n(&p->vm->page->slot[p->index].host_cpu, (uint32_t)cpu,
 				 __ATOMIC_RELAXED);
 		hand_out(p, JOIN_GATE_RUN);
-		wait_left(p);
+		ended = wait_left(p);
 		dispatch_vcpu_leave(d, p->slot);
-		if (atomic_load(&p->vm->disobedient))
-			break;
+		publish_times(p);
+		if (!ended)
+			wait_late(p);
 	}
-	/* Released (the host stops, or the VM disobeys): the thread runs unscheduled. */
+	/* Released (the host stops): the thread runs unscheduled. */
 	if (!atomic_load(&p->vm->gone)) {
 		atomic_store(&p->next_seq, next_seq(p->seq));
 		hand_out(p, JOIN_GATE_STOP);

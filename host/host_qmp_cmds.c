@@ -258,7 +258,7 @@ static json_object *vcpu_json(struct host *h, struct host_vm *vm, struct host_pr
 
 static const char *vm_state(struct host_vm *vm)
 {
-	if (atomic_load(&vm->disobedient))
+	if (vm->held || atomic_load(&vm->late))
 		return "disobedient";
 	return vm->stopped ? "stopped" : "running";
 }
@@ -538,6 +538,8 @@ static int vm_changed(struct host *h, struct host_vm *vm, json_object **ret)
 			       us_pair("quota_us", vm->cap_quota_ns, "period_us", vm->cap_period_ns) :
 			       NULL);
 	emit(h, "GROUP_QOS_CHANGED", data);
+	/* A VM that ignores its holds is held by its quota, not by the engine. */
+	host_enforce_resize(h);
 	*ret = NULL;
 	return 0;
 }
@@ -582,6 +584,7 @@ static int set_stopped(struct host *h, struct host_vm *vm, bool stop, json_objec
 	vm->stopped = stop;
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		dispatch_slot_hold(h->d, vm->proxy[i].slot, stop);
+	host_enforce_resize(h);
 	data = json_object_new_object();
 	json_object_object_add(data, "vm", json_object_new_string(vm->name));
 	emit(h, stop ? "STOP" : "RESUME", data);

@@ -52,6 +52,13 @@ struct vm_join_vcpu {
 	uint32_t last_gate;		/* the gate word of the last run taken */
 	uint32_t seq;			/* of the run under way, 0 none */
 	bool tid_told;
+	_Atomic uint32_t request;	/* the guest's CPPC request, told again to a new host */
+	/*
+	 * The host's accounts as last read, and what earlier hosts had
+	 * counted: a new host counts from zero, the guest's counters go on.
+	 * Only the vCPU's own thread touches these.
+	 */
+	uint64_t active, run, base_active, base_run;
 };
 
 struct vm_join {
@@ -67,6 +74,9 @@ struct vm_join {
 	unsigned int tries;
 	vm_join_event_fn event;
 	void *event_opaque;
+	vm_join_run_fn on_run;		/* each run taken, on the vCPU's thread */
+	void *run_opaque;
+	struct host_spec spec;		/* the first host's, told to the guest */
 	atomic_bool stopping;
 	atomic_bool fallback;		/* the host is gone or let go: run unscheduled */
 	bool ignore_holds;		/* JOIN_IGNORE_HOLDS_ENV: a test's disobedient VM */
@@ -150,7 +160,7 @@ static struct join_page *map_page(int memfd, struct join_page *at)
  * -1 with err (and *refused when the host answered no).
  */
 static int say_hello(const char *path, const struct join_hello *hello, unsigned int nr_vcpus,
-		     int *memfd, bool *refused, char *err, size_t errlen)
+		     int *memfd, bool *refused, struct host_spec *spec, char *err, size_t errlen)
 {
 	struct join_welcome w;
 	int fd;
@@ -172,6 +182,8 @@ static int say_hello(const char *path, const struct join_hello *hello, unsigned 
 			 w.status ? w.reason : "no page came with its welcome");
 		goto fail;
 	}
+	if (spec)
+		*spec = w.spec;
 	return fd;
 fail:
 	if (*memfd >= 0)
@@ -196,7 +208,8 @@ struct vm_join *vm_join_connect(const char *path, const char *name, unsigned int
 	j->rejoin_timer = -1;
 	snprintf(j->path, sizeof(j->path), "%s", path);
 	if (join_hello_fill(&j->hello, name, nr_vcpus, qos, vm_group, err, errlen) ||
-	    (fd = say_hello(path, &j->hello, nr_vcpus, &memfd, refused, err, errlen)) < 0) {
+	    (fd = say_hello(path, &j->hello, nr_vcpus, &memfd, refused, &j->spec, err,
+			    errlen)) < 0) {
 		free(j);
 		return NULL;
 	}
@@ -229,13 +242,18 @@ static void vcpu_follow_host(struct vm_join *j, struct vm_join_vcpu *v)
 	v->last_gate = 0;
 	v->seq = 0;
 	v->tid_told = false;
+	v->base_active += v->active;
+	v->base_run += v->run;
+	v->active = v->run = 0;
 }
 
+/* A new page: its thread, and the guest's standing CPPC request. */
 static void tell_tid(struct join_slot *s, struct vm_join_vcpu *v)
 {
 	if (v->tid_told)
 		return;
 	v->tid_told = true;
+	__atomic_store_n(&s->perf_request, atomic_load(&v->request), __ATOMIC_RELAXED);
 	__atomic_store_n(&s->tid, (int32_t)gettid(), __ATOMIC_RELEASE);
 	futex_wake_shared(&s->left);
 }
@@ -272,6 +290,8 @@ static bool join_gate_enter(void *opaque, unsigned int vcpu)
 	/* Kicked before it got here: the kick's signal found nothing to end. */
 	if (__atomic_load_n(&s->kick, __ATOMIC_ACQUIRE) == v->seq)
 		vcpu_kick(j->vm->vcpus[vcpu]);
+	if (j->on_run)
+		j->on_run(j->run_opaque, vcpu);
 	return true;
 }
 
@@ -356,7 +376,7 @@ static void try_rejoin(struct evloop *loop, void *opaque)
 	if (now < j->next_try_ns || atomic_load(&j->stopping))
 		return;
 	j->tries++;
-	fd = say_hello(j->path, &j->hello, j->nr_vcpus, &memfd, &refused, err, sizeof(err));
+	fd = say_hello(j->path, &j->hello, j->nr_vcpus, &memfd, &refused, NULL, err, sizeof(err));
 	if (fd >= 0)
 		return rejoined(j, fd, memfd);
 	if (refused) {
@@ -406,6 +426,49 @@ static void host_gone(struct evloop *loop, int fd, uint32_t events, void *opaque
 	event(j, "HOST_LOST", "disconnected");
 	if (!atomic_load(&j->stopping))
 		start_rejoining(j);
+}
+
+const struct host_spec *vm_join_host_spec(const struct vm_join *j)
+{
+	return &j->spec;
+}
+
+void vm_join_set_run_hook(struct vm_join *j, vm_join_run_fn fn, void *opaque)
+{
+	j->on_run = fn;
+	j->run_opaque = opaque;
+}
+
+/*
+ * The guest asked (its CPPC page, on its vCPU's thread): the host reads
+ * the word at its next look, which waking `left` makes now.
+ */
+void vm_join_set_request(struct vm_join *j, unsigned int vcpu, unsigned int level)
+{
+	struct join_slot *s = &j->page->slot[vcpu];
+
+	atomic_store(&j->v[vcpu].request, level);
+	__atomic_store_n(&s->perf_request, level, __ATOMIC_RELAXED);
+	futex_wake_shared(&s->left);
+}
+
+void vm_join_vcpu_times(struct vm_join *j, unsigned int vcpu, uint64_t *active_ns,
+			uint64_t *run_ns)
+{
+	struct join_slot *s = &j->page->slot[vcpu];
+	struct vm_join_vcpu *v = &j->v[vcpu];
+
+	/* run_ns is stored last: read first, it never leads its active_ns. */
+	if (v->gen == atomic_load(&j->gen) && !atomic_load(&j->fallback)) {
+		uint64_t run = __atomic_load_n(&s->run_ns, __ATOMIC_ACQUIRE);
+		uint64_t active = __atomic_load_n(&s->active_ns, __ATOMIC_RELAXED);
+
+		/* The host's words only grow; a host that says otherwise is ignored. */
+		v->active = active > v->active ? active : v->active;
+		v->run = run > v->run ? run : v->run;
+	}
+	*active_ns = v->base_active + v->active;
+	*run_ns = v->base_run + v->run;
 }
 
 void vm_join_set_events(struct vm_join *j, vm_join_event_fn fn, void *opaque)

@@ -35,6 +35,23 @@ struct vm_join *vm_join_connect(const char *path, const char *name, unsigned int
  */
 typedef void (*vm_join_event_fn)(void *opaque, const char *name, void *data);
 void vm_join_set_events(struct vm_join *j, vm_join_event_fn fn, void *opaque);
+/* The host's emulated pCPUs, as its welcome said (the guest's _CPC). */
+const struct host_spec *vm_join_host_spec(const struct vm_join *j);
+/*
+ * The guest's CPPC request of vCPU vcpu, a capacity level (0: none), for
+ * the host's engine; kept and told again to a host it rejoins.
+ */
+void vm_join_set_request(struct vm_join *j, unsigned int vcpu, unsigned int level);
+/*
+ * The host's accounts of vCPU vcpu (docs/host.md, "CPPC"): wall time
+ * current and not halted, and CPU time meanwhile, continued across hosts.
+ * On the vCPU's own thread only.
+ */
+void vm_join_vcpu_times(struct vm_join *j, unsigned int vcpu, uint64_t *active_ns,
+			uint64_t *run_ns);
+/* Called on the vCPU's thread each time it takes a run (CPPC feedback). */
+typedef void (*vm_join_run_fn)(void *opaque, unsigned int vcpu);
+void vm_join_set_run_hook(struct vm_join *j, vm_join_run_fn fn, void *opaque);
 /* Installs the gate and watches the connection on the VM's event loop. */
 int vm_join_attach(struct vm_join *j, struct vm *vm);
 /*

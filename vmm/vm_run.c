@@ -166,7 +166,7 @@ static int setup_signals(struct vm *vm, sigset_t *old)
 }
 
 struct run_ctx {
-	struct vm_config *cfg;			/* the caller's; --join turns no_cppc on */
+	struct vm_config *cfg;			/* the caller's */
 	const struct vm_run_domain_ops *dom;	/* may be NULL */
 	struct file_buf kernel, initrd;
 	struct vm *vm;
@@ -184,8 +184,9 @@ struct run_ctx {
 };
 
 /*
- * --join: the host's spec and engine apply, and it relays no CPPC request
- * or hint yet (docs/host.md), so the guest is told of none.
+ * --join: the host's spec and engine apply. CPPC is relayed over the join
+ * protocol (docs/host.md, "CPPC"); hints are not yet, so the guest is told
+ * of no hint page (vm_sched_acpi_desc()).
  */
 static int check_join(struct run_ctx *c)
 {
@@ -199,7 +200,6 @@ static int check_join(struct run_ctx *c)
 		pr_err("--join: %s cannot be used with it", bad);
 		return -EINVAL;
 	}
-	c->cfg->no_cppc = true;
 	return 0;
 }
 
@@ -214,7 +214,9 @@ static int join_host(struct run_ctx *c, const struct vcpu_qos *qos, char *err, s
 		snprintf(name, sizeof(name), "vm%d", (int)getpid());
 	c->join = vm_join_connect(c->cfg->join, name, c->cfg->nr_vcpus, qos, &c->cfg->vm_qos.vm,
 				  &refused, err, errlen);
-	return c->join ? 0 : -EINVAL;
+	if (!c->join)
+		return -EINVAL;
+	return vm_sched_join(&c->sched, c->join, err, errlen);
 }
 
 /* Host, per-vCPU QoS and admission: every scheduling error before anything is built. */
@@ -379,8 +381,9 @@ static int build_vm(struct run_ctx *c)
 		.nr_vcpus = c->cfg->nr_vcpus,
 		.mem_size = c->cfg->mem_size,
 		.cpu_hide = c->cfg->cpu_hide_set ? c->cfg->cpu_hide : cpuid_default_hide(),
-		/* APERF/MPERF are served from the dispatcher's measurements. */
-		.aperfmperf = !c->cfg->no_cppc && c->cfg->sched == SCHED_KIND_CAPVISOR,
+		/* APERF/MPERF are served from the dispatcher's (or the host's) accounts. */
+		.aperfmperf = !c->cfg->no_cppc && (c->cfg->sched == SCHED_KIND_CAPVISOR ||
+						   c->cfg->join),
 	};
 	struct acpi_vm_desc desc;
 	struct boot_input in;

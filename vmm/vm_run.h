@@ -32,8 +32,7 @@ struct vm_run_domain_ops {
 };
 
 /*
- * Runs the VM cfg describes (cfg stays the caller's; --join sets no_cppc
- * in it, a joined VM tells its guest of no CPPC); dom may be NULL (no
+ * Runs the VM cfg describes (cfg stays the caller's); dom may be NULL (no
  * --dump-domain, no query-domain-xml). Returns a RUN_EXIT_* status, or
  * RUN_EXIT_SIGNAL_BASE + the signal that ended it.
  */

@@ -12,6 +12,7 @@
 #include "dispatch/kernelsched.h"
 #include "util/log.h"
 #include "util/sandbox.h"
+#include "vmm/join.h"
 #include "vmm/kvm/vm.h"
 
 static void vs_kick(void *opaque, unsigned int vcpu)
@@ -77,6 +78,12 @@ static int fill_caps(struct vm_sched *vs, unsigned int i, char *err, size_t errl
 	int c = caps_cluster_of(vs, i);
 	const struct host_cluster_spec *cl;
 
+	/*
+	 * --join, before the host's welcome: its clusters are the host's to
+	 * check (admission), and vm_sched_join() fills the caps again from them.
+	 */
+	if (c < 0 && vs->cfg.joined && !vs->join)
+		c = caps_cluster_named(vs, NULL);
 	if (c < 0) {
 		snprintf(err, errlen, "vCPU %u: cluster '%s' is not in --host", i, vs->qos[i].cluster);
 		return -EINVAL;
@@ -219,6 +226,21 @@ int vm_sched_prepare(struct vm_sched *vs, const struct vm_sched_config *cfg,
 	return rc;
 }
 
+int vm_sched_join(struct vm_sched *vs, struct vm_join *j, char *err, size_t errlen)
+{
+	vs->join = j;
+	vs->cfg.host = *vm_join_host_spec(j);
+	vs->cfg.host_set = true;
+	vs->nr_pcpus = host_spec_nr_pcpus(&vs->cfg.host);
+	for (unsigned int i = 0; i < vs->nr_vcpus; i++) {
+		int rc = fill_caps(vs, i, err, errlen);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 void vm_sched_acpi_desc(const struct vm_sched *vs, struct acpi_vm_desc *desc)
 {
 	memset(desc, 0, sizeof(*desc));
@@ -254,9 +276,12 @@ static void cppc_changed(struct cppc_dev *dev, void *opaque)
 {
 	struct vm_sched *vs = opaque;
 
+	unsigned int level = request_level(vs, dev->vcpu, cppc_effective_request(dev));
+
 	if (vs->d)
-		dispatch_set_perf_request(vs->d, dev->vcpu,
-					  request_level(vs, dev->vcpu, cppc_effective_request(dev)));
+		dispatch_set_perf_request(vs->d, dev->vcpu, level);
+	else if (vs->join)
+		vm_join_set_request(vs->join, dev->vcpu, level);
 }
 
 static void hint_yield(void *opaque, unsigned int vcpu)
@@ -400,6 +425,8 @@ int vm_sched_attach(struct vm_sched *vs, struct vm *vm, char *err, size_t errlen
 		rc = attach_cppc(vs, err, errlen);
 		if (!rc)
 			rc = vm_sched_register_msrs(vs, err, errlen);
+		if (!rc && vs->join)
+			vm_join_set_run_hook(vs->join, vm_sched_feed_vcpu, vs);
 	}
 	if (!rc && vs->d)
 		rc = attach_hints(vs, err, errlen);

@@ -27,6 +27,7 @@
 #include "dispatch/qosspec.h"
 
 struct vm;
+struct vm_join;
 
 enum vm_sched_mode { VM_SCHED_CAPVISOR, VM_SCHED_HOST };
 
@@ -49,6 +50,7 @@ struct vm_sched {
 	struct vcpu_qos *qos;
 	struct vm_qos vm_qos;			/* the VM's group and its groups at start */
 	struct dispatch *d;			/* NULL with --sched host */
+	struct vm_join *join;			/* --join: the host's engine (vm_sched_join()) */
 	struct acpi_vcpu_desc *acpi_vcpus;
 	int *caps_cluster;			/* cluster whose levels the guest sees */
 	struct cppc_dev *cppc;			/* per vCPU, NULL when disabled */
@@ -63,6 +65,12 @@ struct vm_sched {
 int vm_sched_prepare(struct vm_sched *vs, const struct vm_sched_config *cfg,
 		     const struct vcpu_qos *qos, const struct vm_qos *vm_qos, unsigned int nr_vcpus,
 		     char *err, size_t errlen);
+/*
+ * --join, once admitted: the guest is told the levels of the host's
+ * clusters, its CPPC requests go to the host's engine and its APERF/MPERF
+ * and CPPC feedback come from the host's accounts (docs/host.md, "CPPC").
+ */
+int vm_sched_join(struct vm_sched *vs, struct vm_join *j, char *err, size_t errlen);
 /* The ACPI description: processors, and _OSC/_CPC/hint pages as configured. */
 void vm_sched_acpi_desc(const struct vm_sched *vs, struct acpi_vm_desc *desc);
 int vm_sched_attach(struct vm_sched *vs, struct vm *vm, char *err, size_t errlen);
@@ -86,6 +94,8 @@ void vm_sched_aperfmperf(struct vm_sched *vs, unsigned int vcpu, uint64_t *aperf
 
 /* The dispatcher's tick hook (opaque: the vm_sched): CPPC feedback counters. */
 void vm_sched_feed_cppc(void *opaque);
+/* The same for one vCPU, on its own thread: a joined VM's, at each run. */
+void vm_sched_feed_vcpu(void *opaque, unsigned int vcpu);
 /* Register the MSRs the dispatcher serves: APERF, MPERF, AMD P-state control (vm_sched_guest.c). */
 int vm_sched_register_msrs(struct vm_sched *vs, char *err, size_t errlen);
 /* Per-vCPU summary at exit (text), and the same as JSON to an open file (0 or -EIO). */

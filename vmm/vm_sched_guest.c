@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "capvisor/layout.h"
+#include "vmm/join.h"
 #include "vmm/kvm/vm.h"
 
 static uint64_t ns_to_ticks(const struct vm_sched *vs, uint64_t ns)
@@ -29,13 +30,22 @@ static uint64_t ns_to_ticks(const struct vm_sched *vs, uint64_t ns)
 	return (uint64_t)((unsigned __int128)ns * khz / 1000000);
 }
 
+/* The engine's accounts of a vCPU: its own dispatcher's, or the host's (--join). */
+static void vcpu_times(struct vm_sched *vs, unsigned int vcpu, uint64_t *active, uint64_t *run)
+{
+	*active = *run = 0;
+	if (vs->d)
+		dispatch_vcpu_times(vs->d, vcpu, active, run);
+	else if (vs->join)
+		vm_join_vcpu_times(vs->join, vcpu, active, run);
+}
+
 void vm_sched_aperfmperf(struct vm_sched *vs, unsigned int vcpu, uint64_t *aperf,
 			 uint64_t *mperf)
 {
-	uint64_t active = 0, run = 0;
+	uint64_t active, run;
 
-	if (vs->d)
-		dispatch_vcpu_times(vs->d, vcpu, &active, &run);
+	vcpu_times(vs, vcpu, &active, &run);
 	/* Measured run time may lead the active time by a kick latency. */
 	if (run > active)
 		run = active;
@@ -86,7 +96,7 @@ int vm_sched_register_msrs(struct vm_sched *vs, char *err, size_t errlen)
 	static const uint32_t msrs[] = { MSR_IA32_MPERF, MSR_IA32_APERF, MSR_AMD_PSTATE_CTL,
 					 MSR_AMD_CPPC_REQ };
 
-	if (!vs->d)
+	if (!vs->d && !vs->join)
 		return 0;	/* --sched host: no counters to serve */
 	for (size_t i = 0; i < sizeof(msrs) / sizeof(msrs[0]); i++) {
 		struct vm_msr_handler h = { msrs[i], msr_read, msr_write, vs };
@@ -100,41 +110,50 @@ int vm_sched_register_msrs(struct vm_sched *vs, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Advance one vCPU's CPPC feedback counters. Each vCPU's accounts are fed
+ * by one thread only: the dispatcher's tick, or (--join) the vCPU's own.
+ */
+void vm_sched_feed_vcpu(void *opaque, unsigned int i)
+{
+	struct vm_sched *vs = opaque;
+	unsigned int top = acpi_capacity_from_perf(cppc_highest_perf(&vs->cppc[i]));
+	uint64_t active, run, da, dr;
+
+	/*
+	 * Reading a vCPU's times costs a system call: once its counters
+	 * are running (non-zero, as Linux requires of them), a vCPU whose
+	 * guest has not used its CPPC page is left until it does; the
+	 * next feed then accounts the whole interval at its average.
+	 */
+	if (vs->acct_active[i] && !cppc_in_use(&vs->cppc[i]))
+		return;
+	vcpu_times(vs, i, &active, &run);
+	da = active > vs->acct_active[i] ? active - vs->acct_active[i] : 0;
+	dr = run > vs->acct_run[i] ? run - vs->acct_run[i] : 0;
+	if (!da)
+		return;
+	/*
+	 * A tick is shorter than the duty cycle's window: within one a
+	 * little vCPU may have run the whole time. Run time beyond its top
+	 * level is carried to the next tick rather than dropped, so the
+	 * counters' ratio converges on the delivered level without bias.
+	 */
+	if (dr > da * top / 1024)
+		dr = da * top / 1024;
+	vs->acct_active[i] = active;
+	vs->acct_run[i] += dr;
+	cppc_account(&vs->cppc[i], ns_to_ticks(vs, da),
+		     acpi_perf_from_capacity((unsigned int)(dr * 1024 / da)));
+}
+
 /* The dispatcher's tick hook: advance every vCPU's CPPC feedback counters. */
 void vm_sched_feed_cppc(void *opaque)
 {
 	struct vm_sched *vs = opaque;
 
-	for (unsigned int i = 0; vs->cppc && i < vs->nr_vcpus; i++) {
-		unsigned int top = acpi_capacity_from_perf(cppc_highest_perf(&vs->cppc[i]));
-		uint64_t active, run, da, dr;
-
-		/*
-		 * Reading a vCPU's times costs a system call: once its counters
-		 * are running (non-zero, as Linux requires of them), a vCPU whose
-		 * guest has not used its CPPC page is left until it does; the
-		 * next feed then accounts the whole interval at its average.
-		 */
-		if (vs->acct_active[i] && !cppc_in_use(&vs->cppc[i]))
-			continue;
-		dispatch_vcpu_times(vs->d, i, &active, &run);
-		da = active - vs->acct_active[i];
-		dr = run > vs->acct_run[i] ? run - vs->acct_run[i] : 0;
-		if (!da)
-			continue;
-		/*
-		 * A tick is shorter than the duty cycle's window: within one a
-		 * little vCPU may have run the whole time. Run time beyond its top
-		 * level is carried to the next tick rather than dropped, so the
-		 * counters' ratio converges on the delivered level without bias.
-		 */
-		if (dr > da * top / 1024)
-			dr = da * top / 1024;
-		vs->acct_active[i] = active;
-		vs->acct_run[i] += dr;
-		cppc_account(&vs->cppc[i], ns_to_ticks(vs, da),
-			     acpi_perf_from_capacity((unsigned int)(dr * 1024 / da)));
-	}
+	for (unsigned int i = 0; vs->cppc && i < vs->nr_vcpus; i++)
+		vm_sched_feed_vcpu(vs, i);
 }
 
 static const char *cluster_name(struct vm_sched *vs, int pcpu)

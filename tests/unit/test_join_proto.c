@@ -132,6 +132,57 @@ static void test_random_bytes_never_pass(void)
 	CU_ASSERT_EQUAL(passed, 0);
 }
 
+/* Whatever a VM writes as its CPPC request, the host reads a level of 0..1024. */
+static void test_request_is_clamped(void)
+{
+	static const uint32_t raw[] = { 0, 1, 512, 1024, 1025, 4096, 0x7fffffff, 0xdeadbeef,
+					UINT32_MAX };
+	static const unsigned int want[] = { 0, 1, 512, 1024, 1024, 1024, 1024, 1024, 1024 };
+
+	for (size_t i = 0; i < sizeof(raw) / sizeof(raw[0]); i++)
+		CU_ASSERT_EQUAL(join_request_clamp(raw[i]), want[i]);
+}
+
+static void big_little_welcome(struct join_welcome *w)
+{
+	struct host_spec hs;
+	char err[256];
+
+	CU_ASSERT_EQUAL_FATAL(host_spec_parse("big=1:1024,little=1:512", &hs, err, sizeof(err)), 0);
+	join_welcome_fill(w, 0, 2, "");
+	join_welcome_set_spec(w, &hs);
+}
+
+/* The host's spec reaches the VM as it was; a broken one is refused by field. */
+static void test_welcome_carries_the_spec(void)
+{
+	struct join_welcome w;
+	char err[512];
+
+	big_little_welcome(&w);
+	CU_ASSERT_EQUAL(join_welcome_check(&w, sizeof(w), err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(w.spec.nr_clusters, 2);
+	CU_ASSERT_STRING_EQUAL(w.spec.clusters[1].name, "little");
+	CU_ASSERT_EQUAL(w.spec.clusters[1].capacity, 512);
+	w.spec.nr_clusters = HOST_MAX_CLUSTERS + 1;
+	CU_ASSERT_EQUAL(join_welcome_check(&w, sizeof(w), err, sizeof(err)), -EPROTO);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "clusters"));
+	big_little_welcome(&w);
+	w.spec.clusters[1].levels[0] = 600;	/* not ascending */
+	CU_ASSERT_EQUAL(join_welcome_check(&w, sizeof(w), err, sizeof(err)), -EPROTO);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "cluster 1"));
+	big_little_welcome(&w);
+	w.spec.clusters[0].capacity = 2048;
+	CU_ASSERT_EQUAL(join_welcome_check(&w, sizeof(w), err, sizeof(err)), -EPROTO);
+	big_little_welcome(&w);
+	memset(w.spec.clusters[0].name, 'x', sizeof(w.spec.clusters[0].name));
+	CU_ASSERT_EQUAL(join_welcome_check(&w, sizeof(w), err, sizeof(err)), -EPROTO);
+	/* A refusal carries no spec. */
+	join_welcome_fill(&w, -1, 0, "no room");
+	CU_ASSERT_EQUAL(join_welcome_check(&w, sizeof(w), err, sizeof(err)), 0);
+}
+
 UNIT_SUITE(join_proto, NULL, NULL, UNIT_TEST(test_filled_hello_round_trips),
 	   UNIT_TEST(test_each_bad_field_is_refused_by_name),
-	   UNIT_TEST(test_random_bytes_never_pass))
+	   UNIT_TEST(test_random_bytes_never_pass), UNIT_TEST(test_request_is_clamped),
+	   UNIT_TEST(test_welcome_carries_the_spec))
