@@ -729,6 +729,8 @@ size_t fair_lag_scratch_size(void);
 int fair_lag_wake_target(struct sched *s, const struct sched_entity *se);
 void fair_payback_reweight(struct sched *s, uint64_t now);
 void fair_repack(struct sched *s, unsigned int n, uint64_t now);
+bool fair_whole_pcpu(const struct sched_rq *rq, uint64_t rate);
+void fair_rotate(const struct sched *s, struct lag_ent *e, unsigned int n, int64_t *room);
 uint64_t fair_solver_weight(const struct sched *s, const struct sched_entity *se);
 uint32_t fair_payback_weight(const struct sched *s, const struct sched_entity *se, uint64_t w,
 			     uint64_t rate);

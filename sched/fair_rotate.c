@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Planned rotation of the fluid-ideal balance (docs/sched.md, "The
+ * fluid-ideal balance").
+ *
+ * The re-pack (fair_repack.c) places whole entities so that every pCPU's
+ * ideal rates fit it. On mixed capacities that is often impossible: the
+ * ideal may need an entity to spend part of its time on a fast pCPU and
+ * part on a slow one (five entities of 0.37-0.99 of a 1024 pCPU sharing
+ * three 1024 pCPUs and two of 242: each must run on the slow ones for a
+ * while, as in any preemptive schedule on uniform machines). The lag
+ * moves then rotated by predicted lags, one entity at a time, which
+ * churned and left light entities 5-15% off.
+ *
+ * So when no static placement fits, the balance plans the rotation of
+ * the whole component for the next interval: the placement is packed as
+ * by the re-pack, but by what each entity should get over the next
+ * interval, its ideal rate plus its lag paid back over ROTATE_NS, most
+ * first (the level algorithm of Horvath, Lam and Sethi: the work furthest
+ * behind its level gets the fastest processors). An entity still stays
+ * where it is while its pCPU has room; one that fits nowhere goes where
+ * the most room is left, and falls behind there until its need outranks
+ * an entity's that does fit, which then takes its turn on the slow pCPU.
+ * Over a few intervals each entity spends on each pCPU the share of time
+ * its ideal needs, switched at balance boundaries; the payback weights
+ * share each pCPU within an interval.
+ *
+ * Cost: O(n log n + n x m) per balance for a component of n entities on
+ * m pCPUs whose static packing failed; nothing on the per-decision paths.
+ */
+#include "sched/internal.h"
+
+/*
+ * A lag is paid back over this in the rotation's order: shorter swaps
+ * more often (more migrations), longer lets the lags swing further.
+ */
+#define ROTATE_NS	(64 * NSEC_PER_MSEC)
+
+/* What e should get over the next interval: its rate plus its lag over ROTATE_NS, >= 0. */
+static uint64_t need(const struct lag_ent *e)
+{
+	int64_t pay = (int64_t)(((__int128)e->se->lag << RATE_SHIFT) / (int64_t)ROTATE_NS);
+
+	if (pay < 0 && (uint64_t)-pay > e->rate)
+		return 0;
+	return (uint64_t)((int64_t)e->rate + pay);
+}
+
+/* The largest capacity se may have on one pCPU: at most what it can get. */
+static uint64_t largest_room(const struct sched *s, const struct sched_entity *se)
+{
+	uint64_t cap = 0;
+
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		if (sched_cpumask_test(&se->allowed, cpu) && s->rq[cpu].lag_cap > cap)
+			cap = s->rq[cpu].lag_cap;
+	return cap;
+}
+
+/* Need (pred, set by fair_rotate()) descending, then id: a deterministic order. */
+static int cmp_need_desc(const void *a, const void *b)
+{
+	const struct lag_ent *x = a, *y = b;
+
+	if (x->pred != y->pred)
+		return x->pred < y->pred ? 1 : -1;
+	return x->se->id - y->se->id;
+}
+
+/* The allowed pCPU with the least room that fits `want`, else the one with the most room. */
+static int place(const struct sched *s, const struct sched_entity *se, const int64_t *room,
+		 uint64_t want)
+{
+	int fit = -1, most = se->cpu;
+
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		if (!sched_cpumask_test(&se->allowed, cpu))
+			continue;
+		if (room[cpu] >= (int64_t)want && (fit < 0 || room[cpu] < room[fit]))
+			fit = (int)cpu;
+		if (room[cpu] > room[most])
+			most = (int)cpu;
+	}
+	return fit >= 0 ? fit : most;
+}
+
+/*
+ * The placement of e[0..n) (one component, whose static packing failed)
+ * for the next interval, into e[k].to; reorders e[] by need. room[] is
+ * each pCPU's capacity for the tracked entities, with the packing's
+ * tolerance.
+ */
+void fair_rotate(const struct sched *s, struct lag_ent *e, unsigned int n, int64_t *room)
+{
+	for (unsigned int k = 0; k < n; k++) {
+		uint64_t cap = largest_room(s, e[k].se);
+
+		/* no more than a pCPU can give: one whole pCPU's entity stays on it */
+		e[k].pred = need(&e[k]);
+		if (e[k].pred > cap)
+			e[k].pred = cap;
+	}
+	qsort(e, n, sizeof(*e), cmp_need_desc);
+	for (unsigned int k = 0; k < n; k++) {
+		int to = e[k].se->cpu;
+
+		if (room[to] < (int64_t)e[k].pred)
+			to = place(s, e[k].se, room, e[k].pred);
+		room[to] -= (int64_t)e[k].pred;
+		if (fair_whole_pcpu(&s->rq[to], e[k].rate))
+			room[to] = -1;
+		e[k].to = to;
+	}
+}
