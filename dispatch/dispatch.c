@@ -316,10 +316,16 @@ void dispatch_account(struct dispatch *d, unsigned int vcpu, uint64_t now)
 	if (v->id < 0)
 		return;
 	sched_entity_info(d->sched, v->id, &info);
+	if (info.state == SCHED_RUNNABLE || info.state == SCHED_THROTTLED) {
+		v->stolen_ns += dt;
+		v->held_ns += dt;
+		if (v->held_ns > v->held_max_ns)
+			v->held_max_ns = v->held_ns;
+		return;
+	}
+	v->held_ns = 0;
 	if (info.state == SCHED_RUNNING && !v->halted)
 		v->active_ns += dt;
-	else if (info.state == SCHED_RUNNABLE || info.state == SCHED_THROTTLED)
-		v->stolen_ns += dt;
 }
 
 /*

@@ -185,6 +185,12 @@ struct dispatch_vcpu_report {
 	uint64_t active_ns;
 	uint64_t stolen_ns;		/* runnable, held out by the engine */
 	/*
+	 * The longest stretch of stolen_ns without a run between: what a
+	 * guest's stall detectors would see of capvisor (a cap's throttling
+	 * included).
+	 */
+	uint64_t held_max_ns;
+	/*
 	 * Runs that lasted to the end of their duty-cycle on-part, and the wall
 	 * time from that end to the thread's leave, summed and at most: the
 	 * kick latency the on-part debt pays back.

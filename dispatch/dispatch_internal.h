@@ -31,6 +31,7 @@ struct dvcpu {
 	uint64_t acct_ns;		/* last active/stolen accounting point */
 	uint64_t run_ns, active_ns, stolen_ns;
 	uint64_t stolen_told;		/* stolen_ns already added to the guest's steal time */
+	uint64_t held_ns, held_max_ns;	/* the current and the longest stretch of stolen_ns */
 	/* Runs that lasted to their on-part's end, and how late they left it (wall time). */
 	uint64_t onparts, onpart_late_ns, onpart_late_max_ns;
 	uint64_t onparts_missed;	/* windows it opened but could not run in */

@@ -223,6 +223,7 @@ int dispatch_vcpu_report(struct dispatch *d, unsigned int vcpu, struct dispatch_
 	r->run_ns = v->run_ns;
 	r->active_ns = v->active_ns;
 	r->stolen_ns = v->stolen_ns;
+	r->held_max_ns = v->held_max_ns;
 	r->onparts = v->onparts;
 	r->onpart_late_ns = v->onpart_late_ns;
 	r->onpart_late_max_ns = v->onpart_late_max_ns;

@@ -248,6 +248,7 @@ static json_object *vcpu_json(struct vm_sched *vs, unsigned int i, uint64_t wall
 	json_object_object_add(o, "kicks", json_object_new_int64(
 		(int64_t)atomic_load(&vs->vm->vcpus[i]->nr_kicks)));
 	json_object_object_add(o, "stolen_ns", json_object_new_int64((int64_t)r.stolen_ns));
+	json_object_object_add(o, "held_max_ns", json_object_new_int64((int64_t)r.held_max_ns));
 	json_object_object_add(o, "onparts", json_object_new_int64((int64_t)r.onparts));
 	json_object_object_add(o, "onpart_late_ns", json_object_new_int64((int64_t)r.onpart_late_ns));
 	json_object_object_add(o, "onpart_late_max_ns",

@@ -320,6 +320,29 @@ static void test_weights_share_one_pcpu(void)
 	CU_ASSERT(atomic_load(&vm.v[0].kicks) >= 10 && atomic_load(&vm.v[1].kicks) >= 10);
 }
 
+/*
+ * Two busy vCPUs on one pCPU: each is held out again and again, for a slice
+ * or so at a time. held_max_ns is the longest of those stretches, not their
+ * sum (stolen_ns): what a guest's stall detector sees of capvisor.
+ */
+static void test_longest_hold_is_a_stretch(void)
+{
+	static const unsigned int host_cpu[] = { 0 };
+	struct dispatch_vcpu_report r;
+	struct fake_vm vm;
+
+	CU_ASSERT_EQUAL_FATAL(fake_vm_start(&vm, "one=1:1024", host_cpu, 2, NULL), 0);
+	sleep_ms(400);
+	for (unsigned int i = 0; i < 2; i++) {
+		CU_ASSERT_EQUAL(dispatch_vcpu_report(vm.d, i, &r), 0);
+		printf("\n    dispatch: vCPU %u held out %.1f ms in all, %.1f ms at most at a time",
+		       i, r.stolen_ns / 1e6, r.held_max_ns / 1e6);
+		CU_ASSERT(r.held_max_ns > 0);
+		CU_ASSERT(r.held_max_ns * 3 < r.stolen_ns);
+	}
+	fake_vm_stop(&vm);
+}
+
 /* A halted vCPU is blocked in the engine and leaves the pCPU; un-halted, it runs again. */
 static void test_halted_vcpu_gives_way(void)
 {
@@ -549,6 +572,7 @@ static void test_level_holds_with_kicks_slower_than_onpart(void)
 
 UNIT_SUITE(dispatch, quiet_init, quiet_cleanup,
 	   UNIT_TEST(test_weights_share_one_pcpu),
+	   UNIT_TEST(test_longest_hold_is_a_stretch),
 	   UNIT_TEST(test_halted_vcpu_gives_way),
 	   UNIT_TEST(test_pause_holds_every_vcpu),
 	   UNIT_TEST(test_held_slot_stays_out),
