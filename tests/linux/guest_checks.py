@@ -100,6 +100,10 @@ KNOWN_LINES = [
     (r"CPUID\[0d, ", "the XSAVE warning below"),
 ]
 XSAVE_WARNING = "XSAVE consistency problem"	# TCG: see docs/testing-linux.md
+# The longest capvisor may keep a runnable vCPU from running, in seconds:
+# far above its slices and windows (ms) and a tick's over-run under TCG, far
+# below the guest's own stall detectors (nested.py's L2_CMDLINE).
+HELD_MAX_S = 2
 
 
 def perf(cap):
@@ -252,6 +256,16 @@ class Checks:
         held = [v["stolen_ns"] for v in self.r["hetero"].stats["vcpus"]]
         self.check("steal: none added by capvisor with a pCPU each", all(h == 0 for h in held),
                    f"capvisor stolen_ns {held}")
+        # The guest's stall detectors are set to TCG's pace (nested.py,
+        # L2_CMDLINE); what they watched for is checked here from capvisor's
+        # own record: no vCPU kept from running, at a time, for more than
+        # HELD_MAX_S (slices and windows are milliseconds).
+        worst = max(((v["held_max_ns"], name, v["vcpu"]) for name, res in self.r.items()
+                     if res.stats for v in res.stats["vcpus"]), default=None)
+        self.check(f"steal: capvisor held no vCPU out for more than {HELD_MAX_S} s at a time",
+                   worst is not None and worst[0] <= HELD_MAX_S * 1e9,
+                   f"longest {worst[0] / 1e6:.1f} ms ({worst[1]}, vCPU {worst[2]})" if worst
+                   else "no statistics")
 
     def check_04_acpi(self):
         bad = [l for l in self.lines("hetero") if re.search(r"ACPI (Error|Warning|BIOS)|_OSC.*(fail|not)", l)]
