@@ -330,7 +330,7 @@ def l2_kernels(runs):
     return {v: fetch_l2_kernel(v) for v in {r.kernel for r in runs}}
 
 
-def run_nested(runs, kernel, timeout=900, log=None):
+def run_nested(runs, kernel, timeout=1500, log=None):
     """Boot L1 under TCG once and do every run inside it; one Result per run."""
     q = qemu()
     l2k = l2_kernels(runs)
