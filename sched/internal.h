@@ -603,6 +603,8 @@ void cap_hold(struct sched *s, struct sched_entity *se, uint64_t now);
 void cap_unthrottle_due(struct sched *s, struct sched_rq *rq, uint64_t now);
 void cap_unthrottle(struct sched *s, struct sched_entity *se, uint64_t now);
 uint64_t cap_next_event(const struct sched *s, const struct sched_rq *rq);
+int cap_check_range(const struct sched *s, bool group, uint64_t quota, uint64_t period,
+		    char *err, size_t errlen);
 
 /* ---------------------------------------------------------------- deadline.c */
 
