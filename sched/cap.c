@@ -15,19 +15,10 @@
  */
 #include "sched/internal.h"
 
-/*
- * Run time charged to the period number `index`: what it ran there, plus
- * what it ran beyond the quota in the period before (a caller that only
- * sees the engine at its ticks throttles a tick late; the overrun is paid
- * in the next period, as CBS does, so the cap holds on average).
- */
+/* Run time charged to period `index` by se's own cap. */
 static uint64_t cap_used_in(const struct sched_entity *se, uint64_t index)
 {
-	if (index == se->cap_index)
-		return se->cap_used;
-	if (index == se->cap_index + 1 && se->cap_used > se->cap_quota)
-		return se->cap_used - se->cap_quota;
-	return 0;
+	return cap_charged_in(index, se->cap_index, se->cap_used, se->cap_quota);
 }
 
 /* Charge delta ns of run time ending at now to se's current period. */

@@ -313,11 +313,7 @@ int sched_set_group(struct sched *s, int id, int gid, uint64_t now, char *err, s
 /* Run time charged to period `index` (cap.c's rule: an overrun is paid in the next). */
 static uint64_t acct_used_in(const struct cap_acct *a, uint64_t index)
 {
-	if (index == a->index)
-		return a->used;
-	if (index == a->index + 1 && a->used > a->quota)
-		return a->used - a->quota;
-	return 0;
+	return cap_charged_in(index, a->index, a->used, a->quota);
 }
 
 static bool acct_exhausted(const struct cap_acct *a, uint64_t now)
