@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 struct elem_rule {
 	const char *name;
@@ -658,13 +657,10 @@ int domain_load(const char *path, struct domain_args *out, char *err, size_t err
 
 	if (fd < 0)
 		return -ENOENT;
-	buf = malloc(DOMAIN_MAX_BYTES + 1);
-	rc = buf ? path_read_all(fd, buf, DOMAIN_MAX_BYTES + 1, &n) : -ENOMEM;
-	close(fd);
+	rc = path_read_alloc(fd, DOMAIN_MAX_BYTES, &buf, &n);
 	if (rc) {
 		if (rc != -ENOMEM)
 			snprintf(err, errlen, "%s: cannot read: %s", path, strerror(-rc));
-		free(buf);
 		return rc;
 	}
 	rc = domain_parse(buf, n, path, out, err, errlen);

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define VMDEF_MAX_BYTES (1 << 20)
 #define VMDEF_MAX_INT	UINT32_MAX	/* the options check their own, smaller, ranges */
@@ -370,16 +369,13 @@ int vmdef_load(const char *path, struct vmdef_args *out, char *err, size_t errle
 
 	if (fd < 0)
 		return -ENOENT;
-	buf = malloc(VMDEF_MAX_BYTES + 2);
-	rc = buf ? path_read_all(fd, buf, VMDEF_MAX_BYTES + 1, &n) : -ENOMEM;
-	close(fd);
+	rc = path_read_alloc(fd, VMDEF_MAX_BYTES, &buf, &n);
 	if (rc) {
 		snprintf(msg, sizeof(msg), "cannot read: %s", strerror(-rc));
 	} else if (n > VMDEF_MAX_BYTES) {
 		snprintf(msg, sizeof(msg), "larger than %d bytes", VMDEF_MAX_BYTES);
 		rc = -EINVAL;
 	} else {
-		buf[n] = 0;
 		rc = vmdef_parse_buf(buf, n, out, msg, sizeof(msg));
 	}
 	if (rc)

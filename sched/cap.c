@@ -15,19 +15,10 @@
  */
 #include "sched/internal.h"
 
-/*
- * Run time charged to the period number `index`: what it ran there, plus
- * what it ran beyond the quota in the period before (a caller that only
- * sees the engine at its ticks throttles a tick late; the overrun is paid
- * in the next period, as CBS does, so the cap holds on average).
- */
+/* Run time charged to period `index` by se's own cap. */
 static uint64_t cap_used_in(const struct sched_entity *se, uint64_t index)
 {
-	if (index == se->cap_index)
-		return se->cap_used;
-	if (index == se->cap_index + 1 && se->cap_used > se->cap_quota)
-		return se->cap_used - se->cap_quota;
-	return 0;
+	return cap_charged_in(index, se->cap_index, se->cap_used, se->cap_quota);
 }
 
 /* Charge delta ns of run time ending at now to se's current period. */
@@ -161,28 +152,45 @@ uint64_t cap_next_event(const struct sched *s, const struct sched_rq *rq)
 	return next;
 }
 
-static int check_cap(const struct sched_entity *se, uint64_t quota, uint64_t period, char *err,
-		     size_t errlen)
+/*
+ * The range of every cap, an entity's or a group's (quota 0: no cap): a
+ * period the tick can police, and a quota from SCHED_CAP_QUOTA_MIN_NS up to
+ * one period per pCPU it may run on at once (an entity one, a group's
+ * members every pCPU). The errors say whose cap it is, in their own words.
+ */
+int cap_check_range(const struct sched *s, bool group, uint64_t quota, uint64_t period,
+		    char *err, size_t errlen)
+{
+	if (!quota)
+		return 0;
+	if (period < SCHED_CAP_PERIOD_MIN_NS || period > SCHED_CAP_PERIOD_MAX_NS)
+		return sched_errf(err, errlen, SCHED_E_INVAL,
+				  "%s period: %llu ns out of range %llu..%llu ns",
+				  group ? "group cap" : "cap", (unsigned long long)period,
+				  (unsigned long long)SCHED_CAP_PERIOD_MIN_NS,
+				  (unsigned long long)SCHED_CAP_PERIOD_MAX_NS);
+	if (quota >= SCHED_CAP_QUOTA_MIN_NS && quota <= period * (group ? s->nr_cpus : 1))
+		return 0;
+	if (group)
+		return sched_errf(err, errlen, SCHED_E_INVAL,
+				  "group cap quota: %llu ns out of range %llu ns..%u x the period "
+				  "(%llu ns, one per pCPU)", (unsigned long long)quota,
+				  (unsigned long long)SCHED_CAP_QUOTA_MIN_NS, s->nr_cpus,
+				  (unsigned long long)period);
+	return sched_errf(err, errlen, SCHED_E_INVAL,
+			  "cap quota: %llu ns out of range %llu ns..the period (%llu ns)",
+			  (unsigned long long)quota, (unsigned long long)SCHED_CAP_QUOTA_MIN_NS,
+			  (unsigned long long)period);
+}
+
+static int check_cap(const struct sched *s, const struct sched_entity *se, uint64_t quota,
+		     uint64_t period, char *err, size_t errlen)
 {
 	if (dl_entity(se))
 		return sched_errf(err, errlen, SCHED_E_CLASS,
 				  "cap: entity %d has a reservation, which its runtime bounds already; "
 				  "remove the reservation first", se->id);
-	if (!quota)
-		return 0;
-	if (period < SCHED_CAP_PERIOD_MIN_NS || period > SCHED_CAP_PERIOD_MAX_NS)
-		return sched_errf(err, errlen, SCHED_E_INVAL,
-				  "cap period: %llu ns out of range %llu..%llu ns",
-				  (unsigned long long)period,
-				  (unsigned long long)SCHED_CAP_PERIOD_MIN_NS,
-				  (unsigned long long)SCHED_CAP_PERIOD_MAX_NS);
-	if (quota < SCHED_CAP_QUOTA_MIN_NS || quota > period)
-		return sched_errf(err, errlen, SCHED_E_INVAL,
-				  "cap quota: %llu ns out of range %llu ns..the period (%llu ns)",
-				  (unsigned long long)quota,
-				  (unsigned long long)SCHED_CAP_QUOTA_MIN_NS,
-				  (unsigned long long)period);
-	return 0;
+	return cap_check_range(s, false, quota, period, err, errlen);
 }
 
 int sched_set_cap(struct sched *s, int id, uint64_t quota_ns, uint64_t period_ns, uint64_t now,
@@ -193,7 +201,7 @@ int sched_set_cap(struct sched *s, int id, uint64_t quota_ns, uint64_t period_ns
 
 	if (!se)
 		return sched_errf(err, errlen, SCHED_E_NOENT, "cap: no entity %d", id);
-	ret = check_cap(se, quota_ns, period_ns, err, errlen);
+	ret = check_cap(s, se, quota_ns, period_ns, err, errlen);
 	if (ret)
 		return ret;
 	now = engine_now(s, now);

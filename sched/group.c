@@ -209,21 +209,10 @@ static int check_group_cap(const struct sched *s, const struct sched_group *g, i
 			   uint64_t quota, uint64_t period, char *err, size_t errlen)
 {
 	uint64_t need;
+	int ret = cap_check_range(s, true, quota, period, err, errlen);
 
-	if (!quota)
-		return 0;
-	if (period < SCHED_CAP_PERIOD_MIN_NS || period > SCHED_CAP_PERIOD_MAX_NS)
-		return sched_errf(err, errlen, SCHED_E_INVAL,
-				  "group cap period: %llu ns out of range %llu..%llu ns",
-				  (unsigned long long)period,
-				  (unsigned long long)SCHED_CAP_PERIOD_MIN_NS,
-				  (unsigned long long)SCHED_CAP_PERIOD_MAX_NS);
-	if (quota < SCHED_CAP_QUOTA_MIN_NS || quota > period * s->nr_cpus)
-		return sched_errf(err, errlen, SCHED_E_INVAL,
-				  "group cap quota: %llu ns out of range %llu ns..%u x the period "
-				  "(%llu ns, one per pCPU)", (unsigned long long)quota,
-				  (unsigned long long)SCHED_CAP_QUOTA_MIN_NS, s->nr_cpus,
-				  (unsigned long long)period);
+	if (ret || !quota)
+		return ret;
 	need = dl_need_below(s, gid, NULL);
 	if (need > (uint64_t)(((unsigned __int128)quota << BW_SHIFT) / period))
 		return dl_room_error(g, quota, period, need, err, errlen);
@@ -324,11 +313,7 @@ int sched_set_group(struct sched *s, int id, int gid, uint64_t now, char *err, s
 /* Run time charged to period `index` (cap.c's rule: an overrun is paid in the next). */
 static uint64_t acct_used_in(const struct cap_acct *a, uint64_t index)
 {
-	if (index == a->index)
-		return a->used;
-	if (index == a->index + 1 && a->used > a->quota)
-		return a->used - a->quota;
-	return 0;
+	return cap_charged_in(index, a->index, a->used, a->quota);
 }
 
 static bool acct_exhausted(const struct cap_acct *a, uint64_t now)

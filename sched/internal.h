@@ -596,6 +596,23 @@ static inline void fair_update_curr(struct sched *s, struct sched_rq *rq, uint64
 
 /* ---------------------------------------------------------------- cap.c */
 
+/*
+ * Run time charged to the period number `index` by a cap (an entity's in
+ * cap.c, a group's in group.c) that charged `used` to period number `at`:
+ * what it ran there, plus what it ran beyond the quota in the period before
+ * (a caller that only sees the engine at its ticks throttles a tick late;
+ * the overrun is paid in the next period, as CBS does, so the cap holds on
+ * average).
+ */
+static inline uint64_t cap_charged_in(uint64_t index, uint64_t at, uint64_t used, uint64_t quota)
+{
+	if (index == at)
+		return used;
+	if (index == at + 1 && used > quota)
+		return used - quota;
+	return 0;
+}
+
 void cap_charge(struct sched_rq *rq, struct sched_entity *se, uint64_t delta, uint64_t now);
 bool cap_exhausted(const struct sched *s, const struct sched_entity *se, uint64_t now);
 void cap_throttle(struct sched *s, struct sched_rq *rq, struct sched_entity *se, uint64_t now);
@@ -603,6 +620,8 @@ void cap_hold(struct sched *s, struct sched_entity *se, uint64_t now);
 void cap_unthrottle_due(struct sched *s, struct sched_rq *rq, uint64_t now);
 void cap_unthrottle(struct sched *s, struct sched_entity *se, uint64_t now);
 uint64_t cap_next_event(const struct sched *s, const struct sched_rq *rq);
+int cap_check_range(const struct sched *s, bool group, uint64_t quota, uint64_t period,
+		    char *err, size_t errlen);
 
 /* ---------------------------------------------------------------- deadline.c */
 

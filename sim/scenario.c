@@ -142,6 +142,27 @@ static struct json_object *get_obj(struct ctx *c, struct json_object *o, const c
 	return v;
 }
 
+/*
+ * The optional object o.key, held to the keys allowed, its path
+ * (opath.key) left in path: NULL with *ret 0 where it is left out, with
+ * *ret -1 where it is not what it should be.
+ */
+static struct json_object *get_sub_obj(struct ctx *c, struct json_object *o, const char *opath,
+				       const char *key, const char *const *allowed, char *path,
+				       size_t pathlen, int *ret)
+{
+	struct json_object *v = get_obj(c, o, opath, key, false, ret);
+
+	if (!v)
+		return NULL;
+	snprintf(path, pathlen, "%s.%s", opath, key);
+	if (check_keys(c, v, path, allowed)) {
+		*ret = -1;
+		return NULL;
+	}
+	return v;
+}
+
 static int parse_levels(struct ctx *c, struct json_object *o, const char *path, const char *key,
 			unsigned int *vals, unsigned int *nr)
 {
@@ -278,12 +299,10 @@ static int parse_reservation(struct ctx *c, struct json_object *vo, const char *
 	char path[64];
 	int ret;
 
-	r = get_obj(c, vo, vpath, "reservation", false, &ret);
+	r = get_sub_obj(c, vo, vpath, "reservation", keys, path, sizeof(path), &ret);
 	if (!r)
 		return ret;
-	snprintf(path, sizeof(path), "%s.reservation", vpath);
-	if (check_keys(c, r, path, keys) ||
-	    get_us(c, r, path, "runtime_us", true, &v->dl.runtime_ns) ||
+	if (get_us(c, r, path, "runtime_us", true, &v->dl.runtime_ns) ||
 	    get_us(c, r, path, "period_us", true, &v->dl.period_ns))
 		return -1;
 	v->dl.deadline_ns = v->dl.period_ns;
@@ -296,49 +315,34 @@ static int parse_reservation(struct ctx *c, struct json_object *vo, const char *
 	return 0;
 }
 
-/* "cap": {"quota_us", "period_us"}; the engine checks the limits. */
-static int parse_cap(struct ctx *c, struct json_object *vo, const char *vpath,
-		     struct sim_vcpu_spec *v)
+/* "cap": {"quota_us", "period_us"} of a vCPU or a group; the engine checks the limits. */
+static int parse_cap_in(struct ctx *c, struct json_object *o, const char *opath,
+			uint64_t *quota_ns, uint64_t *period_ns)
 {
 	static const char *const keys[] = { "quota_us", "period_us", NULL };
 	struct json_object *r;
 	char path[64];
 	int ret;
 
-	r = get_obj(c, vo, vpath, "cap", false, &ret);
+	r = get_sub_obj(c, o, opath, "cap", keys, path, sizeof(path), &ret);
 	if (!r)
 		return ret;
-	snprintf(path, sizeof(path), "%s.cap", vpath);
-	if (check_keys(c, r, path, keys) ||
-	    get_us(c, r, path, "quota_us", true, &v->cap_quota_ns) ||
-	    get_us(c, r, path, "period_us", true, &v->cap_period_ns))
+	if (get_us(c, r, path, "quota_us", true, quota_ns) ||
+	    get_us(c, r, path, "period_us", true, period_ns))
 		return -1;
-	if (!v->cap_quota_ns)
+	if (!*quota_ns)
 		return fail(c, "%s.quota_us: expected > 0 (leave out cap for none)", path);
-	if (v->dl.runtime_ns)
-		return fail(c, "%s: a vCPU with a reservation cannot have a cap too", path);
 	return 0;
 }
 
-/* "cap": {"quota_us", "period_us"} of a group; the engine checks the limits. */
-static int parse_group_cap(struct ctx *c, struct json_object *go, const char *gpath,
-			   struct sim_group_spec *g)
+/* A vCPU's cap, never beside a reservation (a capped vCPU has a quota > 0). */
+static int parse_cap(struct ctx *c, struct json_object *vo, const char *vpath,
+		     struct sim_vcpu_spec *v)
 {
-	static const char *const keys[] = { "quota_us", "period_us", NULL };
-	struct json_object *r;
-	char path[64];
-	int ret;
-
-	r = get_obj(c, go, gpath, "cap", false, &ret);
-	if (!r)
-		return ret;
-	snprintf(path, sizeof(path), "%s.cap", gpath);
-	if (check_keys(c, r, path, keys) ||
-	    get_us(c, r, path, "quota_us", true, &g->cap_quota_ns) ||
-	    get_us(c, r, path, "period_us", true, &g->cap_period_ns))
+	if (parse_cap_in(c, vo, vpath, &v->cap_quota_ns, &v->cap_period_ns))
 		return -1;
-	if (!g->cap_quota_ns)
-		return fail(c, "%s.quota_us: expected > 0 (leave out cap for none)", path);
+	if (v->cap_quota_ns && v->dl.runtime_ns)
+		return fail(c, "%s.cap: a vCPU with a reservation cannot have a cap too", vpath);
 	return 0;
 }
 
@@ -365,7 +369,7 @@ static int parse_group(struct ctx *c, struct json_object *o, unsigned int i,
 	    get_str(c, o, path, "name", true, g->name, sizeof(g->name)) ||
 	    get_int(c, o, path, "weight", false, 1, SCHED_WEIGHT_MAX, &w) ||
 	    get_str(c, o, path, "parent", false, g->parent, sizeof(g->parent)) ||
-	    parse_group_cap(c, o, path, g))
+	    parse_cap_in(c, o, path, &g->cap_quota_ns, &g->cap_period_ns))
 		return -1;
 	g->weight = (uint32_t)w;
 	if (find_group_spec(sc, i, g->name) >= 0)

@@ -119,6 +119,22 @@ int path_read_all(int fd, char *buf, size_t cap, size_t *len)
 	return 0;
 }
 
+int path_read_alloc(int fd, size_t max, char **buf, size_t *len)
+{
+	int rc;
+
+	*buf = malloc(max + 2);
+	rc = *buf ? path_read_all(fd, *buf, max + 1, len) : -ENOMEM;
+	close(fd);
+	if (rc) {
+		free(*buf);
+		*buf = NULL;
+		return rc;
+	}
+	(*buf)[*len] = 0;
+	return 0;
+}
+
 int path_open_output(const char *opt, const char *path, char *err, size_t errlen)
 {
 	int fd = path_open_output_keep(opt, path, err, errlen);

@@ -20,6 +20,12 @@
 int path_open_input(const char *opt, const char *path, char *err, size_t errlen);
 /* Up to cap bytes of fd into buf (fewer at end of file): 0, or -errno. */
 int path_read_all(int fd, char *buf, size_t cap, size_t *len);
+/*
+ * All of fd into a new buffer, NUL after it, closing fd: up to max + 1
+ * bytes, so that a file larger than max shows as *len > max. 0 with *buf
+ * (the caller frees it), or -errno with *buf NULL.
+ */
+int path_read_alloc(int fd, size_t max, char **buf, size_t *len);
 /* A regular file to write, created (0644) or truncated: fd, or -1 with err. */
 int path_open_output(const char *opt, const char *path, char *err, size_t errlen);
 /*

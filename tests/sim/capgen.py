@@ -13,9 +13,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from fairshare import ideal_rates  # noqa: E402
+from gencheck import ABS_TOL, REL_TOL, check_total  # noqa: E402
 
-REL_TOL = 0.02			# 2% of the ideal ...
-ABS_TOL = 0.005			# ... or 0.5% of one pCPU over the run
 SLICE_US = 3000			# the engine's slice: how long a vCPU may run at once
 
 
@@ -123,16 +122,6 @@ def exact_case(sc):
     return True
 
 
-def check_total(sc, got, ideal, dur_us):
-    """Work-conserving: together the vCPUs get what the oracle gives them."""
-    want = sum(ideal) * dur_us
-    total = sum(got[v["name"]]["work_us"] for v in sc["vcpus"])
-    bound = max(REL_TOL * want, ABS_TOL * dur_us)
-    if abs(total - want) > bound:
-        return [f"total work {total} us, ideal {want:.0f} us, bound {bound:.0f} us"]
-    return []
-
-
 def check_result(sc, res, per_vcpu=None):
     """(worst error as a fraction of the bound, list of failures). Always
     checks the quotas; the total work and each vCPU's work against the
@@ -144,7 +133,7 @@ def check_result(sc, res, per_vcpu=None):
     ideal = ideal_rates(clusters, oracle_entities(sc))
     if per_vcpu is None:
         per_vcpu = exact_case(sc)
-    worst, fails = 0.0, check_total(sc, got, ideal, dur_us) if per_vcpu else []
+    worst, fails = 0.0, check_total(sc["vcpus"], got, sum(ideal), dur_us) if per_vcpu else []
     for v, rate in zip(sc["vcpus"], ideal):
         r = got[v["name"]]
         want = rate * dur_us

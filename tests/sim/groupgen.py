@@ -14,9 +14,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from fairshare import ideal_rates  # noqa: E402
+from gencheck import ABS_TOL, REL_TOL, check_total  # noqa: E402
 
-REL_TOL = 0.02			# 2% of the ideal ...
-ABS_TOL = 0.005			# ... or 0.5% of one pCPU over the run
 MAX_DEPTH = 3			# the engine's SCHED_GROUP_DEPTH_MAX
 PERIOD_MIN_MS = 20
 WMIN, WMAX = 15, 88761		# weights: Linux's nice range
@@ -142,16 +141,6 @@ def exact_case(sc):
     return sum(c["cpus"] for c in sc["host"]["clusters"]) == 1
 
 
-def check_total(sc, got, ideal, dur_us):
-    """Work-conserving: together the vCPUs get what the oracle gives them."""
-    want = sum(ideal.values()) * dur_us
-    total = sum(got[v["name"]]["work_us"] for v in sc["vcpus"])
-    bound = max(REL_TOL * want, ABS_TOL * dur_us)
-    if abs(total - want) > bound:
-        return [f"total work {total} us, ideal {want:.0f} us, bound {bound:.0f} us"]
-    return []
-
-
 def check_result(sc, res, per_vcpu=True):
     """(worst error as a fraction of the bound, list of failures): every
     cap's quotas kept and the total work within the bound of the ideal's;
@@ -163,7 +152,7 @@ def check_result(sc, res, per_vcpu=True):
     got = {v["name"]: v for v in res["vcpus"]}
     ggot = {g["name"]: g for g in res["groups"]}
     ideal = dict(zip((v["name"] for v in sc["vcpus"]), oracle(sc)))
-    worst, fails = 0.0, check_total(sc, got, ideal, dur_us)
+    worst, fails = 0.0, check_total(sc["vcpus"], got, sum(ideal.values()), dur_us)
 
     def against(what, work, rate):
         nonlocal worst
