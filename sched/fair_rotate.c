@@ -39,7 +39,7 @@
 /* What e should get over the next interval: its rate plus its lag over ROTATE_NS, >= 0. */
 static uint64_t need(const struct lag_ent *e)
 {
-	int64_t pay = (int64_t)(((__int128)e->se->lag << RATE_SHIFT) / (int64_t)ROTATE_NS);
+	int64_t pay = (int64_t)((__int128)e->se->lag * ((__int128)1 << RATE_SHIFT) / (int64_t)ROTATE_NS);
 
 	if (pay < 0 && (uint64_t)-pay > e->rate)
 		return 0;
