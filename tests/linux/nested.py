@@ -38,11 +38,14 @@ class Skip(Exception):
 
 
 class Run:
-    """One capvisor run: its options, L2's workload, L2's kernel and amd-pstate mode."""
+    """One capvisor run: its options, L2's workload, L2's kernel and amd-pstate mode.
+    With host=SPEC the VM joins a `capvisor host --host SPEC` started for it
+    (docs/host.md; args then carry no --host) and is sampled there."""
 
-    def __init__(self, name, args, workload, cmdline="", kernel="6.1", pstate="passive"):
+    def __init__(self, name, args, workload, cmdline="", kernel="6.1", pstate="passive",
+                 host=None):
         self.name, self.args, self.workload, self.cmdline = name, list(args), workload, cmdline
-        self.kernel, self.pstate = kernel, pstate
+        self.kernel, self.pstate, self.host = kernel, pstate, host
 
     def l2_cmdline(self):
         return (f"{L2_CMDLINE} amd_pstate={self.pstate} capvisor_workload={self.workload} "
@@ -61,6 +64,7 @@ class Result:
         self.console = []	# every L2 console line
         self.moves = []		# "ctl args: reply" of each QMP host change
         self.stderr = []
+        self.host_rc = None	# capvisor host's exit status (a joined run)
 
     def of(self, kind, **match):
         return [o for o in self.guest if o.get("k") == kind and
@@ -199,9 +203,11 @@ insmod /lib/kvm/kvm-amd.ko npt=0 || echo "L1 insmod kvm-amd failed"
 echo "L1 kvm $(ls /dev/kvm 2>&1)"
 
 # run NAME KERNEL CMDLINE ARGS...: capvisor boots L2 (/l2/vmlinux-KERNEL);
-# sample lines trigger a QMP query, move lines a QMP command (capvisor ctl).
+# sample lines trigger a QMP query, move lines a QMP command (capvisor ctl),
+# to the VM's own socket, or to $qsock with $qvm (a joined run: the host's).
 run() {
 	name=$1 kv=$2 cl=$3; shift 3
+	sock=${qsock:-/tmp/$name.sock}
 	echo "L1 begin $name"
 	( timeout -s TERM %(run_timeout)d /bin/capvisor run --kernel /l2/vmlinux-$kv --initrd /l2/initrd.cpio --mem %(l2mem)s \
 		--api-socket /tmp/$name.sock --stats-json /tmp/$name.json --cmdline "$cl" "$@" \
@@ -209,14 +215,34 @@ run() {
 	while IFS= read -r line; do
 		echo "L2 $line"
 		case "$line" in *'"k":"sample"'*)
-			echo "L1Q $name $(/bin/capvisor ctl /tmp/$name.sock query-vcpus --json 2>&1 | tr -d '\n')" ;;
+			echo "L1Q $name $(/bin/capvisor ctl $sock query-vcpus $qvm --json 2>&1 | tr -d '\n')" ;;
 		*'"k":"move"'*)	# a live host change the workload asks for
 			args=$(echo "$line" | sed -n 's/.*"ctl":"\([a-z0-9= -]*\)".*/\1/p')
-			echo "L1M $name $args: $(/bin/capvisor ctl /tmp/$name.sock $args --json 2>&1 | tr -d '\n')" ;;
+			echo "L1M $name $args: $(/bin/capvisor ctl $sock $args $qvm --json 2>&1 | tr -d '\n')" ;;
 		esac
 	done
 	echo "L1S $name $(tr -d '\n' </tmp/$name.json 2>/dev/null)"
 	tail -n 30 /tmp/$name.err | sed "s/^/L1E $name /"
+}
+
+# hostrun NAME SPEC KERNEL CMDLINE ARGS...: the same run joined to a
+# capvisor host of SPEC started for it (docs/host.md), sampled on the host's
+# socket (query-vcpus vm=NAME); the host stopped with SIGTERM once the VM is
+# gone, its exit status and log's tail reported.
+hostrun() {
+	name=$1 spec=$2; shift 2
+	rm -f /tmp/host.sock /tmp/host.sock.join
+	/bin/capvisor host --host "$spec" --api-socket /tmp/host.sock --verbose \
+		</dev/null >/tmp/host.log 2>&1 &
+	hp=$!
+	i=0
+	while [ ! -S /tmp/host.sock.join ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	qsock=/tmp/host.sock qvm=vm=$name
+	kv=$1 cl=$2; shift 2
+	run "$name" "$kv" "$cl" --join /tmp/host.sock.join --name "$name" "$@"
+	qsock= qvm=
+	kill -TERM $hp; wait $hp; echo "L1H $name $?"
+	tail -n 30 /tmp/host.log | sed "s/^/L1E $name host: /"
 }
 . /runs.sh
 echo "L1 done"
@@ -244,9 +270,10 @@ def build_l1_initramfs(d, kernel, l2_kernels, runs, l2_initrd):
     os.chmod(os.path.join(root, "init"), 0o755)
     with open(os.path.join(root, "runs.sh"), "w") as f:
         for r in runs:
-            f.write("run %s %s %s %s\n" % (shlex.quote(r.name), shlex.quote(r.kernel),
-                                            shlex.quote(r.l2_cmdline()),
-                                            " ".join(shlex.quote(a) for a in r.args)))
+            head = "hostrun %s %s" % (shlex.quote(r.name), shlex.quote(r.host)) if r.host \
+                else "run %s" % shlex.quote(r.name)
+            f.write("%s %s %s %s\n" % (head, shlex.quote(r.kernel), shlex.quote(r.l2_cmdline()),
+                                        " ".join(shlex.quote(a) for a in r.args)))
     out = os.path.join(d, "l1.cpio")
     _cpio(root, out)
     return out
@@ -288,6 +315,10 @@ def parse_l1_console(lines, runs):
             parts = line.split(" ", 2)
             if parts[1] in results:
                 results[parts[1]].stderr.append(parts[2] if len(parts) > 2 else "")
+        elif line.startswith("L1H "):	# a joined run's host exit status
+            parts = line.split()
+            if len(parts) == 3 and parts[1] in results:
+                results[parts[1]].host_rc = int(parts[2])
         elif line.startswith("L2 L1 rc "):	# capvisor's exit status, through the same pipe
             _, _, _, name, rc = line.split()[:5]
             if name in results:
@@ -369,6 +400,17 @@ def _direct_one(r, vmlinux, initrd, d, timeout, log):
     sock, stats = os.path.join(d, r.name + ".sock"), os.path.join(d, r.name + ".json")
     cmd = [CAPVISOR, "run", "--kernel", vmlinux, "--initrd", initrd, "--mem", L2_MEM,
            "--api-socket", sock, "--stats-json", stats, "--cmdline", r.l2_cmdline()] + r.args
+    qsock, qvm, host = sock, [], None
+    if r.host:	# as L1_INIT's hostrun: a host for this VM, sampled there
+        qsock, qvm = os.path.join(d, "host.sock"), [f"vm={r.name}"]
+        host = subprocess.Popen([CAPVISOR, "host", "--host", r.host, "--api-socket", qsock],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        for _ in range(300):
+            if os.path.exists(qsock + ".join"):
+                break
+            time.sleep(0.1)
+        cmd += ["--join", qsock + ".join", "--name", r.name]
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
     start = time.monotonic()
@@ -378,7 +420,7 @@ def _direct_one(r, vmlinux, initrd, d, timeout, log):
             log.write(line + "\n")
         _guest_line(res, line)
         if '"k":"sample"' in line:
-            q = subprocess.run([CAPVISOR, "ctl", sock, "query-vcpus", "--json"],
+            q = subprocess.run([CAPVISOR, "ctl", qsock, "query-vcpus"] + qvm + ["--json"],
                                capture_output=True, text=True)
             _add_sample(res, q.stdout)
         if time.monotonic() - start > timeout:
@@ -387,6 +429,11 @@ def _direct_one(r, vmlinux, initrd, d, timeout, log):
     p.wait()
     res.rc = p.returncode
     res.stderr = p.stderr.read().decode(errors="replace").splitlines()[-30:]
+    if host:
+        host.terminate()
+        res.host_rc = host.wait()
+        res.stderr += ["host: " + l for l in
+                       host.stderr.read().decode(errors="replace").splitlines()[-30:]]
     if os.path.exists(stats):
         with open(stats) as f:
             res.stats = json.load(f)
@@ -405,13 +452,15 @@ def main():
     ap.add_argument("--cmdline", default="", help="extra L2 kernel command line")
     ap.add_argument("--kernel", default="6.1", choices=L2_KERNELS, help="L2's Debian kernel")
     ap.add_argument("--pstate", default="passive", help="amd_pstate= of L2 (passive, active, guided)")
+    ap.add_argument("--join-host", metavar="SPEC",
+                    help="join a capvisor host of this --host SPEC (capvisor run --join)")
     ap.add_argument("--direct", action="store_true", help="run capvisor on this host (VMX/SVM)")
     ap.add_argument("--log", help="write the whole console here")
     ap.add_argument("args", nargs="*", help="capvisor run options (after --)")
     a = ap.parse_args()
     try:
         kernel = fetch_kernel()
-        run = Run("manual", a.args, a.workload, a.cmdline, a.kernel, a.pstate)
+        run = Run("manual", a.args, a.workload, a.cmdline, a.kernel, a.pstate, a.join_host)
         log = open(a.log, "w") if a.log else None
         res, _ = (run_direct if a.direct else run_nested)([run], kernel, log=log)
     except Skip as e:
@@ -422,7 +471,7 @@ def main():
         print(json.dumps(o))
     for phase, s in r.samples.items():
         print(json.dumps({"qmp": phase, "vcpus": s}))
-    print(json.dumps({"rc": r.rc, "stats": r.stats}))
+    print(json.dumps({"rc": r.rc, "host_rc": r.host_rc, "stats": r.stats}))
     for line in r.moves:
         print("move:", line)
     for line in r.stderr:
