@@ -71,6 +71,14 @@ static int msr_read(struct vcpu *v, uint32_t msr, uint64_t *val, void *opaque)
 	 * no lock. Neither counter reads the same value twice (fbctr.h:
 	 * the guest's frequency invariance dies of a single zero delta).
 	 */
+	/*
+	 * A joined vCPU's CPPC counters are fed as it takes a run, and a
+	 * vCPU alone on its pCPU at its top level takes one run for as long
+	 * as it is busy: its guest's tick reads these MSRs meanwhile, on
+	 * this thread (the one that feeds them), so they are fed here too.
+	 */
+	if (vs->join && vs->cppc)
+		vm_sched_feed_vcpu(vs, v->index);
 	vm_sched_aperfmperf(vs, v->index, &aperf, &mperf);
 	*val = fbctr_read(&vs->msr_ctr[v->index], msr == MSR_IA32_APERF ? FBCTR_ACT : FBCTR_REF,
 			  aperf, mperf);
