@@ -38,18 +38,38 @@ class Skip(Exception):
 
 
 class Run:
-    """One capvisor run: its options, L2's workload, L2's kernel and amd-pstate mode.
-    With host=SPEC the VM joins a `capvisor host --host SPEC` started for it
-    (docs/host.md; args then carry no --host) and is sampled there."""
+    """One capvisor run: its options, L2's workload, L2's kernel and amd-pstate mode;
+    host is the --host SPEC of the capvisor host it joins (HostRuns), else None."""
 
-    def __init__(self, name, args, workload, cmdline="", kernel="6.1", pstate="passive",
-                 host=None):
+    def __init__(self, name, args, workload, cmdline="", kernel="6.1", pstate="passive"):
         self.name, self.args, self.workload, self.cmdline = name, list(args), workload, cmdline
-        self.kernel, self.pstate, self.host = kernel, pstate, host
+        self.kernel, self.pstate, self.host = kernel, pstate, None
+
+    def line(self, verb="run"):
+        """Its line in L1's runs.sh."""
+        return "%s %s %s %s %s" % (verb, shlex.quote(self.name), shlex.quote(self.kernel),
+                                   shlex.quote(self.l2_cmdline()),
+                                   " ".join(shlex.quote(a) for a in self.args))
 
     def l2_cmdline(self):
         return (f"{L2_CMDLINE} amd_pstate={self.pstate} capvisor_workload={self.workload} "
                 f"{self.cmdline}").strip()
+
+
+class HostRuns:
+    """VMs joined at once to one `capvisor host --host SPEC` started for them
+    (docs/host.md): each a Run whose args carry no --host, sampled on the
+    host's socket with vm=NAME. In a list of runs where a Run may be."""
+
+    def __init__(self, spec, runs):
+        self.spec, self.runs = spec, list(runs)
+        for r in self.runs:
+            r.host = spec
+
+
+def flat(runs):
+    """The Runs of a list of Runs and HostRuns, in order."""
+    return [r for x in runs for r in (x.runs if isinstance(x, HostRuns) else [x])]
 
 
 class Result:
@@ -213,7 +233,7 @@ run() {
 		--api-socket /tmp/$name.sock --stats-json /tmp/$name.json --cmdline "$cl" "$@" \
 		</dev/null 2>/tmp/$name.err; echo "L1 rc $name $?" ) |
 	while IFS= read -r line; do
-		echo "L2 $line"
+		echo "L2$qtag $line"
 		case "$line" in *'"k":"sample"'*)
 			echo "L1Q $name $(/bin/capvisor ctl $sock query-vcpus $qvm --json 2>&1 | tr -d '\n')" ;;
 		*'"k":"move"'*)	# a live host change the workload asks for
@@ -225,24 +245,30 @@ run() {
 	tail -n 30 /tmp/$name.err | sed "s/^/L1E $name /"
 }
 
-# hostrun NAME SPEC KERNEL CMDLINE ARGS...: the same run joined to a
-# capvisor host of SPEC started for it (docs/host.md), sampled on the host's
-# socket (query-vcpus vm=NAME); the host stopped with SIGTERM once the VM is
-# gone, its exit status and log's tail reported.
-hostrun() {
-	name=$1 spec=$2; shift 2
+# host_start SPEC: capvisor host of SPEC in the background (docs/host.md);
+# joined NAME KERNEL CMDLINE ARGS...: a run joined to it, sampled on the
+# host's socket (query-vcpus vm=NAME), its console lines tagged "L2:NAME"
+# (several run at once); host_stop NAME...: the host ended with SIGTERM
+# once its VMs are gone, its exit status and log's tail for each of them.
+host_start() {
 	rm -f /tmp/host.sock /tmp/host.sock.join
-	/bin/capvisor host --host "$spec" --api-socket /tmp/host.sock --verbose \
+	/bin/capvisor host --host "$1" --api-socket /tmp/host.sock --verbose \
 		</dev/null >/tmp/host.log 2>&1 &
 	hp=$!
 	i=0
 	while [ ! -S /tmp/host.sock.join ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
-	qsock=/tmp/host.sock qvm=vm=$name
-	kv=$1 cl=$2; shift 2
+}
+joined() {
+	name=$1 kv=$2 cl=$3; shift 3
+	qsock=/tmp/host.sock qvm=vm=$name qtag=":$name"
 	run "$name" "$kv" "$cl" --join /tmp/host.sock.join --name "$name" "$@"
-	qsock= qvm=
-	kill -TERM $hp; wait $hp; echo "L1H $name $?"
-	tail -n 30 /tmp/host.log | sed "s/^/L1E $name host: /"
+}
+host_stop() {
+	kill -TERM $hp; wait $hp; rc=$?
+	for name in "$@"; do
+		echo "L1H $name $rc"
+		tail -n 30 /tmp/host.log | sed "s/^/L1E $name host: /"
+	done
 }
 . /runs.sh
 echo "L1 done"
@@ -262,18 +288,22 @@ def build_l1_initramfs(d, kernel, l2_kernels, runs, l2_initrd):
         shutil.copy(lib, dst)
     for m in kernel.modules:
         shutil.copy(m, os.path.join(root, "lib", "kvm", os.path.basename(m)))
-    for version in sorted({r.kernel for r in runs}):
+    for version in sorted({r.kernel for r in flat(runs)}):
         shutil.copy(l2_kernels[version], os.path.join(root, "l2", "vmlinux-" + version))
     shutil.copy(l2_initrd, os.path.join(root, "l2", "initrd.cpio"))
     with open(os.path.join(root, "init"), "w") as f:
         f.write(L1_INIT % {"l2mem": L2_MEM, "run_timeout": L2_RUN_TIMEOUT_S})
     os.chmod(os.path.join(root, "init"), 0o755)
     with open(os.path.join(root, "runs.sh"), "w") as f:
-        for r in runs:
-            head = "hostrun %s %s" % (shlex.quote(r.name), shlex.quote(r.host)) if r.host \
-                else "run %s" % shlex.quote(r.name)
-            f.write("%s %s %s %s\n" % (head, shlex.quote(r.kernel), shlex.quote(r.l2_cmdline()),
-                                        " ".join(shlex.quote(a) for a in r.args)))
+        for x in runs:
+            if not isinstance(x, HostRuns):
+                f.write(x.line() + "\n")
+                continue
+            f.write("host_start %s\n" % shlex.quote(x.spec))
+            for i, r in enumerate(x.runs):
+                f.write("%s & j%d=$!\n" % (r.line("joined"), i))
+            f.write("wait %s\n" % " ".join(f"$j{i}" for i in range(len(x.runs))))
+            f.write("host_stop %s\n" % " ".join(shlex.quote(r.name) for r in x.runs))
     out = os.path.join(d, "l1.cpio")
     _cpio(root, out)
     return out
@@ -290,7 +320,8 @@ def _guest_line(res, line):
 
 
 def parse_l1_console(lines, runs):
-    """Split L1's console into one Result per run."""
+    """Split L1's console into one Result per run (of flat(runs))."""
+    runs = flat(runs)
     results = {r.name: Result(r.name) for r in runs}
     current = None
     for raw in lines:
@@ -325,6 +356,14 @@ def parse_l1_console(lines, runs):
                 results[name].rc = int(rc)
         elif line.startswith("L2 ") and current:
             _guest_line(current, line[3:])
+        elif line.startswith("L2:"):	# a joined run's, tagged: several run at once
+            tag, _, rest = line.partition(" ")
+            if rest.startswith("L1 rc "):
+                _, _, name, rc = rest.split()[:4]
+                if name in results:
+                    results[name].rc = int(rc)
+            elif tag[3:] in results:
+                _guest_line(results[tag[3:]], rest)
     return [results[r.name] for r in runs]
 
 
@@ -350,7 +389,7 @@ def qemu():
 
 def l2_kernels(runs):
     """Each L2 kernel the runs name -> its PVH vmlinux (fetched as needed)."""
-    return {v: fetch_l2_kernel(v) for v in {r.kernel for r in runs}}
+    return {v: fetch_l2_kernel(v) for v in {r.kernel for r in flat(runs)}}
 
 
 def run_nested(runs, kernel, timeout=900, log=None):
@@ -391,6 +430,9 @@ def run_direct(runs, kernel, timeout=300, log=None):
     with tempfile.TemporaryDirectory(prefix="capvisor-direct-") as d:
         initrd = build_l2_initramfs(d)
         for r in runs:
+            if isinstance(r, HostRuns) and len(r.runs) > 1:
+                raise Skip("several VMs joined at once are not written for --direct yet")
+            r = r.runs[0] if isinstance(r, HostRuns) else r
             results.append(_direct_one(r, l2k[r.kernel], initrd, d, timeout, log))
     return results, []
 
@@ -460,9 +502,10 @@ def main():
     a = ap.parse_args()
     try:
         kernel = fetch_kernel()
-        run = Run("manual", a.args, a.workload, a.cmdline, a.kernel, a.pstate, a.join_host)
+        run = Run("manual", a.args, a.workload, a.cmdline, a.kernel, a.pstate)
         log = open(a.log, "w") if a.log else None
-        res, _ = (run_direct if a.direct else run_nested)([run], kernel, log=log)
+        runs = [HostRuns(a.join_host, [run]) if a.join_host else run]
+        res, _ = (run_direct if a.direct else run_nested)(runs, kernel, log=log)
     except Skip as e:
         print(f"skipped: {e}")
         return 77
