@@ -7,10 +7,14 @@
 # ("direct"), without QEMU. See docs/testing-linux.md.
 #
 # As a library: fetch_kernel(), then run_nested(runs) or run_direct(runs),
-# each run a Run(name, args, workload, cmdline); results are Result objects.
+# each run a Run(name, args, workload, cmdline) or a HostRuns(spec, runs)
+# (VMs joined to a `capvisor host` started for them); results are Result
+# objects, one per Run.
 # By hand:
 #   tests/linux/nested.py --workload hetero -- --vcpus 2 --host big=1:1024,little=1:512 \
 #       --vcpu 0:cluster=big --vcpu 1:cluster=little
+#   tests/linux/nested.py --workload requests --join-host big=1:1024,little=1:512 -- \
+#       --vcpus 2 --vcpu 0:cluster=big --vcpu 1:cluster=little
 import argparse, glob, importlib.machinery, importlib.util, json, os, re, shlex, shutil
 import subprocess, sys, tempfile, time
 
