@@ -195,7 +195,8 @@ static void tell_main(struct host_proxy *p)
  * Wait for the run to end: true when it did (or the VM is leaving). A
  * thread still in KVM_RUN HOST_KICK_GRACE_NS after its kick does not
  * honour holds: false, so that the proxy stops holding the dispatcher and
- * the vCPUs behind it on its host CPU go on.
+ * the vCPUs behind it on its host CPU go on. Meanwhile the accounts are
+ * published every HOST_PUBLISH_NS: a run may last seconds.
  */
 static bool wait_left(struct host_proxy *p)
 {
@@ -210,7 +211,8 @@ static bool wait_left(struct host_proxy *p)
 		take_request(p);	/* the VM wakes us after writing one */
 		if (kicked && dispatch_now_ns() - kicked > HOST_KICK_GRACE_NS)
 			return false;
-		futex_wait_shared(&s->left, left, kicked ? HOST_KICK_GRACE_NS / 4 : PROXY_POLL_NS);
+		futex_wait_shared(&s->left, left, kicked ? HOST_KICK_GRACE_NS / 4 : HOST_PUBLISH_NS);
+		publish_times(p);
 	}
 }
 

@@ -71,6 +71,14 @@ static int msr_read(struct vcpu *v, uint32_t msr, uint64_t *val, void *opaque)
 	 * no lock. Neither counter reads the same value twice (fbctr.h:
 	 * the guest's frequency invariance dies of a single zero delta).
 	 */
+	/*
+	 * A joined vCPU's CPPC counters are fed as it takes a run, and a
+	 * vCPU alone on its pCPU at its top level takes one run for as long
+	 * as it is busy: its guest's tick reads these MSRs meanwhile, on
+	 * this thread (the one that feeds them), so they are fed here too.
+	 */
+	if (vs->join && vs->cppc)
+		vm_sched_feed_vcpu(vs, v->index);
 	vm_sched_aperfmperf(vs, v->index, &aperf, &mperf);
 	*val = fbctr_read(&vs->msr_ctr[v->index], msr == MSR_IA32_APERF ? FBCTR_ACT : FBCTR_REF,
 			  aperf, mperf);
@@ -207,6 +215,8 @@ void vm_sched_print_summary(struct vm_sched *vs, FILE *f)
 {
 	uint64_t wall = dispatch_now_ns() - vs->start_ns;
 
+	if (vs->join && !vs->d)
+		print_cppc_requests(vs, f);	/* the rest is the host's */
 	if (!vs->d || !wall)
 		return;
 	fprintf(f, "\ncapvisor: per-vCPU summary over %.2f s\n", (double)wall / 1e9);
@@ -229,6 +239,36 @@ void vm_sched_print_summary(struct vm_sched *vs, FILE *f)
 		   "level: its pCPU's level now; req: guest CPPC request now)\n");
 	print_groups(vs, f, wall);
 	print_cppc_requests(vs, f);
+}
+
+/* What the guest asked of its CPPC page (stand-alone or joined). */
+static void cppc_json(struct vm_sched *vs, unsigned int i, json_object *o)
+{
+	struct cppc_stats cs;
+	struct cppc_snapshot sn;
+
+	cppc_get_stats(&vs->cppc[i], &cs);
+	cppc_snapshot(&vs->cppc[i], &sn);
+	json_object_object_add(o, "cppc_enable", json_object_new_int((int)sn.enable));
+	json_object_object_add(o, "cppc_desired", json_object_new_int((int)sn.desired));
+	json_object_object_add(o, "cppc_requests", json_object_new_int64((int64_t)cs.requests));
+	json_object_object_add(o, "cppc_last_request", json_object_new_int((int)cs.last_request));
+	json_object_object_add(o, "cppc_highest_perf",
+			       json_object_new_int((int)cppc_highest_perf(&vs->cppc[i])));
+}
+
+/*
+ * A joined vCPU: the engine's accounts are the host's (its query-vcpus
+ * vm=NAME), so only what the VM itself saw of the guest's CPPC.
+ */
+static json_object *joined_vcpu_json(struct vm_sched *vs, unsigned int i)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "vcpu", json_object_new_int((int)i));
+	if (vs->cppc)
+		cppc_json(vs, i, o);
+	return o;
 }
 
 static json_object *vcpu_json(struct vm_sched *vs, unsigned int i, uint64_t wall)
@@ -266,20 +306,8 @@ static json_object *vcpu_json(struct vm_sched *vs, unsigned int i, uint64_t wall
 	json_object_object_add(o, "throttles", json_object_new_int64((int64_t)r.stats.nr_throttles));
 	json_object_object_add(o, "migrations",
 			       json_object_new_int64((int64_t)r.stats.nr_migrations));
-	if (vs->cppc) {
-		struct cppc_stats cs;
-		struct cppc_snapshot sn;
-
-		cppc_get_stats(&vs->cppc[i], &cs);
-		cppc_snapshot(&vs->cppc[i], &sn);
-		json_object_object_add(o, "cppc_enable", json_object_new_int((int)sn.enable));
-		json_object_object_add(o, "cppc_desired", json_object_new_int((int)sn.desired));
-		json_object_object_add(o, "cppc_requests", json_object_new_int64((int64_t)cs.requests));
-		json_object_object_add(o, "cppc_last_request",
-				       json_object_new_int((int)cs.last_request));
-		json_object_object_add(o, "cppc_highest_perf",
-				       json_object_new_int((int)cppc_highest_perf(&vs->cppc[i])));
-	}
+	if (vs->cppc)
+		cppc_json(vs, i, o);
 	json_object_object_add(o, "aperf", json_object_new_int64((int64_t)aperf));
 	json_object_object_add(o, "mperf", json_object_new_int64((int64_t)mperf));
 	return o;
@@ -332,8 +360,8 @@ int vm_sched_write_stats_json(struct vm_sched *vs, int fd)
 		json_object_object_add(root, "ged_events", json_object_new_int64((int64_t)gs.events));
 		json_object_object_add(root, "ged_reads", json_object_new_int64((int64_t)gs.reads));
 	}
-	for (unsigned int i = 0; vs->d && wall && i < vs->nr_vcpus; i++)
-		json_object_array_add(arr, vcpu_json(vs, i, wall));
+	for (unsigned int i = 0; (vs->d || vs->join) && wall && i < vs->nr_vcpus; i++)
+		json_object_array_add(arr, vs->d ? vcpu_json(vs, i, wall) : joined_vcpu_json(vs, i));
 	json_object_object_add(root, "vcpus", arr);
 	if (vs->d) {
 		struct dispatch_counters c;

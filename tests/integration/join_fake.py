@@ -14,11 +14,13 @@
 #   obey:  its vCPU thread takes each run the gate hands out, spins until
 #          the host kicks it (the kick word; 20 ms at most) and says it left;
 #   late:  obey, but its first run ignores the kick and lasts 2 s (a VM
-#          that disobeys for a while, then obeys again).
+#          that disobeys for a while, then obeys again);
+#   long:  obey, but each run lasts until its kick however long (a busy
+#          vCPU alone on its pCPU at its top level is never kicked).
 # It prints "joined" once admitted, "refused: REASON" otherwise, then reads
 # commands on stdin: "req N" writes N (the raw word) to its slot's
 # perf_request and wakes the proxy ("written"); "times" prints the host's
-# active_ns and run_ns words of its slot.
+# active_ns and run_ns words of its slot; "runs" the runs taken so far.
 import ctypes
 import mmap
 import signal
@@ -110,9 +112,12 @@ def spin(page):
         pass
 
 
-def obey(page, late_s=0.0):
-    """A vCPU thread that honours its gate: each run ends at its kick (but
-    the first, which lasts late_s when that is given)."""
+RUNS = [0]	# runs taken by the vCPU thread
+
+
+def obey(page, late_s=0.0, limit_s=0.02):
+    """A vCPU thread that honours its gate: each run ends at its kick or
+    after limit_s (but the first, which lasts late_s when that is given)."""
     put32(page, TID, threading.get_native_id())
     futex(page, LEFT, FUTEX_WAKE, 1)
     last = 0
@@ -123,7 +128,8 @@ def obey(page, late_s=0.0):
         if g == last or g & 3 != GATE_RUN:
             futex(page, GATE, FUTEX_WAIT, g)
             continue
-        last, seq, end = g, g >> 2, time.monotonic() + 0.02
+        last, seq, end = g, g >> 2, time.monotonic() + limit_s
+        RUNS[0] += 1
         if late_s:
             end, late_s = time.monotonic() + late_s, 0.0
             while time.monotonic() < end:
@@ -143,6 +149,8 @@ def command(page, line):
     elif words[:1] == ["times"]:
         run = get(page, RUN_NS, 8)  # run_ns first: the host stores it last
         print(get(page, ACTIVE_NS, 8), run, flush=True)
+    elif words[:1] == ["runs"]:
+        print(RUNS[0], flush=True)
 
 
 def main():
@@ -153,8 +161,9 @@ def main():
     print("joined", flush=True)
     if mode == "rogue":
         threading.Thread(target=spin, args=(page,), daemon=True).start()
-    elif mode in ("obey", "late"):
-        threading.Thread(target=obey, args=(page, 2.0 if mode == "late" else 0.0),
+    elif mode in ("obey", "late", "long"):
+        threading.Thread(target=obey, args=(page, 2.0 if mode == "late" else 0.0,
+                                            float("inf") if mode == "long" else 0.02),
                          daemon=True).start()
     for line in sys.stdin:
         command(page, line)

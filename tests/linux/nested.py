@@ -7,10 +7,14 @@
 # ("direct"), without QEMU. See docs/testing-linux.md.
 #
 # As a library: fetch_kernel(), then run_nested(runs) or run_direct(runs),
-# each run a Run(name, args, workload, cmdline); results are Result objects.
+# each run a Run(name, args, workload, cmdline) or a HostRuns(spec, runs)
+# (VMs joined to a `capvisor host` started for them); results are Result
+# objects, one per Run.
 # By hand:
 #   tests/linux/nested.py --workload hetero -- --vcpus 2 --host big=1:1024,little=1:512 \
 #       --vcpu 0:cluster=big --vcpu 1:cluster=little
+#   tests/linux/nested.py --workload requests --join-host big=1:1024,little=1:512 -- \
+#       --vcpus 2 --vcpu 0:cluster=big --vcpu 1:cluster=little
 import argparse, glob, importlib.machinery, importlib.util, json, os, re, shlex, shutil
 import subprocess, sys, tempfile, time
 
@@ -46,15 +50,38 @@ class Skip(Exception):
 
 
 class Run:
-    """One capvisor run: its options, L2's workload, L2's kernel and amd-pstate mode."""
+    """One capvisor run: its options, L2's workload, L2's kernel and amd-pstate mode;
+    host is the --host SPEC of the capvisor host it joins (HostRuns), else None."""
 
     def __init__(self, name, args, workload, cmdline="", kernel="6.1", pstate="passive"):
         self.name, self.args, self.workload, self.cmdline = name, list(args), workload, cmdline
-        self.kernel, self.pstate = kernel, pstate
+        self.kernel, self.pstate, self.host = kernel, pstate, None
+
+    def line(self, verb="run"):
+        """Its line in L1's runs.sh."""
+        return "%s %s %s %s %s" % (verb, shlex.quote(self.name), shlex.quote(self.kernel),
+                                   shlex.quote(self.l2_cmdline()),
+                                   " ".join(shlex.quote(a) for a in self.args))
 
     def l2_cmdline(self):
         return (f"{L2_CMDLINE} amd_pstate={self.pstate} capvisor_workload={self.workload} "
                 f"{self.cmdline}").strip()
+
+
+class HostRuns:
+    """VMs joined at once to one `capvisor host --host SPEC` started for them
+    (docs/host.md): each a Run whose args carry no --host, sampled on the
+    host's socket with vm=NAME. In a list of runs where a Run may be."""
+
+    def __init__(self, spec, runs):
+        self.spec, self.runs = spec, list(runs)
+        for r in self.runs:
+            r.host = spec
+
+
+def flat(runs):
+    """The Runs of a list of Runs and HostRuns, in order."""
+    return [r for x in runs for r in (x.runs if isinstance(x, HostRuns) else [x])]
 
 
 class Result:
@@ -69,6 +96,7 @@ class Result:
         self.console = []	# every L2 console line
         self.moves = []		# "ctl args: reply" of each QMP host change
         self.stderr = []
+        self.host_rc = None	# capvisor host's exit status (a joined run)
 
     def of(self, kind, **match):
         return [o for o in self.guest if o.get("k") == kind and
@@ -207,24 +235,52 @@ insmod /lib/kvm/kvm-amd.ko npt=0 || echo "L1 insmod kvm-amd failed"
 echo "L1 kvm $(ls /dev/kvm 2>&1)"
 
 # run NAME KERNEL CMDLINE ARGS...: capvisor boots L2 (/l2/vmlinux-KERNEL);
-# sample lines trigger a QMP query, move lines a QMP command (capvisor ctl).
+# sample lines trigger a QMP query, move lines a QMP command (capvisor ctl),
+# to the VM's own socket, or to $qsock with $qvm (a joined run: the host's).
 run() {
 	name=$1 kv=$2 cl=$3; shift 3
+	sock=${qsock:-/tmp/$name.sock}
 	echo "L1 begin $name"
 	( timeout -s TERM %(run_timeout)d /bin/capvisor run --kernel /l2/vmlinux-$kv --initrd /l2/initrd.cpio --mem %(l2mem)s \
 		--api-socket /tmp/$name.sock --stats-json /tmp/$name.json --cmdline "$cl" "$@" \
 		</dev/null 2>/tmp/$name.err; echo "L1 rc $name $?" ) |
 	while IFS= read -r line; do
-		echo "L2 $line"
+		echo "L2$qtag $line"
 		case "$line" in *'"k":"sample"'*)
-			echo "L1Q $name $(/bin/capvisor ctl /tmp/$name.sock query-vcpus --json 2>&1 | tr -d '\n')" ;;
+			echo "L1Q $name $(/bin/capvisor ctl $sock query-vcpus $qvm --json 2>&1 | tr -d '\n')" ;;
 		*'"k":"move"'*)	# a live host change the workload asks for
 			args=$(echo "$line" | sed -n 's/.*"ctl":"\([a-z0-9= -]*\)".*/\1/p')
-			echo "L1M $name $args: $(/bin/capvisor ctl /tmp/$name.sock $args --json 2>&1 | tr -d '\n')" ;;
+			echo "L1M $name $args: $(/bin/capvisor ctl $sock $args $qvm --json 2>&1 | tr -d '\n')" ;;
 		esac
 	done
 	echo "L1S $name $(tr -d '\n' </tmp/$name.json 2>/dev/null)"
 	tail -n 30 /tmp/$name.err | sed "s/^/L1E $name /"
+}
+
+# host_start SPEC: capvisor host of SPEC in the background (docs/host.md);
+# joined NAME KERNEL CMDLINE ARGS...: a run joined to it, sampled on the
+# host's socket (query-vcpus vm=NAME), its console lines tagged "L2:NAME"
+# (several run at once); host_stop NAME...: the host ended with SIGTERM
+# once its VMs are gone, its exit status and log's tail for each of them.
+host_start() {
+	rm -f /tmp/host.sock /tmp/host.sock.join
+	/bin/capvisor host --host "$1" --api-socket /tmp/host.sock --verbose \
+		</dev/null >/tmp/host.log 2>&1 &
+	hp=$!
+	i=0
+	while [ ! -S /tmp/host.sock.join ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+}
+joined() {
+	name=$1 kv=$2 cl=$3; shift 3
+	qsock=/tmp/host.sock qvm=vm=$name qtag=":$name"
+	run "$name" "$kv" "$cl" --join /tmp/host.sock.join --name "$name" "$@"
+}
+host_stop() {
+	kill -TERM $hp; wait $hp; rc=$?
+	for name in "$@"; do
+		echo "L1H $name $rc"
+		tail -n 30 /tmp/host.log | sed "s/^/L1E $name host: /"
+	done
 }
 . /runs.sh
 echo "L1 done"
@@ -244,17 +300,22 @@ def build_l1_initramfs(d, kernel, l2_kernels, runs, l2_initrd):
         shutil.copy(lib, dst)
     for m in kernel.modules:
         shutil.copy(m, os.path.join(root, "lib", "kvm", os.path.basename(m)))
-    for version in sorted({r.kernel for r in runs}):
+    for version in sorted({r.kernel for r in flat(runs)}):
         shutil.copy(l2_kernels[version], os.path.join(root, "l2", "vmlinux-" + version))
     shutil.copy(l2_initrd, os.path.join(root, "l2", "initrd.cpio"))
     with open(os.path.join(root, "init"), "w") as f:
         f.write(L1_INIT % {"l2mem": L2_MEM, "run_timeout": L2_RUN_TIMEOUT_S})
     os.chmod(os.path.join(root, "init"), 0o755)
     with open(os.path.join(root, "runs.sh"), "w") as f:
-        for r in runs:
-            f.write("run %s %s %s %s\n" % (shlex.quote(r.name), shlex.quote(r.kernel),
-                                            shlex.quote(r.l2_cmdline()),
-                                            " ".join(shlex.quote(a) for a in r.args)))
+        for x in runs:
+            if not isinstance(x, HostRuns):
+                f.write(x.line() + "\n")
+                continue
+            f.write("host_start %s\n" % shlex.quote(x.spec))
+            for i, r in enumerate(x.runs):
+                f.write("%s & j%d=$!\n" % (r.line("joined"), i))
+            f.write("wait %s\n" % " ".join(f"$j{i}" for i in range(len(x.runs))))
+            f.write("host_stop %s\n" % " ".join(shlex.quote(r.name) for r in x.runs))
     out = os.path.join(d, "l1.cpio")
     _cpio(root, out)
     return out
@@ -271,7 +332,8 @@ def _guest_line(res, line):
 
 
 def parse_l1_console(lines, runs):
-    """Split L1's console into one Result per run."""
+    """Split L1's console into one Result per run (of flat(runs))."""
+    runs = flat(runs)
     results = {r.name: Result(r.name) for r in runs}
     current = None
     for raw in lines:
@@ -296,12 +358,24 @@ def parse_l1_console(lines, runs):
             parts = line.split(" ", 2)
             if parts[1] in results:
                 results[parts[1]].stderr.append(parts[2] if len(parts) > 2 else "")
+        elif line.startswith("L1H "):	# a joined run's host exit status
+            parts = line.split()
+            if len(parts) == 3 and parts[1] in results:
+                results[parts[1]].host_rc = int(parts[2])
         elif line.startswith("L2 L1 rc "):	# capvisor's exit status, through the same pipe
             _, _, _, name, rc = line.split()[:5]
             if name in results:
                 results[name].rc = int(rc)
         elif line.startswith("L2 ") and current:
             _guest_line(current, line[3:])
+        elif line.startswith("L2:"):	# a joined run's, tagged: several run at once
+            tag, _, rest = line.partition(" ")
+            if rest.startswith("L1 rc "):
+                _, _, name, rc = rest.split()[:4]
+                if name in results:
+                    results[name].rc = int(rc)
+            elif tag[3:] in results:
+                _guest_line(results[tag[3:]], rest)
     return [results[r.name] for r in runs]
 
 
@@ -327,7 +401,7 @@ def qemu():
 
 def l2_kernels(runs):
     """Each L2 kernel the runs name -> its PVH vmlinux (fetched as needed)."""
-    return {v: fetch_l2_kernel(v) for v in {r.kernel for r in runs}}
+    return {v: fetch_l2_kernel(v) for v in {r.kernel for r in flat(runs)}}
 
 
 def run_nested(runs, kernel, timeout=1500, log=None):
@@ -368,6 +442,9 @@ def run_direct(runs, kernel, timeout=300, log=None):
     with tempfile.TemporaryDirectory(prefix="capvisor-direct-") as d:
         initrd = build_l2_initramfs(d)
         for r in runs:
+            if isinstance(r, HostRuns) and len(r.runs) > 1:
+                raise Skip("several VMs joined at once are not written for --direct yet")
+            r = r.runs[0] if isinstance(r, HostRuns) else r
             results.append(_direct_one(r, l2k[r.kernel], initrd, d, timeout, log))
     return results, []
 
@@ -377,6 +454,17 @@ def _direct_one(r, vmlinux, initrd, d, timeout, log):
     sock, stats = os.path.join(d, r.name + ".sock"), os.path.join(d, r.name + ".json")
     cmd = [CAPVISOR, "run", "--kernel", vmlinux, "--initrd", initrd, "--mem", L2_MEM,
            "--api-socket", sock, "--stats-json", stats, "--cmdline", r.l2_cmdline()] + r.args
+    qsock, qvm, host = sock, [], None
+    if r.host:	# as L1_INIT's hostrun: a host for this VM, sampled there
+        qsock, qvm = os.path.join(d, "host.sock"), [f"vm={r.name}"]
+        host = subprocess.Popen([CAPVISOR, "host", "--host", r.host, "--api-socket", qsock],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        for _ in range(300):
+            if os.path.exists(qsock + ".join"):
+                break
+            time.sleep(0.1)
+        cmd += ["--join", qsock + ".join", "--name", r.name]
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
     start = time.monotonic()
@@ -386,7 +474,7 @@ def _direct_one(r, vmlinux, initrd, d, timeout, log):
             log.write(line + "\n")
         _guest_line(res, line)
         if '"k":"sample"' in line:
-            q = subprocess.run([CAPVISOR, "ctl", sock, "query-vcpus", "--json"],
+            q = subprocess.run([CAPVISOR, "ctl", qsock, "query-vcpus"] + qvm + ["--json"],
                                capture_output=True, text=True)
             _add_sample(res, q.stdout)
         if time.monotonic() - start > timeout:
@@ -395,6 +483,11 @@ def _direct_one(r, vmlinux, initrd, d, timeout, log):
     p.wait()
     res.rc = p.returncode
     res.stderr = p.stderr.read().decode(errors="replace").splitlines()[-30:]
+    if host:
+        host.terminate()
+        res.host_rc = host.wait()
+        res.stderr += ["host: " + l for l in
+                       host.stderr.read().decode(errors="replace").splitlines()[-30:]]
     if os.path.exists(stats):
         with open(stats) as f:
             res.stats = json.load(f)
@@ -413,6 +506,8 @@ def main():
     ap.add_argument("--cmdline", default="", help="extra L2 kernel command line")
     ap.add_argument("--kernel", default="6.1", choices=L2_KERNELS, help="L2's Debian kernel")
     ap.add_argument("--pstate", default="passive", help="amd_pstate= of L2 (passive, active, guided)")
+    ap.add_argument("--join-host", metavar="SPEC",
+                    help="join a capvisor host of this --host SPEC (capvisor run --join)")
     ap.add_argument("--direct", action="store_true", help="run capvisor on this host (VMX/SVM)")
     ap.add_argument("--log", help="write the whole console here")
     ap.add_argument("args", nargs="*", help="capvisor run options (after --)")
@@ -421,7 +516,8 @@ def main():
         kernel = fetch_kernel()
         run = Run("manual", a.args, a.workload, a.cmdline, a.kernel, a.pstate)
         log = open(a.log, "w") if a.log else None
-        res, _ = (run_direct if a.direct else run_nested)([run], kernel, log=log)
+        runs = [HostRuns(a.join_host, [run]) if a.join_host else run]
+        res, _ = (run_direct if a.direct else run_nested)(runs, kernel, log=log)
     except Skip as e:
         print(f"skipped: {e}")
         return 77
@@ -430,7 +526,7 @@ def main():
         print(json.dumps(o))
     for phase, s in r.samples.items():
         print(json.dumps({"qmp": phase, "vcpus": s}))
-    print(json.dumps({"rc": r.rc, "stats": r.stats}))
+    print(json.dumps({"rc": r.rc, "host_rc": r.host_rc, "stats": r.stats}))
     for line in r.moves:
         print("move:", line)
     for line in r.stderr:
