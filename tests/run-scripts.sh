@@ -26,7 +26,10 @@ for t in "${scripts[@]}"; do
 	case $rc in
 	0) pass=$((pass + 1)); echo "PASS  $t (${secs}s)" ;;
 	77) skip=$((skip + 1)); echo "SKIP  $t: $(tail -n 1 "$log")" ;;
-	*) fail=$((fail + 1)); failed+=("$t"); echo "FAIL  $t (exit $rc, ${secs}s)"; sed 's/^/    | /' "$log" | tail -n 60 ;;
+	*) fail=$((fail + 1)); failed+=("$t"); echo "FAIL  $t (exit $rc, ${secs}s)"
+	   # The failing checks first (a long log's tail may not hold them), then the tail.
+	   grep -E '^ *FAIL' "$log" | head -n 20 | sed 's/^/    ! /'
+	   sed 's/^/    | /' "$log" | tail -n 60 ;;
 	esac
 	rm -f "$log"
 done
