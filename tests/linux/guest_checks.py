@@ -225,6 +225,12 @@ class Checks:
     def lines(self, run):
         return self.r[run].dmesg()
 
+    def no_wobbly(self, prefix=""):
+        """Frequency invariance kept: no run's guest said its counters went wobbly."""
+        for name in self.r:
+            w = [l for l in self.lines(name) if "went wobbly" in l]
+            self.check(f"{prefix}{name}: no 'went wobbly'", not w, w[0] if w else "none")
+
     # -- the checks, each named for docs/testing-linux.md --
     def check_01_booted(self):
         for name, res in self.r.items():
@@ -296,9 +302,7 @@ class Checks:
                        f"got {c['max_freq']}/{c['min_freq']}, configured {mx}/{want['lowest_freq'] * 1000}")
 
     def check_07_invariance(self):
-        for name in self.r:
-            w = [l for l in self.lines(name) if "went wobbly" in l]
-            self.check(f"invariance: {name}: no 'went wobbly'", not w, w[0] if w else "none")
+        self.no_wobbly("invariance: ")
         cm = self.r["hetero"].of("cpu_model")[0]
         want = max_ratio(expected_cppc(VCPU_CLUSTER[0])["nominal_perf"], cm["family"], cm["model"])
         m = [re.search(r"\(times 1024\): (\d+)", l) for l in self.lines("hetero")]
@@ -502,9 +506,7 @@ class Checks612(Checks):
                            f"{want[0]}/{want[1]} (highest_perf taken as {PREFCORE_NUMERATOR})")
 
     def c612_04_invariance(self):
-        for name in self.r:
-            w = [l for l in self.lines(name) if "went wobbly" in l]
-            self.check(f"6.12 invariance: {name}: no 'went wobbly'", not w, w[0] if w else "none")
+        self.no_wobbly("6.12 invariance: ")
         want = max_ratio_612(expected_cppc(VCPU_CLUSTER_612[0], CLUSTERS_612)["nominal_perf"])
         m = [re.search(r"\(times 1024\): (\d+)", l) for l in self.lines("prefcore")]
         got = [int(x.group(1)) for x in m if x]
@@ -642,20 +644,22 @@ def boot_runs(run, runs, l1, log):
     return [redone.get(res.name, res) for res in results]
 
 
-def main(mode, kernel="6.1"):
-    """Boot the runs of L2 kernel 6.1 or 6.12 and check them; 0, 1, or 77 (skipped)."""
-    runs, checks = (RUNS, Checks) if kernel == "6.1" else (RUNS_612, Checks612)
+def log_file():
+    """CAPVISOR_LINUX_LOG=FILE keeps L1's whole console there."""
+    path = os.environ.get("CAPVISOR_LINUX_LOG")
+    return open(path, "w") if path else None
+
+
+def check_main(runs, checks, label, boot):
+    """Boot the runs (boot(runs) -> results), or replay a saved L1 console
+    (CAPVISOR_LINUX_REPLAY), and check them: 0, 1, or 77 (skipped)."""
     replay = os.environ.get("CAPVISOR_LINUX_REPLAY")
     try:
         if replay:	# the checks again on a saved L1 console, no boot
             with open(replay) as f:
                 results = nested.parse_l1_console(f.readlines(), runs)
         else:
-            l1 = nested.fetch_kernel()
-            run = nested.run_nested if mode == "nested" else nested.run_direct
-            log_path = os.environ.get("CAPVISOR_LINUX_LOG")
-            log = open(log_path, "w") if log_path else None
-            results = boot_runs(run, runs, l1, log)
+            results = boot(runs)
     except nested.Skip as e:
         print(f"skipped: {e}")
         return 77
@@ -663,10 +667,17 @@ def main(mode, kernel="6.1"):
     if failed:
         for res in results:
             print(f"--- {res.name}: last console lines")
-            print("\n".join(res.console[-15:]))
-    print(f"linux {kernel} guest ({mode}): {'all checks hold' if not failed else f'{failed} failed'}")
+            print("\n".join(res.console[-15:] + res.stderr[-10:]))
+    print(f"{label}: {'all checks hold' if not failed else f'{failed} failed'}")
     return 1 if failed else 0
 
+
+def main(mode, kernel="6.1"):
+    """Boot the runs of L2 kernel 6.1 or 6.12 and check them; 0, 1, or 77 (skipped)."""
+    runs, checks = (RUNS, Checks) if kernel == "6.1" else (RUNS_612, Checks612)
+    run = nested.run_nested if mode == "nested" else nested.run_direct
+    return check_main(runs, checks, f"linux {kernel} guest ({mode})",
+                      lambda rs: boot_runs(run, rs, nested.fetch_kernel(), log_file()))
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "nested",

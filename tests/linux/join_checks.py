@@ -82,9 +82,7 @@ class JoinChecks(gc.Checks):
                            f"configured {mx}/{want['lowest_freq'] * 1000}")
 
     def join_04_invariance(self):
-        for name in self.r:
-            w = [l for l in self.lines(name) if "went wobbly" in l]
-            self.check(f"{name}: no 'went wobbly'", not w, w[0] if w else "none")
+        self.no_wobbly()
         for pair, ((rb, nb), (rl, nl)) in PAIRS.items():
             got = {}
             for run, n, cl in ((rb, nb, "big"), (rl, nl, "little")):
@@ -149,27 +147,9 @@ class JoinChecks(gc.Checks):
 
 def main():
     """Boot the joined runs nested and check them; 0, 1, or 77 (skipped)."""
-    replay = os.environ.get("CAPVISOR_LINUX_REPLAY")
-    try:
-        if replay:	# the checks again on a saved L1 console, no boot
-            with open(replay) as f:
-                results = nested.parse_l1_console(f.readlines(), RUNS)
-        else:
-            log_path = os.environ.get("CAPVISOR_LINUX_LOG")
-            results, _ = nested.run_nested(RUNS, nested.fetch_kernel(),
-                                           log=open(log_path, "w") if log_path else None)
-    except nested.Skip as e:
-        print(f"skipped: {e}")
-        return 77
-    failed = gc.report(JoinChecks(results).run())
-    if failed:
-        for res in results:
-            print(f"--- {res.name}: last console lines")
-            print("\n".join(res.console[-15:] + res.stderr[-10:]))
-    print(f"linux 6.1 guest joined to capvisor host (nested): "
-          f"{'all checks hold' if not failed else f'{failed} failed'}")
-    return 1 if failed else 0
-
+    return gc.check_main(RUNS, JoinChecks, "linux 6.1 guest joined to capvisor host (nested)",
+                         lambda rs: nested.run_nested(rs, nested.fetch_kernel(),
+                                                      log=gc.log_file())[0])
 
 if __name__ == "__main__":
     sys.exit(main())
