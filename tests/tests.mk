@@ -88,7 +88,7 @@ test-linux612: deps all
 	CAPVISOR=$(BIN) tests/linux/linux612_nested
 
 # Opt-in, not in `make test` (6-7 min nested, four L2 boots): Linux 6.1 in
-# VMs joined to `capvisor host` (CPPC over the join protocol, issue 15).
+# VMs joined to `capvisor host` (CPPC over the join protocol, docs/host.md).
 .PHONY: test-linux-join
 test-linux-join: deps all
 	CAPVISOR=$(BIN) tests/linux/linux_join_nested

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # What a stock Linux 6.1 guest must show of a VM joined to `capvisor host`
-# (docs/host.md, "CPPC"; issue 15): its _CPC from the host's clusters,
+# (docs/host.md, "CPPC"): its _CPC from the host's clusters,
 # amd-pstate bound, its APERF/MPERF and CPPC feedback from the host's
 # accounts, its CPPC requests reaching the host's engine. The runs are
 # nested as tests/linux/guest_checks.py's (nested.HostRuns: the host and
