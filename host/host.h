@@ -22,6 +22,7 @@
 
 #include "dispatch/dispatch.h"
 #include "dispatch/join_proto.h"
+#include "util/path_reaper.h"
 
 #define HOST_MAX_VMS		64	/* joined at once */
 #define HOST_MAX_SLOTS		128	/* vCPUs of all VMs together */
@@ -135,6 +136,7 @@ struct host {
 	struct host_qmp *qmp;
 	enum host_cgroup_kind cgroup_kind;
 	char cgroup_dir[HOST_CGROUP_PATH_MAX];	/* the parent of the VMs' cgroups */
+	struct path_reaper cgroup_reaper;	/* removes cgroup_dir at exit (util/path_reaper.h) */
 	uint64_t start_ns;
 	uint64_t joins;			/* VMs admitted so far: the next join_order */
 	bool stopping;			/* host_fini(): the state is kept as it is */

@@ -85,6 +85,18 @@ static enum host_cgroup_kind probe(struct host *h)
 	return HOST_CGROUP_V1;
 }
 
+/*
+ * The directory's parent may be writable only with CAP_DAC_OVERRIDE, which
+ * the host drops after setup: a helper forked now removes it at exit.
+ */
+static void start_reaper(struct host *h)
+{
+	char err[256];
+
+	if (path_reaper_start(&h->cgroup_reaper, h->cgroup_dir, err, sizeof(err)))
+		pr_warn("cgroup %s may stay behind at exit: %s", h->cgroup_dir, err);
+}
+
 void host_enforce_init(struct host *h)
 {
 	h->cgroup_kind = probe(h);
@@ -96,6 +108,7 @@ void host_enforce_init(struct host *h)
 	}
 	pr_debug("enforcement: cgroup %s in %s", h->cgroup_kind == HOST_CGROUP_V2 ? "v2" : "v1",
 		 h->cgroup_dir);
+	start_reaper(h);
 }
 
 /*
@@ -229,6 +242,15 @@ void host_enforce_release(struct host_vm *vm)
 
 void host_enforce_fini(struct host *h)
 {
-	if (h->cgroup_dir[0] && rmdir(h->cgroup_dir) && errno != ENOENT)
+	if (!h->cgroup_dir[0])
+		return;
+	/* Empty by now: every VM left (host_fini()), each taking its cgroup along. */
+	if (h->cgroup_reaper.pid > 0) {
+		path_reaper_finish(&h->cgroup_reaper);
+		if (access(h->cgroup_dir, F_OK) == 0)
+			pr_warn("cgroup %s stayed behind (not empty?)", h->cgroup_dir);
+		return;
+	}
+	if (rmdir(h->cgroup_dir) && errno != ENOENT)
 		pr_warn("cannot remove cgroup %s: %s", h->cgroup_dir, strerror(errno));
 }

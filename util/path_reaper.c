@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The helper that removes the control socket for a VMM that switched to an
- * unprivileged user (see util/path_reaper.h for why it exists).
+ * unprivileged user, or the host's cgroup directory after it dropped
+ * CAP_DAC_OVERRIDE (see util/path_reaper.h for why it exists).
  */
 #include "util/path_reaper.h"
 #include "util/util.h"
@@ -52,8 +53,12 @@ static void __attribute__((noreturn)) helper_main(int rfd, const char *path, dev
 	helper_drop_privs();
 	while (read(3, &byte, 1) < 0 && errno == EINTR)
 		;
-	if (lstat(path, &st) == 0 && st.st_dev == dev && st.st_ino == ino)
-		unlink(path);
+	if (lstat(path, &st) == 0 && st.st_dev == dev && st.st_ino == ino) {
+		if (S_ISDIR(st.st_mode))
+			rmdir(path);
+		else
+			unlink(path);
+	}
 	_exit(0);
 }
 

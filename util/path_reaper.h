@@ -10,6 +10,11 @@
  * waits for it, so the file is gone when capvisor exits; if capvisor dies
  * instead, the pipe's EOF tells it the same. It removes the file only if it
  * is still the one we created (same device and inode).
+ *
+ * The same for a directory, removed if empty: capvisor host makes its
+ * cgroup directory in a cgroup root only root may write (mode 555 with
+ * cgroup v1's cpu controller here), then keeps only CAP_KILL and
+ * CAP_SYS_NICE, so it could not remove it at exit.
  */
 #ifndef CAPVISOR_PATH_REAPER_H
 #define CAPVISOR_PATH_REAPER_H
@@ -22,7 +27,7 @@ struct path_reaper {
 	int fd;			/* write end of the pipe */
 };
 
-/* 0, or -1 with err filled. path must exist (we just created it). */
+/* 0, or -1 with err filled. path (a file, or a directory) must exist (we just created it). */
 int path_reaper_start(struct path_reaper *r, const char *path, char *err, size_t errlen);
 /* Remove the file now and wait for the helper. Safe on a reaper never started. */
 void path_reaper_finish(struct path_reaper *r);

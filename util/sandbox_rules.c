@@ -83,6 +83,7 @@ static const int host_calls[] = {
 	SCMP_SYS(sched_setattr), SCMP_SYS(sched_getattr),
 	SCMP_SYS(clone), SCMP_SYS(clone3), SCMP_SYS(set_robust_list), SCMP_SYS(rseq),
 	SCMP_SYS(prctl),
+	SCMP_SYS(wait4),	/* the helper that removes the cgroup directory, at exit */
 };
 
 /* KVM ioctls a vCPU thread issues: its run loop and exit handling. */
