@@ -16,7 +16,7 @@
 #   tests/linux/nested.py --workload requests --join-host big=1:1024,little=1:512 -- \
 #       --vcpus 2 --vcpu 0:cluster=big --vcpu 1:cluster=little
 import argparse, glob, importlib.machinery, importlib.util, json, os, re, shlex, shutil
-import subprocess, sys, tempfile, time
+import select, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CAPVISOR = os.environ.get("CAPVISOR", "build/capvisor")
@@ -33,6 +33,9 @@ L2_MEM = "512M"
 # that hangs is ended with SIGTERM, so capvisor still writes its statistics
 # and the other runs still boot within run_nested()'s overall timeout.
 L2_RUN_TIMEOUT_S = 420
+# L1 saying nothing this long is L1 stalled (a run prints within a minute
+# or two of guest time, and its own limit above ends it by SIGTERM).
+L1_SILENCE_S = 600
 # The guest's stall detectors at emulation's pace: under TCG a vCPU thread
 # in L1 left its on-part up to 0.6 s late (onpart_late_max_ns), and their
 # defaults (RCU 21 s, soft lockup 20 s) fired in a run that went on to pass
@@ -404,6 +407,33 @@ def l2_kernels(runs):
     return {v: fetch_l2_kernel(v) for v in {r.kernel for r in flat(runs)}}
 
 
+def _l1_lines(p, start, timeout):
+    """L1's console lines as they come, until it exits, its budget
+    (timeout s from start) is spent, or it has said nothing for
+    L1_SILENCE_S: L1 itself stalled under TCG twice in eight boots, once
+    busy and once idle, without its runs' own limits ever firing."""
+    fd, buf, last = p.stdout.fileno(), b"", time.monotonic()
+    while True:
+        now = time.monotonic()
+        if now - start > timeout:
+            yield "L1 timeout\n"
+            return
+        if now - last > L1_SILENCE_S:
+            yield f"L1 silent for {L1_SILENCE_S} s\n"
+            return
+        if not select.select([fd], [], [], 5)[0]:
+            continue
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            if buf:
+                yield buf.decode(errors="replace")
+            return
+        last = time.monotonic()
+        *done, buf = (buf + chunk).split(b"\n")
+        for line in done:
+            yield line.decode(errors="replace") + "\n"
+
+
 def run_nested(runs, kernel, timeout=1500, log=None):
     """Boot L1 under TCG once and do every run inside it; one Result per run."""
     q = qemu()
@@ -419,15 +449,11 @@ def run_nested(runs, kernel, timeout=1500, log=None):
                              stderr=subprocess.STDOUT)
         lines = []
         try:
-            for raw in p.stdout:
-                line = raw.decode(errors="replace")
+            for line in _l1_lines(p, start, timeout):
                 lines.append(line)
                 if log:
                     log.write(line)
                     log.flush()
-                if time.monotonic() - start > timeout:
-                    lines.append("L1 timeout\n")
-                    break
         finally:
             if p.poll() is None:
                 p.kill()
