@@ -4,6 +4,9 @@
 # CPU time of the vCPU threads from /proc while the guest runs.
 import json, os, subprocess, sys, tempfile, threading, time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from needs import have_kvm  # noqa: E402
+
 CAPVISOR = os.environ.get("CAPVISOR", "build/capvisor")
 GUEST_ELF = os.environ.get("GUEST_ELF", "build/guest/capvisor-guest.elf")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -15,7 +18,7 @@ def skip(reason):
 
 
 def require_kvm():
-    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+    if not have_kvm():
         skip("/dev/kvm is not accessible")
     if not os.access(CAPVISOR, os.X_OK):
         skip(f"{CAPVISOR} is not built")

@@ -1,7 +1,10 @@
 # Shared by the test_guest_* scripts (not a test itself: not executable).
 # Boots the test guest under QEMU microvm or capvisor and checks the JSON
 # lines it prints (the interface docs/guest.md describes).
-import json, os, resource, shutil, subprocess, time
+import json, os, resource, shutil, subprocess, sys, time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from needs import have_kvm  # noqa: E402
 
 GUEST_ELF = os.environ.get("GUEST_ELF", "build/guest/capvisor-guest.elf")
 CAPVISOR = os.environ.get("CAPVISOR", "build/capvisor")
@@ -26,14 +29,14 @@ def capvisor_cmd(nr, cmdline):
 def require_qemu():
     if not shutil.which("qemu-system-x86_64"):
         skip("qemu-system-x86_64 is not installed")
-    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+    if not have_kvm():
         skip("/dev/kvm is not accessible")
 
 
 def require_capvisor():
     if not os.access(CAPVISOR, os.X_OK):
         skip(f"{CAPVISOR} is not built")
-    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+    if not have_kvm():
         skip("/dev/kvm is not accessible")
     p = subprocess.run([CAPVISOR, "run", "--kernel", GUEST_ELF, "--cmdline", "test=spin secs=0"],
                        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT)
