@@ -95,11 +95,12 @@ static void wait_until(struct dispatch *d, struct dvcpu *v, uint64_t abs_ns)
  * which is ending each on-part early by the last measured kick latency.
  * Where that leaves less than DUTY_MIN_ON_NS (a kick slower than the
  * on-part, as a signal to a thread inside a nested guest can be), the
- * on-part is skipped (0) and the window's share pays the debt. Credit
- * (an under-run) lengthens an on-part by at most half of it, so time the
- * host took is made up over several windows, not in one burst. The debt
- * itself stays within one window (settle_debt()): at most a window's worth
- * of on-time is ever skipped or given back.
+ * on-part is skipped (0) and the window's share pays the debt, for as many
+ * windows as it takes (up to DUTY_MAX_OVERRUN_DEBT_NS): an over-run is time
+ * the guest ran, whatever the level is now. Credit (an under-run)
+ * lengthens an on-part by at most half of it and is kept only within one
+ * window and one level (settle_debt()), so time the host took is made up
+ * over a few windows, never in a burst above the level.
  */
 static uint64_t corrected_on_ns(struct dispatch *d, unsigned int p)
 {
@@ -108,7 +109,8 @@ static uint64_t corrected_on_ns(struct dispatch *d, unsigned int p)
 	int64_t debt;
 
 	if (pc->debt_level != pc->level) {
-		pc->debt_ns = 0;
+		if (pc->debt_ns > 0)
+			pc->debt_ns = 0;
 		pc->debt_level = pc->level;
 	}
 	if (base >= (int64_t)d->window_ns)
@@ -171,20 +173,34 @@ static bool may_run(struct dispatch *d, struct dvcpu *v, unsigned int p, uint64_
 }
 
 /*
- * Charge a run against its pCPU's on-time target. The debt stays within one
- * window either way, so a long stall (a vCPU held up in the host) is not paid
- * back in a burst.
+ * Charge a run against its pCPU's on-time target. Credit stays within one
+ * window, so a long stall (a vCPU held up in the host) is not made up in a
+ * burst; an over-run is owed until paid (corrected_on_ns()).
  */
-static void settle_debt(struct dispatch *d, unsigned int p, uint64_t ran)
+static void settle_debt(struct dispatch *d, unsigned int p, uint64_t ran, uint64_t now)
 {
-	int64_t lim = (int64_t)d->window_ns;
+	int64_t credit_max = (int64_t)d->window_ns;
+	int64_t owed_max = (int64_t)DUTY_MAX_OVERRUN_DEBT_NS;
 	struct dpcpu *pc = &d->p[p];
+	uint64_t window = (now - d->epoch_ns - pc->phase_ns) / d->window_ns;
 
+	/*
+	 * A run that left windows after its on-part's own (a thread the host
+	 * held past the kick) had the pCPU through the windows between: their
+	 * shares are due too, or the over-run would be paid back with more
+	 * than it took. The window it left in is used up by it.
+	 */
+	if (window > pc->onpart_window) {
+		pc->debt_ns += (int64_t)((window - pc->onpart_window) *
+					 duty_on_ns(d->window_ns, pc->level));
+		pc->onpart_window = window;
+		pc->onpart_until = 0;
+	}
 	pc->debt_ns -= (int64_t)ran;
-	if (pc->debt_ns < -lim)
-		pc->debt_ns = -lim;
-	if (pc->debt_ns > lim)
-		pc->debt_ns = lim;
+	if (pc->debt_ns < -owed_max)
+		pc->debt_ns = -owed_max;
+	if (pc->debt_ns > credit_max)
+		pc->debt_ns = credit_max;
 }
 
 enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu,
@@ -310,7 +326,7 @@ void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
 	 * on-part (kick delivery, other processes) that the next ones make up.
 	 */
 	if (v->sanctioned && v->leave_at != UINT64_MAX && v->run_cpu >= 0)
-		settle_debt(d, (unsigned int)v->run_cpu, v->cpu_acct - v->cpu_enter);
+		settle_debt(d, (unsigned int)v->run_cpu, v->cpu_acct - v->cpu_enter, now);
 	v->in_run = false;
 	if (v->slice_end != UINT64_MAX)
 		end_own_slice(d, v, now);
