@@ -112,7 +112,13 @@ struct join_slot {
 	 */
 	uint64_t active_ns;
 	uint64_t run_ns;
-	uint8_t pad0[32];
+	/*
+	 * host writes before each run it hands out: the wall time the vCPU
+	 * was runnable but held out by the engine since it joined (the
+	 * guest's steal time). Padding before, so an older host leaves it 0.
+	 */
+	uint64_t steal_ns;
+	uint8_t pad0[24];
 	uint32_t left;			/* VM writes: sequence of the last run that ended */
 	int32_t tid;			/* VM writes once: its vCPU thread */
 	/*

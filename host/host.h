@@ -80,6 +80,7 @@ struct host_proxy {
 	uint64_t last_cpu_ns;
 	_Atomic uint64_t kicked_at;	/* 0: not kicked in this run */
 	unsigned int request;		/* the perf request last given to the engine */
+	uint64_t steal_ns;		/* held out since it joined: the slot's steal_ns */
 };
 
 /* DEFERRED: its hello came while remembered VMs are still expected back. */

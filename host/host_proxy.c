@@ -279,6 +279,10 @@ static void *proxy_thread(void *arg)
 		take_request(p);
 		if (dispatch_vcpu_enter(d, p->slot, &steal_ns) != DISPATCH_RUN)
 			break;
+		/* Published with the run (the gate's release): the guest's steal time. */
+		p->steal_ns += steal_ns;
+		__atomic_store_n(&p->vm->page->slot[p->index].steal_ns, p->steal_ns,
+				 __ATOMIC_RELAXED);
 		cpu = dispatch_slot_host_cpu(d, p->slot);
 		pin_thread(p, cpu);
 		__atomic_store_n(&p->vm->page->slot[p->index].host_cpu, (uint32_t)cpu,

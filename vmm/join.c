@@ -59,6 +59,7 @@ struct vm_join_vcpu {
 	 * Only the vCPU's own thread touches these.
 	 */
 	uint64_t active, run, base_active, base_run;
+	uint64_t steal_seen;		/* the host's steal_ns word as last added */
 };
 
 struct vm_join {
@@ -245,6 +246,23 @@ static void vcpu_follow_host(struct vm_join *j, struct vm_join_vcpu *v)
 	v->base_active += v->active;
 	v->base_run += v->run;
 	v->active = v->run = 0;
+	v->steal_seen = 0;
+}
+
+/*
+ * The engine's hold-outs since the last run are steal to the guest, as a
+ * stand-alone VM's are (vm_sched.c gate_enter()). The host's word only
+ * grows; one that went back (a host that counts otherwise) is taken as a
+ * new start, never as a huge steal.
+ */
+static void add_steal(struct vm_join *j, unsigned int vcpu, struct join_slot *s,
+		      struct vm_join_vcpu *v)
+{
+	uint64_t steal = __atomic_load_n(&s->steal_ns, __ATOMIC_RELAXED);
+
+	if (steal > v->steal_seen)
+		vcpu_add_steal(j->vm->vcpus[vcpu], steal - v->steal_seen);
+	v->steal_seen = steal;
 }
 
 /* A new page: its thread, and the guest's standing CPPC request. */
@@ -287,6 +305,7 @@ static bool join_gate_enter(void *opaque, unsigned int vcpu)
 		return true;
 	}
 	v->seq = g >> JOIN_GATE_SEQ_SHIFT;
+	add_steal(j, vcpu, s, v);
 	/* Kicked before it got here: the kick's signal found nothing to end. */
 	if (__atomic_load_n(&s->kick, __ATOMIC_ACQUIRE) == v->seq)
 		vcpu_kick(j->vm->vcpus[vcpu]);
