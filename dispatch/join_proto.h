@@ -102,7 +102,12 @@ struct join_slot {
 	 * it here and ends the run at once.
 	 */
 	uint32_t kick;
-	uint32_t pad_host;
+	/*
+	 * host writes: the cluster the engine keeps the vCPU on, 1 + its index
+	 * in the welcome's spec; 0 any (or a host older than the word, which
+	 * was padding). The VM re-reads its guest's CPPC caps from it.
+	 */
+	uint32_t cluster;
 	/*
 	 * host writes after each run: the dispatcher's accounts of the vCPU,
 	 * the wall time it was current and not halted, and the CPU time its

@@ -245,8 +245,10 @@ static void handle_hello(struct host_vm *vm, const void *buf, size_t len)
 	vm->cap_period_ns = g.cap_period_ns;
 	vm->state = HOST_VM_RUNNING;
 	vm->join_order = ++vm->h->joins;
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		host_proxy_tell_cluster(&vm->proxy[i], qos[i].cluster);
 		host_proxy_start(&vm->proxy[i]);
+	}
 	host_enforce_resize(vm->h);
 	host_state_save(vm->h);
 	joined_event(vm);

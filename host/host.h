@@ -181,6 +181,7 @@ bool host_state_expects(const struct host *h, const char *name);
 /* host_proxy.c */
 extern const struct dispatch_vcpu_ops host_vcpu_ops;
 int host_proxy_start(struct host_proxy *p);
+void host_proxy_tell_cluster(struct host_proxy *p, const char *cluster);
 /* Wakes a proxy of a VM that is leaving and joins it. */
 void host_proxy_stop(struct host_proxy *p);
 

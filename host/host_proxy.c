@@ -302,6 +302,14 @@ static void *proxy_thread(void *arg)
 	return NULL;
 }
 
+/* Where the engine keeps this vCPU now, for its VM's guest (join_slot.cluster). */
+void host_proxy_tell_cluster(struct host_proxy *p, const char *cluster)
+{
+	int c = cluster && cluster[0] ? host_spec_find_cluster(&p->h->cfg.spec, cluster) : -1;
+
+	__atomic_store_n(&p->vm->page->slot[p->index].cluster, (uint32_t)(c + 1), __ATOMIC_RELAXED);
+}
+
 int host_proxy_start(struct host_proxy *p)
 {
 	int rc;

@@ -512,6 +512,7 @@ static int cmd_set_cluster(struct host *h, const struct hq_args *a, json_object 
 	const struct host_spec *hs = &h->cfg.spec;
 	char names[HOST_MAX_CLUSTERS * (HOST_NAME_MAX_LEN + 2)] = "";
 	char msg[HQ_ERR_LEN];
+	int rc;
 
 	if (a->has[2] && host_spec_find_cluster(hs, a->str[2]) < 0) {
 		for (unsigned int i = 0; i < hs->nr_clusters; i++) {
@@ -521,8 +522,10 @@ static int cmd_set_cluster(struct host *h, const struct hq_args *a, json_object 
 		return fail(err, "Parameter 'cluster': no cluster named '%.32s' (expected one of: %s)",
 			    a->str[2], names);
 	}
-	return engine(h, a, dispatch_set_cluster(h->d, slot_of(a), a->has[2] ? a->str[2] : NULL,
-						 msg, sizeof(msg)), msg, ret, err);
+	rc = dispatch_set_cluster(h->d, slot_of(a), a->has[2] ? a->str[2] : NULL, msg, sizeof(msg));
+	if (!rc)	/* its guest's CPPC caps follow (the VM reads the slot) */
+		host_proxy_tell_cluster(&a->vm->proxy[a->num[1]], a->has[2] ? a->str[2] : NULL);
+	return engine(h, a, rc, msg, ret, err);
 }
 
 /* ---- per-VM changes ---- */

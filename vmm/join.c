@@ -60,6 +60,7 @@ struct vm_join_vcpu {
 	 */
 	uint64_t active, run, base_active, base_run;
 	uint64_t steal_seen;		/* the host's steal_ns word as last added */
+	uint32_t cluster_seen;		/* the host's cluster word as last told */
 };
 
 struct vm_join {
@@ -77,6 +78,14 @@ struct vm_join {
 	void *event_opaque;
 	vm_join_run_fn on_run;		/* each run taken, on the vCPU's thread */
 	void *run_opaque;
+	vm_join_cluster_fn on_cluster;	/* the host moved a vCPU to another cluster */
+	void *cluster_opaque;
+	/*
+	 * Whether the current host numbers its clusters as the first did (its
+	 * welcome's spec): the slot's cluster word is an index in it, and the
+	 * guest's _CPC was built from the first host's.
+	 */
+	atomic_bool same_clusters;
 	struct host_spec spec;		/* the first host's, told to the guest */
 	atomic_bool stopping;
 	atomic_bool fallback;		/* the host is gone or let go: run unscheduled */
@@ -224,6 +233,7 @@ struct vm_join *vm_join_connect(const char *path, const char *name, unsigned int
 	close(memfd);
 	j->sock = fd;
 	j->nr_vcpus = nr_vcpus;
+	atomic_store(&j->same_clusters, true);
 	j->ignore_holds = getenv(JOIN_IGNORE_HOLDS_ENV) &&
 			  !strcmp(getenv(JOIN_IGNORE_HOLDS_ENV), "1");
 	if (j->ignore_holds)
@@ -247,6 +257,7 @@ static void vcpu_follow_host(struct vm_join *j, struct vm_join_vcpu *v)
 	v->base_run += v->run;
 	v->active = v->run = 0;
 	v->steal_seen = 0;
+	v->cluster_seen = 0;
 }
 
 /*
@@ -274,6 +285,24 @@ static void tell_tid(struct join_slot *s, struct vm_join_vcpu *v)
 	__atomic_store_n(&s->perf_request, atomic_load(&v->request), __ATOMIC_RELAXED);
 	__atomic_store_n(&s->tid, (int32_t)gettid(), __ATOMIC_RELEASE);
 	futex_wake_shared(&s->left);
+}
+
+/*
+ * The host moved the vCPU to another cluster (set-vcpu-cluster): its
+ * guest's CPPC caps follow, with a notify where highest_perf changed, as a
+ * stand-alone VM's do. Read at each run taken, so a change reaches the guest
+ * at the vCPU's next run (a halted vCPU's at its next wakeup).
+ */
+static void follow_cluster(struct vm_join *j, unsigned int vcpu, struct join_slot *s,
+			   struct vm_join_vcpu *v)
+{
+	uint32_t c = __atomic_load_n(&s->cluster, __ATOMIC_RELAXED);
+
+	if (c == v->cluster_seen)
+		return;
+	v->cluster_seen = c;
+	if (c && c <= j->spec.nr_clusters && j->on_cluster && atomic_load(&j->same_clusters))
+		j->on_cluster(j->cluster_opaque, vcpu, j->spec.clusters[c - 1].name);
 }
 
 static bool join_gate_enter(void *opaque, unsigned int vcpu)
@@ -306,6 +335,7 @@ static bool join_gate_enter(void *opaque, unsigned int vcpu)
 	}
 	v->seq = g >> JOIN_GATE_SEQ_SHIFT;
 	add_steal(j, vcpu, s, v);
+	follow_cluster(j, vcpu, s, v);
 	/* Kicked before it got here: the kick's signal found nothing to end. */
 	if (__atomic_load_n(&s->kick, __ATOMIC_ACQUIRE) == v->seq)
 		vcpu_kick(j->vm->vcpus[vcpu]);
@@ -360,7 +390,17 @@ static void stop_rejoining(struct vm_join *j)
 static void host_gone(struct evloop *loop, int fd, uint32_t events, void *opaque);
 
 /* The new host admitted the VM: its page over the old one, then the gates close again. */
-static void rejoined(struct vm_join *j, int fd, int memfd)
+static bool same_cluster_names(const struct host_spec *a, const struct host_spec *b)
+{
+	if (a->nr_clusters != b->nr_clusters)
+		return false;
+	for (unsigned int c = 0; c < a->nr_clusters; c++)
+		if (strcmp(a->clusters[c].name, b->clusters[c].name))
+			return false;
+	return true;
+}
+
+static void rejoined(struct vm_join *j, int fd, int memfd, const struct host_spec *spec)
 {
 	if (!map_page(memfd, j->page)) {
 		pr_warn("rejoin: cannot map the new host's page: %s; running unscheduled",
@@ -373,6 +413,10 @@ static void rejoined(struct vm_join *j, int fd, int memfd)
 	close(memfd);
 	close(j->sock);
 	j->sock = fd;
+	atomic_store(&j->same_clusters, same_cluster_names(&j->spec, spec));
+	if (!atomic_load(&j->same_clusters))
+		pr_warn("rejoin: the new host's clusters are not the first host's: the guest's "
+			"CPPC caps no longer follow set-vcpu-cluster");
 	atomic_fetch_add(&j->gen, 1);
 	atomic_store(&j->fallback, false);
 	stop_rejoining(j);
@@ -388,6 +432,7 @@ static void try_rejoin(struct evloop *loop, void *opaque)
 	struct vm_join *j = opaque;
 	uint64_t now = dispatch_now_ns();
 	char err[JOIN_REASON_MAX + 128] = "";
+	struct host_spec spec;
 	bool refused;
 	int fd, memfd;
 
@@ -395,9 +440,9 @@ static void try_rejoin(struct evloop *loop, void *opaque)
 	if (now < j->next_try_ns || atomic_load(&j->stopping))
 		return;
 	j->tries++;
-	fd = say_hello(j->path, &j->hello, j->nr_vcpus, &memfd, &refused, NULL, err, sizeof(err));
+	fd = say_hello(j->path, &j->hello, j->nr_vcpus, &memfd, &refused, &spec, err, sizeof(err));
 	if (fd >= 0)
-		return rejoined(j, fd, memfd);
+		return rejoined(j, fd, memfd, &spec);
 	if (refused) {
 		pr_warn("rejoin %s: %s; the VM runs on unscheduled", j->path, err);
 		event(j, "HOST_REFUSED", err);
@@ -450,6 +495,12 @@ static void host_gone(struct evloop *loop, int fd, uint32_t events, void *opaque
 const struct host_spec *vm_join_host_spec(const struct vm_join *j)
 {
 	return &j->spec;
+}
+
+void vm_join_set_cluster_hook(struct vm_join *j, vm_join_cluster_fn fn, void *opaque)
+{
+	j->on_cluster = fn;
+	j->cluster_opaque = opaque;
 }
 
 void vm_join_set_run_hook(struct vm_join *j, vm_join_run_fn fn, void *opaque)

@@ -52,6 +52,9 @@ void vm_join_vcpu_times(struct vm_join *j, unsigned int vcpu, uint64_t *active_n
 /* Called on the vCPU's thread each time it takes a run (CPPC feedback). */
 typedef void (*vm_join_run_fn)(void *opaque, unsigned int vcpu);
 void vm_join_set_run_hook(struct vm_join *j, vm_join_run_fn fn, void *opaque);
+/* On the vCPU's thread, at its next run: the host keeps it on cluster (a name of the spec). */
+typedef void (*vm_join_cluster_fn)(void *opaque, unsigned int vcpu, const char *cluster);
+void vm_join_set_cluster_hook(struct vm_join *j, vm_join_cluster_fn fn, void *opaque);
 /* Installs the gate and watches the connection on the VM's event loop. */
 int vm_join_attach(struct vm_join *j, struct vm *vm);
 /*

@@ -409,6 +409,12 @@ static void gate_leave(void *opaque, unsigned int vcpu, int exit_reason)
 
 static const struct vcpu_gate_ops vs_gate_ops = { gate_enter, gate_leave };
 
+/* --join: the host moved a vCPU (set-vcpu-cluster on its socket). */
+static void join_cluster_changed(void *opaque, unsigned int vcpu, const char *cluster)
+{
+	vm_sched_cluster_changed(opaque, vcpu, cluster);
+}
+
 int vm_sched_attach(struct vm_sched *vs, struct vm *vm, char *err, size_t errlen)
 {
 	int rc = 0;
@@ -425,8 +431,10 @@ int vm_sched_attach(struct vm_sched *vs, struct vm *vm, char *err, size_t errlen
 		rc = attach_cppc(vs, err, errlen);
 		if (!rc)
 			rc = vm_sched_register_msrs(vs, err, errlen);
-		if (!rc && vs->join)
+		if (!rc && vs->join) {
 			vm_join_set_run_hook(vs->join, vm_sched_feed_vcpu, vs);
+			vm_join_set_cluster_hook(vs->join, join_cluster_changed, vs);
+		}
 	}
 	if (!rc && vs->d)
 		rc = attach_hints(vs, err, errlen);

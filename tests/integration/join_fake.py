@@ -20,8 +20,8 @@
 # It prints "joined" once admitted, "refused: REASON" otherwise, then reads
 # commands on stdin: "req N" writes N (the raw word) to its slot's
 # perf_request and wakes the proxy ("written"); "times" prints the host's
-# active_ns and run_ns words of its slot; "steal" its steal_ns word; "runs"
-# the runs taken so far.
+# active_ns and run_ns words of its slot; "steal" its steal_ns word;
+# "cluster" its cluster word; "runs" the runs taken so far.
 import ctypes
 import mmap
 import signal
@@ -57,7 +57,7 @@ class Hello(ctypes.Structure):
 
 # struct join_slot: the host's cache line, then the VM's (offsets in bytes).
 SLOT_SIZE = 128
-GATE, KICK, ACTIVE_NS, RUN_NS, STEAL_NS = 0, 8, 16, 24, 32
+GATE, KICK, CLUSTER, ACTIVE_NS, RUN_NS, STEAL_NS = 0, 8, 12, 16, 24, 32
 LEFT, TID, PERF_REQUEST = 64, 68, 72
 
 
@@ -150,6 +150,8 @@ def command(page, line):
     elif words[:1] == ["times"]:
         run = get(page, RUN_NS, 8)  # run_ns first: the host stores it last
         print(get(page, ACTIVE_NS, 8), run, flush=True)
+    elif words[:1] == ["cluster"]:
+        print(get(page, CLUSTER), flush=True)
     elif words[:1] == ["steal"]:
         print(get(page, STEAL_NS, 8), flush=True)
     elif words[:1] == ["runs"]:

@@ -14,7 +14,8 @@ import guest_checks as gc  # noqa: E402
 import nested  # noqa: E402
 
 # Every joined run's vCPUs and their clusters.
-VCPUS = {"joined": {0: "big", 1: "little"}, "jbig": {0: "big"}, "jlittle": {0: "little"}}
+VCPUS = {"joined": {0: "big", 1: "little"}, "jbig": {0: "big"}, "jlittle": {0: "little"},
+         "jmove": {0: "big", 1: "little"}}
 RUNS = [
     # The same VM stand-alone (its own engine), in the same L1 boot: what
     # joining changes of the delivered levels is printed against it.
@@ -28,6 +29,10 @@ RUNS = [
     nested.HostRuns(gc.HOST, [
         nested.Run("jbig", ["--vcpus", "1", "--vcpu", "0:cluster=big"], "requests"),
         nested.Run("jlittle", ["--vcpus", "1", "--vcpu", "0:cluster=little"], "requests")]),
+    # One VM whose vCPU 0 the host moves from big to little (set-vcpu-cluster vm=jmove).
+    nested.HostRuns(gc.HOST, [
+        nested.Run("jmove", ["--vcpus", "2", "--vcpu", "0:cluster=big",
+                             "--vcpu", "1:cluster=little"], "move")]),
 ]
 # (run, guest cpu) busy on big and on little, compared with each other.
 PAIRS = {"one VM": (("joined", 0), ("joined", 1)), "two VMs": (("jbig", 0), ("jlittle", 0))}
@@ -133,6 +138,8 @@ class JoinChecks(gc.Checks):
         # The VM's own count of the guest's requests (its --stats-json, which
         # listed no vCPU of a joined VM before).
         for name, vcpus in VCPUS.items():
+            if name == "jmove":
+                continue	# sets no governor, runs nothing busy: asks nothing for sure
             got = {v["vcpu"]: v for v in (self.r[name].stats or {}).get("vcpus", [])}
             for n in vcpus:
                 v = got.get(n, {})
@@ -140,6 +147,39 @@ class JoinChecks(gc.Checks):
                            v.get("cppc_requests", 0) > 0,
                            f"{v.get('cppc_requests')} requests, last {v.get('cppc_last_request')}, "
                            f"at exit enable {v.get('cppc_enable')} desired {v.get('cppc_desired')}")
+
+    def join_055_moved(self):
+        """The host's set-vcpu-cluster reaches the joined guest: the VM reads the
+        slot's cluster word, sets vCPU 0's _CPC caps to little's and notifies."""
+        res = self.r["jmove"]
+        self.check("jmove: the host's set-vcpu-cluster vm=jmove vcpu=0 cluster=little done",
+                   len(res.moves) == 1 and not any("error" in m.lower() for m in res.moves),
+                   f"{res.moves}")
+        for n, cl in ((0, "little"), (1, "little")):
+            want = gc.expected_cppc(cl)["highest_perf"]
+            got = self.cpu("jmove", "moved", n)["highest_perf"]
+            self.check(f"jmove: cpu{n} acpi_cppc highest_perf after the move is {cl}'s",
+                       got == want, f"highest_perf {got} (boot "
+                       f"{self.cpu('jmove', 'boot', n)['highest_perf']}, {cl}'s {want})")
+        ged = {o["tag"]: o["line"] for o in res.of("ged")}
+        m = re.search(r"^\s*\d+:((?:\s+\d+)+)", ged.get("moved", ""))
+        fired = sum(int(x) for x in m.group(1).split()) if m else 0
+        st = res.stats or {}
+        self.check("jmove: one highest_perf change told through the GED, the guest took it",
+                   st.get("ged_events") == 1 and fired >= 1,
+                   f"ged_events {st.get('ged_events')}, /proc/interrupts {ged}")
+        # Both busy on little's one pCPU for 4 s: each is held out about
+        # half the time, which the host relays as steal (its slot's
+        # steal_ns). /proc/stat counts USER_HZ ticks (100 per second).
+        for n in (0, 1):
+            (s0,), (s1,) = (res.of("stat", tag=t, cpu=n) for t in ("start", "end"))
+            ticks = lambda o: sum(o[k] for k in ("user", "nice", "system", "idle", "iowait",
+                                                 "irq", "softirq", "steal"))
+            wall, steal = ticks(s1) - ticks(s0), s1["steal"] - s0["steal"]
+            self.check(f"jmove: cpu{n} sharing the little pCPU, the host's hold-outs are its "
+                       "steal time", wall > 0 and 0.2 <= steal / wall <= 0.8,
+                       f"steal {steal} of {wall} ticks ({steal / max(wall, 1):.2f}; expected "
+                       f"about half, 0.2-0.8)")
 
     def join_06_errors(self):
         self.check_10_no_avoidable_errors()

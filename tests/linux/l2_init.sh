@@ -276,6 +276,29 @@ wl_rerank() {
 	placement 1 after
 }
 
+# A joined VM moved by its host (docs/host.md, "CPPC"): over the host's QMP
+# vCPU 0 goes from big to little; the VM reads the new cluster from its
+# slot at vCPU 0's next run, sets its _CPC caps and notifies (GED, 0x85).
+# A 6.1 guest re-reads acpi_cppc/highest_perf from the CPPC page each time.
+# Then both busy on the one little pCPU: the steal the host relays.
+wl_move() {
+	report_misc
+	report_cpus boot
+	report_ged boot
+	j "\"k\":\"move\",\"ctl\":\"set-vcpu-cluster vcpu=0 cluster=little\""
+	sleep 4
+	report_ged moved
+	report_cpus moved
+	# Both vCPUs now share little's one pCPU: busy, each waits for the
+	# other, and the host's hold-outs reach the guest as steal.
+	pids=
+	for n in $(cpus); do pids="$pids $(spin $n)"; done
+	report_stat start
+	sleep 4
+	report_stat end
+	kill $pids
+}
+
 # 6.12's preferred cores: ranking and ITMT (report_misc, report_cpus), where
 # one and then two busy tasks run, each CPU's util of a duty-cycled task.
 wl_prefcore() {
@@ -314,6 +337,7 @@ hetero_duty) wl_hetero; wl_seed002 0 ;;
 seed002) report_misc; report_cpus boot; wl_seed002 1 ;;
 prefcore) wl_prefcore ;;
 rerank) wl_rerank ;;
+move) wl_move ;;
 requests) wl_requests ;;
 report) report_misc; report_cpus boot ;;
 *) j "\"k\":\"error\",\"msg\":$(q "unknown workload '$wl'")" ;;

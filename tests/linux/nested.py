@@ -36,6 +36,14 @@ L2_RUN_TIMEOUT_S = 420
 # L1 saying nothing this long is L1 stalled (a run prints within a minute
 # or two of guest time, and its own limit above ends it by SIGTERM).
 L1_SILENCE_S = 600
+# L1's own kernel (its console lines carry no prefix) reporting a CPU stuck
+# this long is L1 stalled too: a capvisor vCPU thread inside KVM_RUN that
+# neither the kick nor the run's SIGTERM gets out ("soft lockup - CPU#1
+# stuck for 156s! [vcpu0:158]" every 26 s, for minutes), so L1 is never
+# silent and its budget would be spent waiting. Its L2 guest's own stall
+# detectors fire at 120 s (L2_CMDLINE below); L1's stays at its default.
+L1_STUCK_S = 120
+L1_STUCK = re.compile(r"^\[\s*[\d.]+\] watchdog: BUG: soft lockup - CPU#\d+ stuck for (\d+)s")
 # The guest's stall detectors at emulation's pace: under TCG a vCPU thread
 # in L1 left its on-part up to 0.6 s late (onpart_late_max_ns), and their
 # defaults (RCU 21 s, soft lockup 20 s) fired in a run that went on to pass
@@ -409,9 +417,10 @@ def l2_kernels(runs):
 
 def _l1_lines(p, start, timeout):
     """L1's console lines as they come, until it exits, its budget
-    (timeout s from start) is spent, or it has said nothing for
-    L1_SILENCE_S: L1 itself stalled under TCG twice in eight boots, once
-    busy and once idle, without its runs' own limits ever firing."""
+    (timeout s from start) is spent, it has said nothing for
+    L1_SILENCE_S, or its kernel says a CPU is stuck for L1_STUCK_S: L1
+    itself stalled under TCG twice in eight boots, once busy and once
+    idle, without its runs' own limits ever firing."""
     fd, buf, last = p.stdout.fileno(), b"", time.monotonic()
     while True:
         now = time.monotonic()
@@ -431,7 +440,12 @@ def _l1_lines(p, start, timeout):
         last = time.monotonic()
         *done, buf = (buf + chunk).split(b"\n")
         for line in done:
-            yield line.decode(errors="replace") + "\n"
+            line = line.decode(errors="replace")
+            yield line + "\n"
+            stuck = L1_STUCK.match(line)
+            if stuck and int(stuck.group(1)) >= L1_STUCK_S:
+                yield f"L1 stuck: a CPU of L1 stuck for {stuck.group(1)} s\n"
+                return
 
 
 def run_nested(runs, kernel, timeout=1500, log=None):
