@@ -96,13 +96,13 @@ class JoinChecks(gc.Checks):
                 got[cl] = delivered
                 # Busy 4 s: the reference counter runs at the TSC rate while
                 # the vCPU is active, so at least 1 s of it, or it stood still.
-                self.check(f"{run}: cpu{n} busy: feedback counters run and deliver {cl}'s top perf",
+                self.timing(f"{run}: cpu{n} busy: feedback counters run and deliver {cl}'s top perf",
                            secs >= 1.0 and 0.75 * top <= delivered <= 1.05 * top,
                            f"delivered perf {delivered:.0f} (top {top}), reference ticks worth "
                            f"{secs:.2f} s at the TSC rate; cpu MHz {u['cpu_mhz']}")
             want = gc.perf(gc.CLUSTERS["little"][0][-1]) / gc.perf(gc.CLUSTERS["big"][0][-1])
             ratio = got["little"] / max(got["big"], 1)
-            self.check(f"{pair}: little/big delivered as their capacities",
+            self.timing(f"{pair}: little/big delivered as their capacities",
                        abs(ratio - want) <= 0.15 * want, f"{ratio:.2f}, capacities {want:.2f}")
         # What the stand-alone VM read in the same L1 boot: the join's cost
         # (a wake-up more at each on-part's start and end, across processes)
@@ -176,7 +176,7 @@ class JoinChecks(gc.Checks):
             ticks = lambda o: sum(o[k] for k in ("user", "nice", "system", "idle", "iowait",
                                                  "irq", "softirq", "steal"))
             wall, steal = ticks(s1) - ticks(s0), s1["steal"] - s0["steal"]
-            self.check(f"jmove: cpu{n} sharing the little pCPU, the host's hold-outs are its "
+            self.timing(f"jmove: cpu{n} sharing the little pCPU, the host's hold-outs are its "
                        "steal time", wall > 0 and 0.2 <= steal / wall <= 0.8,
                        f"steal {steal} of {wall} ticks ({steal / max(wall, 1):.2f}; expected "
                        f"about half, 0.2-0.8)")
