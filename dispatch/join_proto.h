@@ -133,7 +133,17 @@ struct join_slot {
 	 * writing it so that a proxy waiting for a run's end sees it.
 	 */
 	uint32_t perf_request;
-	uint8_t pad1[52];
+	/*
+	 * VM writes: the guest's scheduler hints (the hint device): the last
+	 * one's target, 0 for YIELD or 1 + a vCPU index of this VM for
+	 * YIELD_TO, then hint_seq bumped (release); it then ends the run. The
+	 * proxy acts on a hint_seq it has not seen when the run ends. A target
+	 * not of this VM is ignored: a VM can only yield its own vCPUs' time.
+	 * Padding before, so an older host ignores them.
+	 */
+	uint32_t hint_target;
+	uint32_t hint_seq;
+	uint8_t pad1[44];
 };
 _Static_assert(sizeof(struct join_slot) == 128, "a slot is two cache lines");
 

@@ -81,6 +81,8 @@ struct host_proxy {
 	_Atomic uint64_t kicked_at;	/* 0: not kicked in this run */
 	unsigned int request;		/* the perf request last given to the engine */
 	uint64_t steal_ns;		/* held out since it joined: the slot's steal_ns */
+	uint32_t hint_seen;		/* the slot's hint_seq last acted on */
+	uint64_t bad_hints;		/* YIELD_TO targets not of its VM */
 };
 
 /* DEFERRED: its hello came while remembered VMs are still expected back. */

@@ -173,6 +173,33 @@ static void take_request(struct host_proxy *p)
 	dispatch_set_perf_request(p->h->d, p->slot, level);
 }
 
+/*
+ * The guest's hint of the run that ended (join_slot.hint_seq), acted on as
+ * a stand-alone VM's hint device does during the run: yield the rest of
+ * the slice, or yield to a vCPU of the same VM (a spinning lock's holder).
+ * The target is an index into this VM's own vCPUs, so a VM can only give
+ * its time to itself.
+ */
+static void take_hint(struct host_proxy *p)
+{
+	struct join_slot *s = &p->vm->page->slot[p->index];
+	uint32_t seq = __atomic_load_n(&s->hint_seq, __ATOMIC_ACQUIRE), target;
+
+	if (seq == p->hint_seen)
+		return;
+	p->hint_seen = seq;
+	target = __atomic_load_n(&s->hint_target, __ATOMIC_RELAXED);
+	if (!target) {
+		dispatch_yield(p->h->d, p->slot);
+		return;
+	}
+	if (target - 1 >= p->vm->nr_vcpus || target - 1 == p->index) {
+		__atomic_fetch_add(&p->bad_hints, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	dispatch_yield_to(p->h->d, p->slot, p->vm->proxy[target - 1].slot);
+}
+
 /* What the host delivered, for the guest's APERF/MPERF and CPPC feedback. */
 static void publish_times(struct host_proxy *p)
 {
@@ -289,6 +316,8 @@ static void *proxy_thread(void *arg)
 				 __ATOMIC_RELAXED);
 		hand_out(p, JOIN_GATE_RUN);
 		ended = wait_left(p);
+		if (ended)
+			take_hint(p);
 		dispatch_vcpu_leave(d, p->slot);
 		publish_times(p);
 		if (!ended)

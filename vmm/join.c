@@ -61,6 +61,7 @@ struct vm_join_vcpu {
 	uint64_t active, run, base_active, base_run;
 	uint64_t steal_seen;		/* the host's steal_ns word as last added */
 	uint32_t cluster_seen;		/* the host's cluster word as last told */
+	uint32_t hint_seq;		/* the guest's hints written to the slot */
 };
 
 struct vm_join {
@@ -495,6 +496,23 @@ static void host_gone(struct evloop *loop, int fd, uint32_t events, void *opaque
 const struct host_spec *vm_join_host_spec(const struct vm_join *j)
 {
 	return &j->spec;
+}
+
+/*
+ * The guest's hint (hint device, on the vCPU's own thread inside its run):
+ * written to the slot, and the run ended so that the host acts on it now,
+ * as the dispatcher ends a stand-alone vCPU's run when it yields.
+ */
+void vm_join_hint(struct vm_join *j, unsigned int vcpu, int target)
+{
+	struct join_slot *s = &j->page->slot[vcpu];
+	struct vm_join_vcpu *v = &j->v[vcpu];
+
+	if (atomic_load(&j->fallback) || j->ignore_holds || v->gen != atomic_load(&j->gen))
+		return;
+	__atomic_store_n(&s->hint_target, target < 0 ? 0u : (uint32_t)target + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->hint_seq, ++v->hint_seq, __ATOMIC_RELEASE);
+	vcpu_kick(j->vm->vcpus[vcpu]);
 }
 
 void vm_join_set_cluster_hook(struct vm_join *j, vm_join_cluster_fn fn, void *opaque)

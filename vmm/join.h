@@ -53,6 +53,8 @@ void vm_join_vcpu_times(struct vm_join *j, unsigned int vcpu, uint64_t *active_n
 typedef void (*vm_join_run_fn)(void *opaque, unsigned int vcpu);
 void vm_join_set_run_hook(struct vm_join *j, vm_join_run_fn fn, void *opaque);
 /* On the vCPU's thread, at its next run: the host keeps it on cluster (a name of the spec). */
+/* The guest's YIELD (target -1) or YIELD_TO target, on the vCPU's thread. */
+void vm_join_hint(struct vm_join *j, unsigned int vcpu, int target);
 typedef void (*vm_join_cluster_fn)(void *opaque, unsigned int vcpu, const char *cluster);
 void vm_join_set_cluster_hook(struct vm_join *j, vm_join_cluster_fn fn, void *opaque);
 /* Installs the gate and watches the connection on the VM's event loop. */

@@ -184,9 +184,8 @@ struct run_ctx {
 };
 
 /*
- * --join: the host's spec and engine apply. CPPC is relayed over the join
- * protocol (docs/host.md, "CPPC"); hints are not yet, so the guest is told
- * of no hint page (vm_sched_acpi_desc()).
+ * --join: the host's spec and engine apply; CPPC and the guest's hints are
+ * relayed over the join protocol (docs/host.md, "CPPC" and "Hints").
  */
 static int check_join(struct run_ctx *c)
 {

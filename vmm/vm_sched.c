@@ -248,7 +248,7 @@ void vm_sched_acpi_desc(const struct vm_sched *vs, struct acpi_vm_desc *desc)
 	desc->vcpus = vs->acpi_vcpus;
 	desc->com1 = true;
 	desc->cppc = !vs->cfg.no_cppc;
-	desc->hint_device = vs->d != NULL;
+	desc->hint_device = vs->d || vs->join;
 	desc->ged = desc->cppc;	/* capabilities can change live: tell the guest */
 }
 
@@ -286,12 +286,23 @@ static void cppc_changed(struct cppc_dev *dev, void *opaque)
 
 static void hint_yield(void *opaque, unsigned int vcpu)
 {
-	dispatch_yield(((struct vm_sched *)opaque)->d, vcpu);
+	struct vm_sched *vs = opaque;
+
+	if (vs->d)
+		dispatch_yield(vs->d, vcpu);
+	else
+		vm_join_hint(vs->join, vcpu, -1);
 }
 
+/* --join: the host acts when the run ends, so STATUS cannot say; it reads 0. */
 static int hint_yield_to(void *opaque, unsigned int vcpu, unsigned int target)
 {
-	return dispatch_yield_to(((struct vm_sched *)opaque)->d, vcpu, target);
+	struct vm_sched *vs = opaque;
+
+	if (vs->d)
+		return dispatch_yield_to(vs->d, vcpu, target);
+	vm_join_hint(vs->join, vcpu, (int)target);
+	return 0;
 }
 
 static const struct hint_ops vs_hint_ops = { hint_yield, hint_yield_to };
@@ -436,7 +447,7 @@ int vm_sched_attach(struct vm_sched *vs, struct vm *vm, char *err, size_t errlen
 			vm_join_set_cluster_hook(vs->join, join_cluster_changed, vs);
 		}
 	}
-	if (!rc && vs->d)
+	if (!rc && (vs->d || vs->join))
 		rc = attach_hints(vs, err, errlen);
 	return rc;
 }
