@@ -94,6 +94,8 @@ void fair_payback_reweight(struct sched *s, uint64_t now)
 		w = se->own_weight;
 		if (se->lag_tracked)
 			w = fair_payback_weight(s, se, w, se->lag_rate);
+		else
+			w = fair_sleeper_weight(se, w);
 		set_weight(s, se, (uint32_t)w, now);
 	}
 }

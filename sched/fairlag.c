@@ -10,8 +10,9 @@
  * have fast ones to themselves). So at every periodic balance:
  *
  * 1. the ideal rate of every entity runnable since the last balance is
- *    solved by water-filling over the pCPUs it may use (what the others,
- *    the sleepers, used there is taken off their capacity);
+ *    solved by water-filling over the pCPUs it may use, beside the
+ *    others, the sleepers, capped at their demand (fair_sleepers.c; with
+ *    groups, what the sleepers used is taken off the capacity instead);
  * 2. each such entity's lag (ideal work - work done) is accumulated;
  * 3. the entities with the largest lags (ahead or behind, beyond
  *    LAG_MOVE_NS) may each move once: alone, or in exchange for the entity
@@ -251,21 +252,31 @@ static unsigned int collect(struct sched *s, uint64_t dt, uint64_t *used)
 	for (unsigned int k = 0; k < s->nr_lag_order; k++) {
 		struct sched_entity *se = s->ent[s->lag_order[k]];
 		uint64_t work;
-		bool tracked;
+		bool tracked, fresh;
 
 		if (!se || dl_entity(se))
 			continue;
 		work = entity_work(se);
 		tracked = wants_cpu(se) && se->lag_on_rq && se->lag_wakeups == se->st.nr_wakeups;
+		fresh = fair_sleeper_use(se, work - se->lag_work, dt);
 		if (tracked) {
 			s->lag_ents[n].se = se;
 			s->lag_ents[n].w = fair_solver_weight(s, se);
 			s->lag_ents[n].limit = UINT64_MAX;
+			s->lag_ents[n].sleeper = false;
 			s->lag_ents[n++].rate = 0;
 		} else {
 			se->lag = 0;
-			if (se->cpu >= 0 && dt)
+			/*
+			 * A new entity's first interval is not a sleeper's
+			 * use (it is in the solve at that use): counted in
+			 * lag_cap too, the pCPUs it started on looked full
+			 * to the re-pack while its EWMA decayed.
+			 */
+			if (se->cpu >= 0 && dt && !fresh)
 				used[se->cpu] += work - se->lag_work;
+			if (fair_sleeper_collect(s, se, &s->lag_ents[n]))
+				n++;	/* in the solve, capped at its demand */
 		}
 		se->lag_prev_work = work;
 	}
@@ -295,7 +306,10 @@ static uint64_t left_capacity(struct sched_rq *rq, uint64_t now_left)
  * the others share. So their use summed over the component is taken off
  * the slowest pCPUs, which leaves the prefix sums min(P_k, P_m - used):
  * what the oracle's constraints are with sleepers whose rates are below
- * the busy ones'.
+ * the busy ones'. That is the approximation kept with groups; without,
+ * the sleepers are in the solve themselves (fair_sleepers.c), which is
+ * also right for a sleeper that uses more than its share, and left[] is
+ * the whole capacity.
  */
 static void component_left(struct sched *s, const struct sched_cpumask *comp, uint64_t dt,
 			   const uint64_t *used, uint64_t *left)
@@ -314,6 +328,8 @@ static void component_left(struct sched *s, const struct sched_cpumask *comp, ui
 						   << (RATE_SHIFT - 10));
 		left[cpu] = full;
 	}
+	if (!s->nr_groups)
+		return;		/* the sleepers are in the solve (fair_sleepers.c) */
 	while (sleep) {		/* off the slowest pCPU that still has some */
 		int slowest = -1;
 		uint64_t take;
@@ -712,11 +728,12 @@ void fair_lag_balance(struct sched *s, uint64_t now)
 	for (unsigned int k = 0; k < n; k++) {
 		struct sched_entity *se = s->lag_ents[k].se;
 
-		if (se->lag_tracked)
+		if (se->lag_tracked && !s->lag_ents[k].sleeper)
 			se->lag += (int64_t)((se->lag_rate * dt) >> RATE_SHIFT) -
 				   (int64_t)(se->lag_prev_work - se->lag_work);
 	}
 	solve(s, n, dt, used);
+	n = fair_sleepers_done(s->lag_ents, n);
 	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
 		struct sched_entity *se = s->ent[id];
 

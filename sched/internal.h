@@ -262,6 +262,10 @@ struct sched_entity {
 	bool lag_on_rq, lag_tracked;
 	bool lag_packed;		/* its placement is feasible (fair_repack.c) */
 	bool lag_moving;		/* being moved by it: drop the EEVDF credit */
+	uint64_t sl_demand;		/* EWMA of its use as a rate (fair_sleepers.c) */
+	uint64_t sl_share;		/* its solved rate when it last slept */
+	uint32_t sl_hold;		/* run weight factor (16.16) while over; 0 = 1 */
+	bool sl_init;			/* sl_demand has a first value */
 
 	struct sched_entity_stats st;
 };
@@ -700,6 +704,7 @@ struct lag_ent {
 	int next;				/* group.c: next tracked member of its group */
 	int to;					/* fair_repack.c: the pCPU of its new placement */
 	bool capped;				/* rate held at its limit (cap_fill) */
+	bool sleeper;				/* in the solve only (fair_sleepers.c) */
 };
 
 #define RATE_SHIFT	20			/* rate 1 << 20 = one 1024-capacity pCPU */
@@ -747,6 +752,10 @@ uint64_t fair_cap_rate(const struct sched *s, const struct sched_entity *se);
 size_t fair_lag_scratch_size(void);
 int fair_lag_wake_target(struct sched *s, const struct sched_entity *se);
 void fair_payback_reweight(struct sched *s, uint64_t now);
+bool fair_sleeper_use(struct sched_entity *se, uint64_t used_ns, uint64_t dt);
+bool fair_sleeper_collect(const struct sched *s, struct sched_entity *se, struct lag_ent *e);
+unsigned int fair_sleepers_done(struct lag_ent *e, unsigned int n);
+uint64_t fair_sleeper_weight(const struct sched_entity *se, uint64_t w);
 void fair_repack(struct sched *s, unsigned int n, uint64_t now);
 bool fair_whole_pcpu(const struct sched_rq *rq, uint64_t rate);
 void fair_rotate(const struct sched *s, struct lag_ent *e, unsigned int n, int64_t *room);

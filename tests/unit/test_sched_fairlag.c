@@ -331,6 +331,98 @@ static void test_fairlag_rotation_on_mixed_capacities(void)
 	sched_destroy(s);
 }
 
+/* Tick every ms to `until`; `id` runs 1 ms of every `period` ms (a sleeper). */
+static void run_with_sleeper(struct sched *s, uint64_t *now, uint64_t until, int id,
+			     uint64_t period)
+{
+	while (*now + MS <= until) {
+		*now += MS;
+		if (*now / MS % period == 0)
+			sched_wakeup(s, id, *now);
+		else if (*now / MS % period == 1)
+			sched_block(s, id, *now);
+		sched_tick(s, *now);
+	}
+}
+
+/*
+ * The sleepers are in the solve, capped at their demand
+ * (sched/fair_sleepers.c): a sleeper whose demand (set to a whole pCPU
+ * here) is above its share gets its share in the ideal, 1/2 of the pCPU
+ * beside an equal busy entity, and the busy one is owed the other half,
+ * not the capacity minus what the sleeper used (about 0.9 of it, as
+ * before). Once its demand is back below its share, it is one again.
+ */
+static void test_fairlag_sleeper_in_solve_at_share(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t now = 0, half = 1ull << 19, interval;
+	int busy = add_ent(s, "busy", 1024, true, 0);
+	int sl = add_ent(s, "sleeper", 1024, false, 0);
+	struct sched_entity *b = sched_ent(s, busy), *z = sched_ent(s, sl);
+
+	interval = s->cfg.balance_interval_ns * s->cfg.busy_factor;
+	run_with_sleeper(s, &now, 500 * MS, sl, 10);
+	CU_ASSERT(z->sl_demand > half / 64 && z->sl_demand < half / 4);	/* <= 0.1 */
+	CU_ASSERT(z->sl_share == z->sl_demand);
+	z->sl_demand = 2 * half;
+	run_with_sleeper(s, &now, now + interval + MS, sl, 10);
+	CU_ASSERT(z->sl_share >= half - half / 64 && z->sl_share <= half + half / 64);
+	CU_ASSERT(b->lag_rate >= half - half / 64 && b->lag_rate <= half + half / 64);
+	run_with_sleeper(s, &now, now + 2000 * MS, sl, 10);
+	CU_ASSERT(z->sl_share == z->sl_demand && z->sl_demand < half / 4);
+	CU_ASSERT(b->lag_rate > 2 * half - half / 4);
+	sched_destroy(s);
+}
+
+/*
+ * A sleeper whose demand is above its share is held: its run weight
+ * shrinks, by at most a factor 4, while it is over, and comes back to its
+ * own once it is not. A sleeper within its share keeps its weight.
+ */
+static void test_fairlag_sleeper_over_share_held(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t now = 0, half = 1ull << 19, interval;
+	int sl = add_ent(s, "sleeper", 1024, false, 0);
+	struct sched_entity *z = sched_ent(s, sl);
+
+	add_ent(s, "busy", 1024, true, 0);
+	interval = s->cfg.balance_interval_ns * s->cfg.busy_factor;
+	run_with_sleeper(s, &now, 500 * MS, sl, 10);
+	CU_ASSERT_EQUAL(z->weight, 1024);
+	for (int i = 0; i < 20; i++) {	/* over for 20 balances */
+		z->sl_demand = 2 * half;
+		run_with_sleeper(s, &now, now + interval, sl, 10);
+		CU_ASSERT(z->weight < 1024 || i == 0);
+		CU_ASSERT(z->weight >= 1024 / 4);
+	}
+	CU_ASSERT_EQUAL(z->weight, 1024 / 4);
+	run_with_sleeper(s, &now, now + 2000 * MS, sl, 10);
+	CU_ASSERT_EQUAL(z->weight, 1024);
+	sched_destroy(s);
+}
+
+/* A capped sleeper over its share is not held: its cap does that (cap.c). */
+static void test_fairlag_capped_sleeper_not_held(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t now = 0, interval;
+	int sl = add_ent(s, "sleeper", 1024, false, 0);
+	struct sched_entity *z = sched_ent(s, sl);
+
+	add_ent(s, "busy", 1024, true, 0);
+	CU_ASSERT_FATAL(sched_set_cap(s, sl, 8 * MS, 10 * MS, 0, NULL, 0) == 0);
+	interval = s->cfg.balance_interval_ns * s->cfg.busy_factor;
+	run_with_sleeper(s, &now, 500 * MS, sl, 10);
+	for (int i = 0; i < 8; i++) {
+		z->sl_demand = 1ull << 20;
+		run_with_sleeper(s, &now, now + interval, sl, 10);
+		CU_ASSERT_EQUAL(z->weight, 1024);
+	}
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_three_on_two),
 	   UNIT_TEST(test_fairlag_heavy_gets_big),
@@ -341,4 +433,7 @@ UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_payback_bounded),
 	   UNIT_TEST(test_fairlag_payback_in_group),
 	   UNIT_TEST(test_fairlag_repack_swaps_heavy_and_light),
-	   UNIT_TEST(test_fairlag_rotation_on_mixed_capacities))
+	   UNIT_TEST(test_fairlag_rotation_on_mixed_capacities),
+	   UNIT_TEST(test_fairlag_sleeper_in_solve_at_share),
+	   UNIT_TEST(test_fairlag_sleeper_over_share_held),
+	   UNIT_TEST(test_fairlag_capped_sleeper_not_held))

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Sleepers in the fluid-ideal balance (docs/sched.md, "What fair means":
+ * sleepers get their demand or their fair share, whichever is smaller).
+ *
+ * The balance (fairlag.c) used to take what the sleepers used off the
+ * pool the busy entities share. That is the oracle's answer only while
+ * every sleeper uses less than its share: a sleeper that takes more (a
+ * light one on a pCPU whose runnable weight drops while the others
+ * sleep, or one that wakes on an idle pCPU and forgets its negative EEVDF
+ * lag) took it from the busy ones, and the balance, whose ideal already
+ * left it out, could not see that. So:
+ *
+ * 1. every fair entity keeps a 1/8 EWMA of what it used per balance
+ *    interval (its demand, as a rate), and the sleepers enter the solve
+ *    as entities capped at that demand, as the oracle has them: one that
+ *    uses less than its share takes what it uses, one that uses more
+ *    gets its share, and the busy ones' ideal rates count the rest as
+ *    theirs (owed to all of them, not to those beside the sleeper);
+ * 2. a sleeper whose demand is above its share is held: its run weight
+ *    is its own times a factor that shrinks while it is over and grows
+ *    back (to 1) once it is not, so that what it took goes back to the
+ *    busy ones, whose lags and payback (fair_payback.c) then share it out.
+ *
+ * Not with groups (group_ideal.c solves those hierarchically and sets the
+ * run weights itself). O(n) per balance besides the solve's passes;
+ * nothing on the per-decision paths.
+ */
+#include "sched/internal.h"
+
+#define DEMAND_SHIFT	3			/* EWMA of the use: 1/8 per balance */
+#define HOLD_ONE	(1u << 16)		/* hold factor 1 in 16.16 */
+#define HOLD_MIN	(HOLD_ONE / 4)		/* at most this much held */
+#define HOLD_STEP	(HOLD_ONE / 8)		/* change per balance */
+#define HOLD_OVER_SHIFT	3			/* over: demand above share + 1/8 */
+
+/*
+ * Update se's demand with its use over the interval of dt ns. Returns
+ * whether this was its first interval (no demand before).
+ */
+bool fair_sleeper_use(struct sched_entity *se, uint64_t used_ns, uint64_t dt)
+{
+	bool first = !se->sl_init;
+	uint64_t r;
+
+	if (!dt)
+		return first;
+	r = (uint64_t)(((unsigned __int128)used_ns << RATE_SHIFT) / dt);
+	if (!se->sl_init)
+		se->sl_demand = r;
+	else
+		se->sl_demand = se->sl_demand - (se->sl_demand >> DEMAND_SHIFT) +
+				(r >> DEMAND_SHIFT);
+	se->sl_init = true;
+	return first;
+}
+
+/*
+ * Enter the sleeper se into the solve as e (capped at its demand); false
+ * when it does not need to be (no demand, or groups).
+ */
+bool fair_sleeper_collect(const struct sched *s, struct sched_entity *se, struct lag_ent *e)
+{
+	if (s->nr_groups || !se->sl_demand || se->cpu < 0)
+		return false;
+	e->se = se;
+	e->w = fair_solver_weight(s, se);
+	e->limit = se->sl_demand;
+	e->rate = 0;
+	e->sleeper = true;
+	return true;
+}
+
+/*
+ * After the solve: note each sleeper's share, adjust its hold, and drop
+ * the sleepers from the n entries of e (order kept). Returns how many
+ * are left.
+ */
+unsigned int fair_sleepers_done(struct lag_ent *e, unsigned int n)
+{
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct sched_entity *se = e[i].se;
+		uint32_t f;
+
+		if (!e[i].sleeper) {
+			e[k++] = e[i];
+			continue;
+		}
+		f = se->sl_hold ? se->sl_hold : HOLD_ONE;
+		se->sl_share = e[i].comp >= 0 ? e[i].rate : se->sl_demand;
+		if (se->cap_period)
+			f = HOLD_ONE;	/* its cap holds it (cap.c) */
+		else if (se->sl_demand > se->sl_share + (se->sl_share >> HOLD_OVER_SHIFT))
+			f = f > HOLD_MIN + HOLD_STEP ? f - HOLD_STEP : HOLD_MIN;
+		else if (se->sl_demand <= se->sl_share)
+			f = f + HOLD_STEP < HOLD_ONE ? f + HOLD_STEP : HOLD_ONE;
+		se->sl_hold = f;
+	}
+	return k;
+}
+
+/* The run weight of a sleeper (not tracked by the balance): held, or its own. */
+uint64_t fair_sleeper_weight(const struct sched_entity *se, uint64_t w)
+{
+	if (!se->sl_hold || se->sl_hold >= HOLD_ONE)
+		return w;
+	w = (w * se->sl_hold) >> 16;
+	return w < SCHED_WEIGHT_MIN ? SCHED_WEIGHT_MIN : w;
+}
