@@ -373,6 +373,9 @@ void reweight_fair(struct sched *s, struct sched_rq *rq, struct sched_entity *se
 	uint64_t v;
 
 	(void)s;
+	/* Every caller clamps; a 0 here would divide by zero below. */
+	if (w < SCHED_WEIGHT_MIN)
+		w = SCHED_WEIGHT_MIN;
 	se->vrem = 0;	/* a fraction of a ns at the old weight */
 	if (!se->on_rq || !rq) {
 		se->vlag = (int64_t)((__int128)se->vlag * old / w);
