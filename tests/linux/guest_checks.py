@@ -645,13 +645,15 @@ def stalled_elsewhere(res):
 
 
 def boot_runs(run, runs, l1, log):
-    """Boot the runs; a run stalled elsewhere is booted once more in a new L1."""
+    """Boot the runs; a run stalled elsewhere is booted once more in a new L1,
+    with the VMs that shared its host (a HostRuns is booted again whole)."""
     results, _ = run(runs, l1, log=log)
-    again = [r for r, res in zip(runs, results) if stalled_elsewhere(res)]
+    by_name = {res.name: res for res in results}
+    again = [x for x in runs if any(stalled_elsewhere(by_name[r.name]) for r in nested.flat([x]))]
     if not again:
         return results
-    print(f"retrying {', '.join(r.name for r in again)} once in a new L1: it did not finish "
-          f"and capvisor held no vCPU out for more than {HELD_MAX_S} s")
+    print(f"retrying {', '.join(r.name for r in nested.flat(again))} once in a new L1: it did "
+          f"not finish and capvisor held no vCPU out for more than {HELD_MAX_S} s")
     redone = {res.name: res for res in run(again, l1, log=log)[0]}
     return [redone.get(res.name, res) for res in results]
 
