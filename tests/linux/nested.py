@@ -33,12 +33,17 @@ L2_MEM = "512M"
 # that hangs is ended with SIGTERM, so capvisor still writes its statistics
 # and the other runs still boot within run_nested()'s overall timeout.
 L2_RUN_TIMEOUT_S = 420
-# L1 saying nothing this long is L1 stalled (a run prints within a minute
-# or two of guest time, and its own limit above ends it by SIGTERM). Was
-# 600 s; in this work's `make test-linux-join` L1 froze as two joined VMs
-# started at once (no line for 600 s, not even its own watchdog's), and
-# such a stall costs this much before the retry.
-L1_SILENCE_S = 300
+# L1 saying nothing this long is L1 stalled. L1's init prints a heartbeat
+# every L1_HEARTBEAT_S, so silence means L1 itself froze (in this work's
+# `make test-linux-join` L1 froze as two joined VMs started at once: no
+# line, not even its own watchdog's), not an L2 run that went quiet: a
+# hung L2 is ended by its own limit (L2_RUN_TIMEOUT_S, SIGTERM, so capvisor
+# still writes its statistics) and the next runs still boot. Without the
+# heartbeat the silence limit (300 s) fired before the run's (420 s) when
+# a 6.1 guest hung mid-run on an idle KVM machine: no statistics, and the
+# runs after it never booted.
+L1_HEARTBEAT_S = 30
+L1_SILENCE_S = 180
 # L1's own kernel (its console lines carry no prefix) reporting a CPU stuck
 # this long is L1 stalled too: a capvisor vCPU thread inside KVM_RUN that
 # neither the kick nor the run's SIGTERM gets out ("soft lockup - CPU#1
@@ -247,6 +252,7 @@ mkdir -p /tmp; mount -t tmpfs tmp /tmp
 for m in irqbypass kvm ccp; do insmod /lib/kvm/$m.ko || echo "L1 insmod $m failed"; done
 insmod /lib/kvm/kvm-amd.ko npt=0 || echo "L1 insmod kvm-amd failed"
 echo "L1 kvm $(ls /dev/kvm 2>&1)"
+( while :; do sleep %(heartbeat)d; echo "L1 alive"; done ) &
 
 # run NAME KERNEL CMDLINE ARGS...: capvisor boots L2 (/l2/vmlinux-KERNEL);
 # sample lines trigger a QMP query, move lines a QMP command (capvisor ctl),
@@ -318,7 +324,8 @@ def build_l1_initramfs(d, kernel, l2_kernels, runs, l2_initrd):
         shutil.copy(l2_kernels[version], os.path.join(root, "l2", "vmlinux-" + version))
     shutil.copy(l2_initrd, os.path.join(root, "l2", "initrd.cpio"))
     with open(os.path.join(root, "init"), "w") as f:
-        f.write(L1_INIT % {"l2mem": L2_MEM, "run_timeout": L2_RUN_TIMEOUT_S})
+        f.write(L1_INIT % {"l2mem": L2_MEM, "run_timeout": L2_RUN_TIMEOUT_S,
+                           "heartbeat": L1_HEARTBEAT_S})
     os.chmod(os.path.join(root, "init"), 0o755)
     with open(os.path.join(root, "runs.sh"), "w") as f:
         for x in runs:
