@@ -188,8 +188,8 @@ class JoinChecks(gc.Checks):
 def main():
     """Boot the joined runs nested and check them; 0, 1, or 77 (skipped)."""
     return gc.check_main(RUNS, JoinChecks, "linux 6.1 guest joined to capvisor host (nested)",
-                         lambda rs: gc.boot_runs(nested.run_nested, rs, nested.fetch_kernel(),
-                                                 gc.log_file()))
+                         lambda rs, notes: gc.boot_runs(nested.run_nested, rs, nested.fetch_kernel(),
+                                                        gc.log_file(), notes))
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -52,6 +52,10 @@ L1_SILENCE_S = 180
 # detectors fire at 120 s (L2_CMDLINE below); L1's stays at its default.
 L1_STUCK_S = 120
 L1_STUCK = re.compile(r"^\[\s*[\d.]+\] watchdog: BUG: soft lockup - CPU#\d+ stuck for (\d+)s")
+# L1's kernel prints warnings too (loglevel=5, not quiet's 4): the stack
+# of a soft lockup or a stall it reports is printed at warning level, and
+# L1 stalls are what a nested run cannot explain from capvisor's side.
+L1_CMDLINE = "loglevel=5"
 # The guest's stall detectors at emulation's pace: under TCG a vCPU thread
 # in L1 left its on-part up to 0.6 s late (onpart_late_max_ns), and their
 # defaults (RCU 21 s, soft lockup 20 s) fired in a run that went on to pass
@@ -458,6 +462,17 @@ def _l1_lines(p, start, timeout):
                 return
 
 
+def l1_own_lines(lines):
+    """L1's own lines: its kernel's messages (no prefix) and how it ended
+    (_l1_lines()' "L1 stuck/silent/timeout", init's "L1 done"), not its runs'."""
+    own = []
+    for line in lines:
+        line = line.rstrip("\r\n")
+        if line.startswith("[") or re.match(r"L1 (stuck|silent|timeout|done|kvm)", line):
+            own.append(line)
+    return own
+
+
 def run_nested(runs, kernel, timeout=1500, log=None):
     """Boot L1 under TCG once and do every run inside it; one Result per run."""
     q = qemu()
@@ -467,7 +482,7 @@ def run_nested(runs, kernel, timeout=1500, log=None):
         cmd = [q, "-accel", "tcg", "-cpu", QEMU_CPU, "-smp", "2", "-m", L1_MEM,
                "-display", "none", "-nodefaults", "-serial", "stdio", "-no-reboot",
                "-kernel", kernel.vmlinuz, "-initrd", l1,
-               "-append", "console=ttyS0 panic=-1 rdinit=/init quiet"]
+               "-append", "console=ttyS0 panic=-1 rdinit=/init " + L1_CMDLINE]
         start = time.monotonic()
         p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT)
