@@ -163,6 +163,7 @@ void dispatch_vcpu_slot_init(struct dvcpu *v)
 	v->leave_at = UINT64_MAX;
 	v->slice_end = UINT64_MAX;
 	v->run_cpu = -1;
+	v->home_cpu = -1;
 }
 
 static int init_vcpus(struct dispatch *d, const struct dispatch_config *cfg, char *err,
@@ -387,13 +388,17 @@ static void kick(struct dispatch *d, unsigned int vcpu)
  * idle runs at once for its on-part instead of waiting for the slot of a
  * window that began while nothing ran (a slow CPU is slow, it does not sleep
  * through its wakeups). Only for a pCPU alone on its host CPU: slots shared
- * with other pCPUs must stay in step.
+ * with other pCPUs must stay in step. Only once the window of its last
+ * on-part is over: a vCPU that woke every 14 ms got a fresh 5 ms on-part
+ * each time in windows of 16 ms, 0.36 of the host CPU on a level of 0.31
+ * while busy less than half the time.
  */
 static void rephase(struct dispatch *d, struct dpcpu *pc)
 {
 	uint64_t now = dispatch_now_ns();
+	uint64_t last_end = d->epoch_ns + pc->phase_ns + (pc->onpart_window + 1) * d->window_ns;
 
-	if (!pc->own_host || (pc->onpart_window != UINT64_MAX && now < pc->onpart_until))
+	if (!pc->own_host || (pc->onpart_window != UINT64_MAX && now < last_end))
 		return;
 	pc->phase_ns = (now - d->epoch_ns) % d->window_ns;
 	pc->onpart_window = UINT64_MAX;
@@ -467,8 +472,17 @@ void dispatch_apply_quiet(struct dispatch *d, uint64_t now)
 		struct dvcpu *v = &d->v[i];
 		struct sched_entity_info info;
 
-		if (!v->in_run || v->halted)
+		if (!v->in_run)
 			continue;
+		/*
+		 * A halted vCPU leaves at its on-part's end too (its own timer
+		 * does so on KVM): one KVM wakes after it would run unseen.
+		 */
+		if (v->halted) {
+			if (v->sanctioned && v->leave_at <= now)
+				kick(d, i);
+			continue;
+		}
 		/*
 		 * Running without the engine's say-so (woken while halted), current
 		 * but not yet through the gate (it went in while blocked), or past
@@ -503,9 +517,12 @@ static void observe_vcpus(struct dispatch *d, uint64_t now)
 			continue;
 		if (h && !v->halted) {
 			dispatch_settle_run(d, i);
+			v->halted_in_run = true;
 			dispatch_wake_host(d, v->pinned_host);
 			d->last_halt_ns = now;
 		}
+		if (!h && v->halted)
+			v->woke_ns = now;
 		v->halted = h;
 		sched_entity_info(d->sched, v->id, &info);
 		if (h && info.state != SCHED_BLOCKED) {
@@ -587,13 +604,37 @@ static uint64_t next_engine_event(struct dispatch *d)
 	return t;
 }
 
+/*
+ * Is a vCPU halted inside KVM_RUN whose pCPU is duty-cycled, and has one
+ * there lately run long unseen? KVM wakes it there by itself (the
+ * in-kernel LAPIC), unseen by the gate, and it runs at full speed until
+ * the dispatcher looks: at the idle poll's pace a little vCPU's wakeups
+ * ran as fast as a big one's. What it runs so is charged to its pCPU
+ * (dispatch_vcpu_leave()), and looking every tick keeps it short.
+ */
+static bool halted_on_duty_cycle(struct dispatch *d, uint64_t now)
+{
+	for (unsigned int i = 0; i < d->nr_vcpus; i++) {
+		const struct dvcpu *v = &d->v[i];
+		const struct dpcpu *pc;
+
+		if (!v->in_run || !v->halted || v->home_cpu < 0)
+			continue;
+		pc = &d->p[v->home_cpu];
+		if (pc->level < SCHED_CAPACITY_SCALE && pc->unseen_long_ns &&
+		    now - pc->unseen_long_ns < DISPATCH_UNSEEN_POLL_FOR_NS)
+			return true;
+	}
+	return false;
+}
+
 /* When to wake next; sets tick_due, when the engine's next tick is due. */
 static uint64_t next_wake(struct dispatch *d, uint64_t now)
 {
 	uint64_t t = d->tick_due = d->next_tick;
 
 	if (!any_runnable(d)) {
-		t = now + DISPATCH_IDLE_POLL_NS;
+		t = now + (halted_on_duty_cycle(d, now) ? d->tick_ns : DISPATCH_IDLE_POLL_NS);
 	} else if (dispatch_tick_may_stretch(d)) {
 		uint64_t ev = next_engine_event(d);
 
@@ -606,7 +647,7 @@ static uint64_t next_wake(struct dispatch *d, uint64_t now)
 		d->tick_due = t;
 	}
 	for (unsigned int i = 0; i < d->nr_vcpus; i++)
-		if (d->v[i].in_run && !d->v[i].kicked && !d->v[i].halted && d->v[i].leave_at < t)
+		if (d->v[i].in_run && !d->v[i].kicked && d->v[i].leave_at < t)
 			t = d->v[i].leave_at;
 	return t;
 }

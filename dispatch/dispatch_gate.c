@@ -86,6 +86,32 @@ static void wait_until(struct dispatch *d, struct dvcpu *v, uint64_t abs_ns)
 }
 
 /*
+ * The shortened on-part ended: paid only if the vCPU ran to its end, busy
+ * (an on-part it halted in cost the guest nothing).
+ */
+static void paid_unseen(struct dpcpu *pc, bool to_the_end)
+{
+	uint64_t pay = to_the_end ? pc->unseen_paying_ns : 0;
+
+	pc->unseen_owed_ns -= pay < pc->unseen_owed_ns ? pay : pc->unseen_owed_ns;
+	pc->unseen_paying_ns = 0;
+}
+
+/* An on-part of on_ns, shortened by what the pCPU owes for unseen runs (or skipped). */
+static uint64_t pay_unseen(struct dpcpu *pc, uint64_t on_ns)
+{
+	uint64_t pay = pc->unseen_owed_ns < on_ns ? pc->unseen_owed_ns : on_ns;
+
+	if (on_ns - pay < DUTY_MIN_ON_NS)
+		pay = on_ns;
+	pc->unseen_paying_ns = pay;
+	/* Skipped: a vCPU that wants to run opened the window, and is denied all of it. */
+	if (pay == on_ns)
+		paid_unseen(pc, true);
+	return on_ns - pay;
+}
+
+/*
  * On-time for a new on-part of pCPU p: the level's share of the window,
  * corrected by what earlier on-parts over- or under-ran (kick and wakeup
  * latencies, a vCPU that halted early), so that the delivered share
@@ -120,7 +146,24 @@ static uint64_t corrected_on_ns(struct dispatch *d, unsigned int p)
 		debt = base / 2;
 	if (debt < 0 && base + debt < (int64_t)DUTY_MIN_ON_NS)
 		return 0;
-	return (uint64_t)(base + debt);
+	return pay_unseen(pc, (uint64_t)(base + debt));
+}
+
+/*
+ * The share of a window that v opens as due to it: all of it, but for the
+ * part of its on-part that passed while v was halted (it woke after the
+ * on-part began). That part was declined, not taken by the host: credited,
+ * it lengthened the next on-parts, and a guest busy 6 of every 14 ms ran
+ * 0.16 of the host CPU on a level of 0.31.
+ */
+static uint64_t share_due(const struct dvcpu *v, const struct dpcpu *pc, uint64_t window_start,
+			  uint64_t share)
+{
+	uint64_t start = window_start + pc->slot.offset_ns;
+
+	if (v->woke_ns <= start)
+		return share;
+	return v->woke_ns - start < share ? share - (v->woke_ns - start) : 0;
 }
 
 /*
@@ -159,7 +202,7 @@ static bool may_run(struct dispatch *d, struct dvcpu *v, unsigned int p, uint64_
 		if (on)
 			pc->onpart_until = base + window * d->window_ns + pc->slot.offset_ns +
 					   (on < pc->slot.room_ns ? on : pc->slot.room_ns);
-		pc->debt_ns += (int64_t)share;
+		pc->debt_ns += (int64_t)share_due(v, pc, base + window * d->window_ns, share);
 		if (now >= pc->onpart_until)
 			v->onparts_missed++;
 	}
@@ -175,11 +218,17 @@ static bool may_run(struct dispatch *d, struct dvcpu *v, unsigned int p, uint64_
 /*
  * Charge a run against its pCPU's on-time target. Credit stays within one
  * window, so a long stall (a vCPU held up in the host) is not made up in a
- * burst; an over-run is owed until paid (corrected_on_ns()).
+ * burst; an over-run is owed until paid (corrected_on_ns()). A run in
+ * which the guest halted (declined) earns no credit at all: the rest of
+ * its on-part, and the windows it slept through, were declined, not taken
+ * by the host, and an on-part lengthened by them would run faster than the
+ * level while the guest is busy (a half-busy guest's APERF/MPERF read up to
+ * 1.0 on a level of 0.5).
  */
-static void settle_debt(struct dispatch *d, unsigned int p, uint64_t ran, uint64_t now)
+static void settle_debt(struct dispatch *d, unsigned int p, uint64_t ran, uint64_t now,
+			bool declined)
 {
-	int64_t credit_max = (int64_t)d->window_ns;
+	int64_t credit_max = declined ? 0 : (int64_t)d->window_ns;
 	int64_t owed_max = (int64_t)DUTY_MAX_OVERRUN_DEBT_NS;
 	struct dpcpu *pc = &d->p[p];
 	uint64_t window = (now - d->epoch_ns - pc->phase_ns) / d->window_ns;
@@ -190,7 +239,7 @@ static void settle_debt(struct dispatch *d, unsigned int p, uint64_t ran, uint64
 	 * shares are due too, or the over-run would be paid back with more
 	 * than it took. The window it left in is used up by it.
 	 */
-	if (window > pc->onpart_window) {
+	if (!declined && window > pc->onpart_window) {
 		pc->debt_ns += (int64_t)((window - pc->onpart_window) *
 					 duty_on_ns(d->window_ns, pc->level));
 		pc->onpart_window = window;
@@ -201,6 +250,36 @@ static void settle_debt(struct dispatch *d, unsigned int p, uint64_t ran, uint64
 		pc->debt_ns = -owed_max;
 	if (pc->debt_ns > credit_max)
 		pc->debt_ns = credit_max;
+}
+
+/*
+ * A run the vCPU went into blocked (halted) and in which KVM woke it: what
+ * it ran is its own CPU time like any other (run and active time: it ran
+ * at full speed, unseen), and on a duty-cycled pCPU owed by the pCPU it
+ * last ran on until the next on-parts pay it (pay_unseen()).
+ */
+static void settle_unsanctioned(struct dispatch *d, struct dvcpu *v, unsigned int vcpu,
+				uint64_t now)
+{
+	uint64_t cpu = dispatch_vcpu_cpu_ns(d, vcpu);
+	uint64_t ran = cpu > v->cpu_enter ? cpu - v->cpu_enter : 0;
+	uint64_t active = v->active_ns - v->active_enter;
+
+	v->cpu_acct = cpu;
+	if (!ran)
+		return;
+	v->run_ns += ran;
+	if (ran > active)
+		v->active_ns += ran - active;
+	if (v->home_cpu >= 0 && d->p[v->home_cpu].level < SCHED_CAPACITY_SCALE) {
+		struct dpcpu *pc = &d->p[v->home_cpu];
+
+		pc->unseen_owed_ns += ran;
+		if (ran >= DISPATCH_UNSEEN_LONG_NS)
+			pc->unseen_long_ns = now;
+		if (pc->unseen_owed_ns > DUTY_MAX_OVERRUN_DEBT_NS)
+			pc->unseen_owed_ns = DUTY_MAX_OVERRUN_DEBT_NS;
+	}
 }
 
 enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu,
@@ -247,6 +326,7 @@ enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu,
 			if (may_run(d, v, (unsigned int)p, now, &wake)) {
 				v->sanctioned = true;
 				v->run_cpu = p;
+				v->home_cpu = p;
 				v->halted = false;
 				break;
 			}
@@ -259,6 +339,8 @@ enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu,
 	v->stolen_told = v->stolen_ns;
 	v->cpu_acct = dispatch_vcpu_cpu_ns(d, vcpu);
 	v->cpu_enter = v->cpu_acct;
+	v->active_enter = v->active_ns;
+	v->halted_in_run = false;
 	v->in_run = true;
 	v->kicked = false;
 	/* The dispatcher thread must wake at leave_at to end the on-part. */
@@ -325,8 +407,13 @@ void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
 	 * promises that share of a host CPU, and the host may take part of an
 	 * on-part (kick delivery, other processes) that the next ones make up.
 	 */
-	if (v->sanctioned && v->leave_at != UINT64_MAX && v->run_cpu >= 0)
-		settle_debt(d, (unsigned int)v->run_cpu, v->cpu_acct - v->cpu_enter, now);
+	if (v->sanctioned && v->leave_at != UINT64_MAX && v->run_cpu >= 0) {
+		settle_debt(d, (unsigned int)v->run_cpu, v->cpu_acct - v->cpu_enter, now,
+			    v->halted_in_run);
+		paid_unseen(&d->p[v->run_cpu], now >= v->leave_at && !v->halted_in_run);
+	} else if (!v->sanctioned) {
+		settle_unsanctioned(d, v, vcpu, now);
+	}
 	v->in_run = false;
 	if (v->slice_end != UINT64_MAX)
 		end_own_slice(d, v, now);

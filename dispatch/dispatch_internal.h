@@ -9,6 +9,16 @@
 #include "dispatch/dispatch.h"
 #include "dispatch/dutycycle.h"
 
+/*
+ * A vCPU that KVM woke inside KVM_RUN on a duty-cycled pCPU and that ran
+ * unseen for this long makes the dispatcher look every tick, for
+ * DISPATCH_UNSEEN_POLL_FOR_NS after (halted_on_duty_cycle()): a guest busy
+ * in bursts between halts. An idle guest's timer wakeups run far shorter
+ * and keep the idle poll (a 1 ms look costs about 1% of a CPU).
+ */
+#define DISPATCH_UNSEEN_LONG_NS		(250 * 1000)
+#define DISPATCH_UNSEEN_POLL_FOR_NS	(1000ull * 1000 * 1000)
+
 struct dvcpu {
 	int id;				/* engine entity, -1 for a free slot */
 	bool retiring;			/* its VM left: the gate says DISPATCH_STOP */
@@ -17,12 +27,16 @@ struct dvcpu {
 	pid_t tid;
 	bool in_run;			/* between enter and leave */
 	bool halted;			/* last observed `blocking` */
+	bool halted_in_run;		/* seen halting in this run: what was left of it was declined */
+	uint64_t woke_ns;		/* last seen waking from a halt */
 	bool sanctioned;		/* entered as the engine's current, not as blocked */
 	bool kicked;			/* kicked in this run: do not kick (or wake for it) again */
 	int pinned_host;		/* host CPU the thread is pinned to, -1 none */
 	uint64_t leave_at;		/* absolute end of its on-part, UINT64_MAX none */
 	uint64_t slice_end;		/* its slice's end, which this run ends itself */
 	int run_cpu;			/* pCPU of the current run, -1 if none */
+	int home_cpu;			/* pCPU of its last sanctioned run, -1 none */
+	uint64_t active_enter;		/* active_ns when the run began */
 	clockid_t cpu_clock;		/* the vCPU thread's CPU-time clock */
 	timer_t onpart_timer;		/* fires the kick signal at leave_at */
 	bool has_timer;
@@ -48,6 +62,14 @@ struct dpcpu {
 	uint64_t onpart_window;		/* index of that window, UINT64_MAX none */
 	int64_t debt_ns;		/* target on-time minus measured on-time */
 	unsigned int debt_level;	/* level the debt was built at */
+	/*
+	 * Run unseen by the gate (a vCPU KVM woke inside KVM_RUN, before the
+	 * dispatcher looked), owed until later on-parts are shortened by it:
+	 * unlike the debt, time the guest declines by halting does not pay it.
+	 */
+	uint64_t unseen_owed_ns;
+	uint64_t unseen_paying_ns;	/* what the current on-part was shortened by for it */
+	uint64_t unseen_long_ns;	/* when a run unseen lasted DISPATCH_UNSEEN_LONG_NS, 0 never */
 	uint64_t phase_ns;		/* its windows start at epoch + phase */
 	bool own_host;			/* alone on its host CPU: may re-phase */
 	unsigned int host_cpu;
