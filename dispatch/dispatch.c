@@ -338,13 +338,22 @@ void dispatch_account(struct dispatch *d, unsigned int vcpu, uint64_t now)
 void dispatch_settle_run(struct dispatch *d, unsigned int vcpu)
 {
 	struct dvcpu *v = &d->v[vcpu];
-	uint64_t cpu;
 
 	if (!v->in_run || !v->sanctioned || v->halted)
 		return;
-	cpu = dispatch_vcpu_cpu_ns(d, vcpu);
-	v->run_ns += cpu > v->cpu_acct ? cpu - v->cpu_acct : 0;
+	dispatch_charge_cpu(d, vcpu);
+}
+
+/* Add the vCPU thread's CPU time since the last charge to its run time; returns it. */
+uint64_t dispatch_charge_cpu(struct dispatch *d, unsigned int vcpu)
+{
+	struct dvcpu *v = &d->v[vcpu];
+	uint64_t cpu = dispatch_vcpu_cpu_ns(d, vcpu);
+	uint64_t ran = cpu > v->cpu_acct ? cpu - v->cpu_acct : 0;
+
+	v->run_ns += ran;
 	v->cpu_acct = cpu;
+	return ran;
 }
 
 /* The vCPU thread's CPU time: its own clock, or the vCPU layer's (cpu_ns). */
@@ -578,7 +587,7 @@ bool dispatch_tick_may_stretch(struct dispatch *d)
 	if (d->last_halt_ns + DISPATCH_NOHZ_QUIET_NS > d->last_tick)
 		return false;
 	for (unsigned int p = 0; p < d->nr_pcpus; p++)
-		if (d->p[p].curr >= 0 && d->p[p].level < SCHED_CAPACITY_SCALE)
+		if (d->p[p].curr >= 0 && dpcpu_duty_cycled(&d->p[p]))
 			return false;
 	return true;
 }
@@ -621,7 +630,7 @@ static bool halted_on_duty_cycle(struct dispatch *d, uint64_t now)
 		if (!v->in_run || !v->halted || v->home_cpu < 0)
 			continue;
 		pc = &d->p[v->home_cpu];
-		if (pc->level < SCHED_CAPACITY_SCALE && pc->unseen_long_ns &&
+		if (dpcpu_duty_cycled(pc) && pc->unseen_long_ns &&
 		    now - pc->unseen_long_ns < DISPATCH_UNSEEN_POLL_FOR_NS)
 			return true;
 	}

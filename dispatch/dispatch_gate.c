@@ -261,17 +261,14 @@ static void settle_debt(struct dispatch *d, unsigned int p, uint64_t ran, uint64
 static void settle_unsanctioned(struct dispatch *d, struct dvcpu *v, unsigned int vcpu,
 				uint64_t now)
 {
-	uint64_t cpu = dispatch_vcpu_cpu_ns(d, vcpu);
-	uint64_t ran = cpu > v->cpu_enter ? cpu - v->cpu_enter : 0;
+	uint64_t ran = dispatch_charge_cpu(d, vcpu);	/* from entry: unsanctioned runs settle only here */
 	uint64_t active = v->active_ns - v->active_enter;
 
-	v->cpu_acct = cpu;
 	if (!ran)
 		return;
-	v->run_ns += ran;
 	if (ran > active)
 		v->active_ns += ran - active;
-	if (v->home_cpu >= 0 && d->p[v->home_cpu].level < SCHED_CAPACITY_SCALE) {
+	if (v->home_cpu >= 0 && dpcpu_duty_cycled(&d->p[v->home_cpu])) {
 		struct dpcpu *pc = &d->p[v->home_cpu];
 
 		pc->unseen_owed_ns += ran;

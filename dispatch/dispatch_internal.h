@@ -78,6 +78,12 @@ struct dpcpu {
 	uint64_t gen;
 };
 
+/* Below a whole host CPU: its vCPU runs in on-parts of each window (dutycycle.h). */
+static inline bool dpcpu_duty_cycled(const struct dpcpu *pc)
+{
+	return pc->level < SCHED_CAPACITY_SCALE;
+}
+
 struct dispatch {
 	pthread_mutex_t lock;
 	pthread_cond_t tick_cond;	/* wakes the dispatcher thread early */
@@ -112,6 +118,7 @@ bool dispatch_tick_may_stretch(struct dispatch *d);
 void dispatch_account(struct dispatch *d, unsigned int vcpu, uint64_t now);
 void dispatch_account_all(struct dispatch *d, uint64_t now);
 void dispatch_settle_run(struct dispatch *d, unsigned int vcpu);
+uint64_t dispatch_charge_cpu(struct dispatch *d, unsigned int vcpu);
 uint64_t dispatch_thread_cpu(clockid_t clock);
 int dispatch_vcpu_pcpu(struct dispatch *d, unsigned int vcpu, struct sched_entity_info *info);
 uint64_t dispatch_vcpu_cpu_ns(struct dispatch *d, unsigned int vcpu);
