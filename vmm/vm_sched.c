@@ -109,9 +109,24 @@ static int alloc_arrays(struct vm_sched *vs, unsigned int n)
 	vs->acct_active = calloc(n, sizeof(uint64_t));
 	vs->acct_run = calloc(n, sizeof(uint64_t));
 	vs->msr_ctr = calloc(n, sizeof(*vs->msr_ctr));
+	vs->msr_avg = calloc(n, sizeof(*vs->msr_avg));
+	vs->cppc_avg = calloc(n, sizeof(*vs->cppc_avg));
 	vs->host_applied = calloc(n, sizeof(bool));
 	return vs->qos && vs->acpi_vcpus && vs->caps_cluster && vs->acct_active && vs->acct_run && vs->msr_ctr &&
-	       vs->host_applied ? 0 : -ENOMEM;
+	       vs->msr_avg && vs->cppc_avg && vs->host_applied ? 0 : -ENOMEM;
+}
+
+static void init_counter_averages(struct vm_sched *vs)
+{
+	uint64_t window = vs->cfg.window_ns ? vs->cfg.window_ns : DUTY_DEFAULT_WINDOW_NS;
+	uint64_t span = VM_COUNTER_SPAN_WINDOWS * window;
+
+	if (span < VM_COUNTER_SPAN_MIN_NS)
+		span = VM_COUNTER_SPAN_MIN_NS;
+	for (unsigned int i = 0; i < vs->nr_vcpus; i++) {
+		fbavg_init(&vs->msr_avg[i], span);
+		fbavg_init(&vs->cppc_avg[i], span);
+	}
 }
 
 static int create_dispatcher(struct vm_sched *vs, char *err, size_t errlen)
@@ -212,6 +227,7 @@ int vm_sched_prepare(struct vm_sched *vs, const struct vm_sched_config *cfg,
 		return -ENOMEM;
 	}
 	memcpy(vs->qos, qos, nr_vcpus * sizeof(*qos));
+	init_counter_averages(vs);
 	rc = host_spec_place(&vs->cfg.host, vs->nr_host_cpus, vs->host_cpu, err, errlen);
 	if (!rc && cfg->mode == VM_SCHED_CAPVISOR)
 		rc = check_levels_run(vs, err, errlen);
@@ -480,6 +496,8 @@ void vm_sched_free(struct vm_sched *vs)
 	free(vs->acct_active);
 	free(vs->acct_run);
 	free(vs->msr_ctr);
+	free(vs->msr_avg);
+	free(vs->cppc_avg);
 	free(vs->host_applied);
 	memset(vs, 0, sizeof(*vs));
 }

@@ -19,6 +19,7 @@
 
 #include "acpi/acpi.h"
 #include "devices/cppc.h"
+#include "devices/fbavg.h"
 #include "devices/fbctr.h"
 #include "devices/ged.h"
 #include "devices/hint.h"
@@ -42,6 +43,16 @@ struct vm_sched_config {
 	bool joined;			/* --join: a capvisor host schedules (VM_SCHED_HOST here) */
 };
 
+/*
+ * What the guest reads as delivered (APERF, CPPC delivered) is the vCPU's run
+ * time averaged over this many duty windows of its non-halted time, and over
+ * at least VM_COUNTER_SPAN_MIN_NS (four ticks of a 250 Hz guest): long
+ * enough that a tick reads its pCPU's level and not the phase of the duty
+ * cycle, short enough that a new level shows within a few ticks.
+ */
+#define VM_COUNTER_SPAN_WINDOWS	4
+#define VM_COUNTER_SPAN_MIN_NS	16000000ull
+
 struct vm_sched {
 	struct vm *vm;
 	struct vm_sched_config cfg;
@@ -58,6 +69,8 @@ struct vm_sched {
 	struct hint_dev *hint;			/* per vCPU, NULL with --sched host */
 	uint64_t *acct_active, *acct_run;	/* CPPC counters fed up to here */
 	struct fbctr_pair *msr_ctr;		/* APERF/MPERF as last served to the guest */
+	/* run time averaged for APERF and for CPPC delivered (devices/fbavg.h) */
+	struct fbavg *msr_avg, *cppc_avg;
 	bool *host_applied;
 	uint64_t start_ns;
 };

@@ -9,7 +9,11 @@
  * CPU, not a stopped one); APERF counts at the same rate only while it really
  * runs. So dAPERF/dMPERF = delivered level / 1024: 1.0 on a big pCPU at its
  * top level, 0.5 on a 512 pCPU. Time the engine gave to another vCPU
- * (contention) advances neither: that is steal, not slowness.
+ * (contention) advances neither: that is steal, not slowness. What the guest
+ * reads of the run time (APERF, CPPC delivered) is its average over the last
+ * few duty windows (devices/fbavg.h), so each tick reads the level rather
+ * than whether it fell in an on-part; the exit report and --stats-json give
+ * the raw accounts.
  */
 #include "vmm/vm_sched.h"
 
@@ -40,15 +44,33 @@ static void vcpu_times(struct vm_sched *vs, unsigned int vcpu, uint64_t *active,
 		vm_join_vcpu_times(vs->join, vcpu, active, run);
 }
 
+/* Measured run time may lead the active time by a kick latency. */
+static void vcpu_times_clamped(struct vm_sched *vs, unsigned int vcpu, uint64_t *active,
+			       uint64_t *run)
+{
+	vcpu_times(vs, vcpu, active, run);
+	if (*run > *active)
+		*run = *active;
+}
+
 void vm_sched_aperfmperf(struct vm_sched *vs, unsigned int vcpu, uint64_t *aperf,
 			 uint64_t *mperf)
 {
 	uint64_t active, run;
 
-	vcpu_times(vs, vcpu, &active, &run);
-	/* Measured run time may lead the active time by a kick latency. */
-	if (run > active)
-		run = active;
+	vcpu_times_clamped(vs, vcpu, &active, &run);
+	*mperf = ns_to_ticks(vs, active);
+	*aperf = ns_to_ticks(vs, run);
+}
+
+/* What the guest's APERF/MPERF count: the run time averaged (devices/fbavg.h). */
+static void served_aperfmperf(struct vm_sched *vs, unsigned int vcpu, uint64_t *aperf,
+			      uint64_t *mperf)
+{
+	uint64_t active, run;
+
+	vcpu_times_clamped(vs, vcpu, &active, &run);
+	run = fbavg_update(&vs->msr_avg[vcpu], active, run);
 	*mperf = ns_to_ticks(vs, active);
 	*aperf = ns_to_ticks(vs, run);
 }
@@ -79,7 +101,7 @@ static int msr_read(struct vcpu *v, uint32_t msr, uint64_t *val, void *opaque)
 	 */
 	if (vs->join && vs->cppc)
 		vm_sched_feed_vcpu(vs, v->index);
-	vm_sched_aperfmperf(vs, v->index, &aperf, &mperf);
+	served_aperfmperf(vs, v->index, &aperf, &mperf);
 	*val = fbctr_read(&vs->msr_ctr[v->index], msr == MSR_IA32_APERF ? FBCTR_ACT : FBCTR_REF,
 			  aperf, mperf);
 	return 0;
@@ -136,7 +158,8 @@ void vm_sched_feed_vcpu(void *opaque, unsigned int i)
 	 */
 	if (vs->acct_active[i] && !cppc_in_use(&vs->cppc[i]))
 		return;
-	vcpu_times(vs, i, &active, &run);
+	vcpu_times_clamped(vs, i, &active, &run);
+	run = fbavg_update(&vs->cppc_avg[i], active, run);
 	da = active > vs->acct_active[i] ? active - vs->acct_active[i] : 0;
 	dr = run > vs->acct_run[i] ? run - vs->acct_run[i] : 0;
 	if (!da)
