@@ -62,7 +62,7 @@ static uint64_t mean(struct fbavg *f, const struct fbavg_sample *live)
 		if (at(f, i)->ref <= x)
 			from = area_at(at(f, i), i + 1 < f->n ? at(f, i + 1) : live, x);
 	}
-	m = (live->area - from) / f->span;
+	m = from < live->area ? (live->area - from) / f->span : 0;
 	return m < live->act ? (uint64_t)m : live->act;
 }
 
