@@ -107,9 +107,9 @@ XSAVE_WARNING = "XSAVE consistency problem"	# TCG: see docs/testing-linux.md
 # far above its slices and windows (ms) and a tick's over-run under TCG, far
 # below the guest's own stall detectors (nested.py's L2_CMDLINE).
 HELD_MAX_S = 2
-# How far a duty-cycled task's util_avg may be from its busy share x its
-# frequency scale x 1024 (median of five readings; PELT's own ripple on an
-# 8 ms duty cycle is a few percent).
+# How far a duty-cycled task's util_avg may be from its run share x its
+# frequency scale x 1024 (the mean of its readings over two seconds; PELT's
+# own ripple on an 8 ms duty cycle is a few percent).
 UTIL_TOLERANCE = 0.15
 
 
@@ -199,19 +199,25 @@ class Checks:
         return e["steal"] - s["steal"], sum(e[k] - s[k] for k in keys)
 
     def duty(self, run, tag, n, ratio):
-        """A cvload duty phase: the guest's util_avg of the task (median of five
-        readings) and the util PELT should give it: its busy share of wall
-        time, less what the guest counted as steal (not task time), scaled by
-        the guest's own frequency scale over the readings (delivered/reference
-        of the feedback counters, which APERF/MPERF share, x 1024 / the max
-        ratio, at most 1)."""
+        """A cvload duty phase: the guest's util_avg of the task (the mean of
+        its readings over about two seconds) and the util PELT should give it: the share of wall time it
+        ran over the readings (its schedstat run time against the uptime:
+        what PELT counts as running, wake-up latency and all; Debian's 6.1
+        and 6.12 are built without PARAVIRT_TIME_ACCOUNTING, so time stolen
+        while it ran counts as running, kernel/sched/core.c
+        update_rq_clock_task), scaled by the guest's own frequency scale
+        over the readings (delivered/reference of the feedback counters,
+        which APERF/MPERF share, x 1024 / the max ratio, at most 1)."""
         o = self.r[run].of("duty", tag=tag, cpu=n)[0]
-        util = sorted(o["util_avg"])[len(o["util_avg"]) // 2]
+        util = round(sum(o["util_avg"]) / len(o["util_avg"]))
         (r0, d0), (r1, d1) = (map(int, re.findall(r"\d+", o[k])) for k in ("fb_before", "fb_after"))
         scale = min(1.0, (d1 - d0) / (r1 - r0) * 1024 / ratio)
+        (run0, run1), (t0, t1) = o["run_ns"], o["uptime_s"]
+        busy = (run1 - run0) / 1e9 / (t1 - t0)
         steal, total = self.stat_share(run, tag, n)
-        busy = o["busy_us"] / o["period_us"] - steal / max(total, 1)
-        return util, busy * scale * 1024, f"busy {busy:.2f} (steal {steal}/{total}), scale {scale:.2f}"
+        return util, busy * scale * 1024, (f"ran {busy:.2f} of the wall time (configured "
+                                           f"{o['busy_us'] / o['period_us']:.2f}, steal {steal}/{total}), "
+                                           f"scale {scale:.2f}")
 
     def half_busy_util(self, label, run, clusters, ratio):
         """Each CPU's half-busy task (cvload, half of every 8 ms): its util_avg
@@ -223,7 +229,7 @@ class Checks:
                   f"cpu MHz {o.get('cpu_mhz')}")
             self.timing(f"{label}invariance: cpu{n} ({cl}) half-busy task's util_avg as its capacity gives",
                         abs(util - ideal) <= UTIL_TOLERANCE * ideal,
-                        f"util_avg median {util}, busy share x frequency scale gives {ideal:.0f} ({how})")
+                        f"util_avg mean {util}, run share x frequency scale gives {ideal:.0f} ({how})")
 
     def delivered(self, run, tag0, tag1, n):
         """Delivered perf (0..255) of cpu n between its cpu lines tag0 and tag1:

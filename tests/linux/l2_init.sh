@@ -88,6 +88,11 @@ spin() {
 }
 
 util_of() { sed -n 's/^se\.avg\.util_avg *: *//p' /proc/$1/sched; }
+# The task's run time so far (ns, /proc/PID/schedstat): the clock PELT counts
+# its running by (without PARAVIRT_TIME_ACCOUNTING, as Debian builds it,
+# time stolen while it ran counts too); and the uptime (s, 10 ms steps).
+run_of() { read -r r rest < /proc/$1/schedstat; echo "$r"; }
+uptime_of() { read -r t rest < /proc/uptime; echo "$t"; }
 # /proc/cpuinfo's "cpu MHz": the TSC rate times the last tick's dAPERF/dMPERF.
 mhz_of() {
 	awk -v n="$1" '/^processor/ { p = $3 } /^cpu MHz/ && p == n { v = $4 }
@@ -169,8 +174,12 @@ wl_allbusy() {
 
 # The steady duty-cycled task of cvload on CPU $1: busy $2 us of every
 # $3 us of wall time, for $4 s before the report. Its busy share does not
-# depend on speed. Reports the guest's util_avg of it (five readings),
+# depend on speed. Reports the guest's util_avg of it (DUTY_READINGS
+# readings 0.1 s apart: PELT is linear, so their mean is its input's mean
+# over those seconds, where one reading sees only the last ~50 ms, and
+# under emulation the guest's time flows unevenly), the task's run time,
 # the feedback counters and /proc/stat around the readings, and samples.
+DUTY_READINGS=20
 duty_report() {
 	cvload duty $1 $2 $3 0 &
 	dp=$!
@@ -178,14 +187,22 @@ duty_report() {
 	c=/sys/devices/system/cpu/cpu$1
 	str $c/acpi_cppc/feedback_ctrs; before=$v
 	report_stat "$5-start"
+	# The readings (forks of sed and awk) run on another CPU: on this one
+	# they would take turns with the task they measure.
+	other=$(cpus | grep -vx "$1" | head -n 1)
+	[ -n "$other" ] && taskset -p -c "$other" $$ >/dev/null
+	r0=$(run_of $dp) t0=$(uptime_of)
 	u= mhz=
-	for i in 1 2 3 4 5; do
-		u="$u${u:+,}$(util_of $dp)" mhz="$mhz${mhz:+,}$(mhz_of $1)"
-		sleep 0.2
+	for i in $(seq 1 $DUTY_READINGS); do
+		u="$u${u:+,}$(util_of $dp)"
+		[ $((i % 4)) -eq 0 ] && mhz="$mhz${mhz:+,}$(mhz_of $1)"
+		sleep 0.1
 	done
+	r1=$(run_of $dp) t1=$(uptime_of)
+	taskset -p -c "0-$(cpus | tail -n 1)" $$ >/dev/null
 	str $c/acpi_cppc/feedback_ctrs; after=$v
 	report_stat "$5-end"
-	j "\"k\":\"duty\",\"tag\":\"$5\",\"cpu\":$1,\"busy_us\":$2,\"period_us\":$3,\"util_avg\":[$u],\"cpu_mhz\":[$mhz],\"fb_before\":$before,\"fb_after\":$after"
+	j "\"k\":\"duty\",\"tag\":\"$5\",\"cpu\":$1,\"busy_us\":$2,\"period_us\":$3,\"util_avg\":[$u],\"cpu_mhz\":[$mhz],\"fb_before\":$before,\"fb_after\":$after,\"run_ns\":[$r0,$r1],\"uptime_s\":[$t0,$t1]"
 	sample "$5"
 	kill $dp
 	wait $dp 2>/dev/null
