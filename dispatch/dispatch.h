@@ -210,6 +210,12 @@ int dispatch_vcpu_report(struct dispatch *d, unsigned int vcpu, struct dispatch_
 /* Just run_ns and active_ns of dispatch_vcpu_report(), brought up to now. */
 void dispatch_vcpu_times(struct dispatch *d, unsigned int vcpu, uint64_t *active_ns,
 			 uint64_t *run_ns);
+/*
+ * The same as charged at the vCPU's last enter or leave, without reading
+ * its thread's clock (a system call where the thread is another process's).
+ */
+void dispatch_vcpu_times_charged(struct dispatch *d, unsigned int vcpu, uint64_t *active_ns,
+				 uint64_t *run_ns);
 /* What the dispatcher thread itself did: engine ticks and times it woke. */
 struct dispatch_counters {
 	uint64_t ticks, wakeups;

@@ -37,13 +37,6 @@
  */
 #define HOST_KICK_GRACE_NS	(500 * 1000 * 1000ull)
 /*
- * How often a proxy publishes its vCPU's accounts while a run lasts. A
- * vCPU alone on its pCPU at its top level is never kicked, so its run
- * never ends, and its guest reads APERF/MPERF at every tick meanwhile:
- * the rate at which a stand-alone VM's dispatcher feeds CPPC (250 Hz).
- */
-#define HOST_PUBLISH_NS		(4 * 1000 * 1000ull)
-/*
  * The cgroup CPU quota of a disobedient VM (host_enforce.c): its share of
  * each period. 100 ms is the kernel's default CFS period; the floor keeps
  * a VM of a tiny share above the kernel's 1 ms minimum quota.

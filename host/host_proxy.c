@@ -200,13 +200,16 @@ static void take_hint(struct host_proxy *p)
 	dispatch_yield_to(p->h->d, p->slot, p->vm->proxy[target - 1].slot);
 }
 
-/* What the host delivered, for the guest's APERF/MPERF and CPPC feedback. */
+/*
+ * What the host delivered, for the guest's APERF/MPERF and CPPC feedback:
+ * as charged by the enter or the leave just passed.
+ */
 static void publish_times(struct host_proxy *p)
 {
 	struct join_slot *s = &p->vm->page->slot[p->index];
 	uint64_t active, run;
 
-	dispatch_vcpu_times(p->h->d, p->slot, &active, &run);
+	dispatch_vcpu_times_charged(p->h->d, p->slot, &active, &run);
 	__atomic_store_n(&s->active_ns, active, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->run_ns, run, __ATOMIC_RELEASE);
 }
@@ -222,8 +225,9 @@ static void tell_main(struct host_proxy *p)
  * Wait for the run to end: true when it did (or the VM is leaving). A
  * thread still in KVM_RUN HOST_KICK_GRACE_NS after its kick does not
  * honour holds: false, so that the proxy stops holding the dispatcher and
- * the vCPUs behind it on its host CPU go on. Meanwhile the accounts are
- * published every HOST_PUBLISH_NS: a run may last seconds.
+ * the vCPUs behind it on its host CPU go on. A run may last seconds; the
+ * VM counts it from the accounts published as it began (vmm/join.c), so
+ * the proxy sleeps through it.
  */
 static bool wait_left(struct host_proxy *p)
 {
@@ -238,8 +242,7 @@ static bool wait_left(struct host_proxy *p)
 		take_request(p);	/* the VM wakes us after writing one */
 		if (kicked && dispatch_now_ns() - kicked > HOST_KICK_GRACE_NS)
 			return false;
-		futex_wait_shared(&s->left, left, kicked ? HOST_KICK_GRACE_NS / 4 : HOST_PUBLISH_NS);
-		publish_times(p);
+		futex_wait_shared(&s->left, left, kicked ? HOST_KICK_GRACE_NS / 4 : PROXY_POLL_NS);
 	}
 }
 
@@ -314,6 +317,8 @@ static void *proxy_thread(void *arg)
 		pin_thread(p, cpu);
 		__atomic_store_n(&p->vm->page->slot[p->index].host_cpu, (uint32_t)cpu,
 				 __ATOMIC_RELAXED);
+		/* What the VM counts this run from: the off-part it waited included. */
+		publish_times(p);
 		hand_out(p, JOIN_GATE_RUN);
 		ended = wait_left(p);
 		if (ended)

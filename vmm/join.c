@@ -59,6 +59,14 @@ struct vm_join_vcpu {
 	 * Only the vCPU's own thread touches these.
 	 */
 	uint64_t active, run, base_active, base_run;
+	/*
+	 * The run under way: the host publishes the accounts as it hands a run
+	 * out and as the run ends, not during it (a vCPU alone on its pCPU may
+	 * run for seconds), so the thread counts the run itself from its own
+	 * CPU clock: running, the vCPU is active and running alike.
+	 */
+	bool in_run;
+	uint64_t run_cpu0, run_active0, run_run0;
 	uint64_t steal_seen;		/* the host's steal_ns word as last added */
 	uint32_t cluster_seen;		/* the host's cluster word as last told */
 	uint32_t hint_seq;		/* the guest's hints written to the slot */
@@ -306,6 +314,24 @@ static void follow_cluster(struct vm_join *j, unsigned int vcpu, struct join_slo
 		j->on_cluster(j->cluster_opaque, vcpu, j->spec.clusters[c - 1].name);
 }
 
+static uint64_t own_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The accounts the host published with this run, and the thread's clock now. */
+static void start_counting(struct join_slot *s, struct vm_join_vcpu *v)
+{
+	v->run_run0 = __atomic_load_n(&s->run_ns, __ATOMIC_ACQUIRE);
+	v->run_active0 = __atomic_load_n(&s->active_ns, __ATOMIC_RELAXED);
+	v->run_cpu0 = own_cpu_ns();
+	v->in_run = true;
+}
+
 static bool join_gate_enter(void *opaque, unsigned int vcpu)
 {
 	struct vm_join *j = opaque;
@@ -335,6 +361,7 @@ static bool join_gate_enter(void *opaque, unsigned int vcpu)
 		return true;
 	}
 	v->seq = g >> JOIN_GATE_SEQ_SHIFT;
+	start_counting(s, v);
 	add_steal(j, vcpu, s, v);
 	follow_cluster(j, vcpu, s, v);
 	/* Kicked before it got here: the kick's signal found nothing to end. */
@@ -352,6 +379,7 @@ static void join_gate_leave(void *opaque, unsigned int vcpu, int exit_reason)
 	struct vm_join_vcpu *v = &j->v[vcpu];
 
 	(void)exit_reason;
+	v->in_run = false;
 	/* A run of a host that is gone is not the new host's to hear of. */
 	if (!v->seq || j->ignore_holds || v->gen != atomic_load(&j->gen))
 		return;
@@ -554,6 +582,14 @@ void vm_join_vcpu_times(struct vm_join *j, unsigned int vcpu, uint64_t *active_n
 		/* The host's words only grow; a host that says otherwise is ignored. */
 		v->active = active > v->active ? active : v->active;
 		v->run = run > v->run ? run : v->run;
+		if (v->in_run) {
+			uint64_t ran = own_cpu_ns() - v->run_cpu0;
+
+			if (v->run_active0 + ran > v->active)
+				v->active = v->run_active0 + ran;
+			if (v->run_run0 + ran > v->run)
+				v->run = v->run_run0 + ran;
+		}
 	}
 	*active_ns = v->base_active + v->active;
 	*run_ns = v->base_run + v->run;
