@@ -10,6 +10,7 @@
  */
 #include "tests/unit/harness.h"
 #include "devices/fbavg.h"
+#include "tests/lib/xorshift.h"
 
 #include <stdio.h>
 
@@ -20,10 +21,7 @@ static uint64_t rng;
 
 static uint64_t next_rand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 struct duty {
