@@ -204,6 +204,18 @@ struct dispatch_vcpu_report {
 	 * debt either way.
 	 */
 	uint64_t onparts_missed;
+	/*
+	 * The engine's deadline misses (stats.nr_deadline_misses) as judged
+	 * (dl_miss.h): those in whose period the host kernel kept the
+	 * dispatcher thread runnable but off every CPU for at least the
+	 * reservation's slack, the rest (the engine's), and the most such
+	 * time seen in a missed period.
+	 * A miss is judged at the dispatcher's next pass, so the two may
+	 * trail the engine's count by one for a tick.
+	 */
+	uint64_t misses_host;
+	uint64_t misses_engine;
+	uint64_t miss_withheld_max_ns;
 };
 
 int dispatch_vcpu_report(struct dispatch *d, unsigned int vcpu, struct dispatch_vcpu_report *r);

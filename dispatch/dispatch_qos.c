@@ -228,6 +228,9 @@ int dispatch_vcpu_report(struct dispatch *d, unsigned int vcpu, struct dispatch_
 	r->onpart_late_ns = v->onpart_late_ns;
 	r->onpart_late_max_ns = v->onpart_late_max_ns;
 	r->onparts_missed = v->onparts_missed;
+	r->misses_host = v->miss.host;
+	r->misses_engine = v->miss.engine;
+	r->miss_withheld_max_ns = v->miss.withheld_max_ns;
 	pthread_mutex_unlock(&d->lock);
 	return 0;
 }

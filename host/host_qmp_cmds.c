@@ -248,6 +248,12 @@ static json_object *vcpu_json(struct host *h, struct host_vm *vm, struct host_pr
 	json_object_object_add(o, "active_ns", json_object_new_int64((int64_t)r.active_ns));
 	json_object_object_add(o, "deadline_misses",
 			       json_object_new_int64((int64_t)r.stats.nr_deadline_misses));
+	json_object_object_add(o, "deadline_misses_host",
+			       json_object_new_int64((int64_t)r.misses_host));
+	json_object_object_add(o, "deadline_misses_engine",
+			       json_object_new_int64((int64_t)r.misses_engine));
+	json_object_object_add(o, "miss_withheld_max_ns",
+			       json_object_new_int64((int64_t)r.miss_withheld_max_ns));
 	json_object_object_add(o, "throttled_ns",
 			       json_object_new_int64((int64_t)r.stats.throttled_ns));
 	json_object_object_add(o, "throttles", json_object_new_int64((int64_t)r.stats.nr_throttles));

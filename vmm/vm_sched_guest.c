@@ -300,6 +300,12 @@ static json_object *vcpu_json(struct vm_sched *vs, unsigned int i, uint64_t wall
 	json_object_object_add(o, "perf_request", json_object_new_int((int)r.info.perf_request));
 	json_object_object_add(o, "deadline_misses",
 			       json_object_new_int64((int64_t)r.stats.nr_deadline_misses));
+	json_object_object_add(o, "deadline_misses_host",
+			       json_object_new_int64((int64_t)r.misses_host));
+	json_object_object_add(o, "deadline_misses_engine",
+			       json_object_new_int64((int64_t)r.misses_engine));
+	json_object_object_add(o, "miss_withheld_max_ns",
+			       json_object_new_int64((int64_t)r.miss_withheld_max_ns));
 	json_object_object_add(o, "periods", json_object_new_int64((int64_t)r.stats.nr_periods));
 	json_object_object_add(o, "throttled_ns",
 			       json_object_new_int64((int64_t)r.stats.throttled_ns));
