@@ -219,6 +219,16 @@ struct dispatch_vcpu_report {
 };
 
 int dispatch_vcpu_report(struct dispatch *d, unsigned int vcpu, struct dispatch_vcpu_report *r);
+
+/* A report's judged misses by the names query-vcpus and --stats-json give them. */
+struct dispatch_count {
+	const char *name;
+	uint64_t value;
+};
+
+#define DISPATCH_MISS_COUNTS	3
+void dispatch_miss_counts(const struct dispatch_vcpu_report *r,
+			  struct dispatch_count out[DISPATCH_MISS_COUNTS]);
 /* Just run_ns and active_ns of dispatch_vcpu_report(), brought up to now. */
 void dispatch_vcpu_times(struct dispatch *d, unsigned int vcpu, uint64_t *active_ns,
 			 uint64_t *run_ns);

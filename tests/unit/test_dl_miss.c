@@ -11,6 +11,7 @@
 #include "dispatch/dl_miss.h"
 
 #include <CUnit/CUnit.h>
+#include <stdbool.h>
 #include <string.h>
 
 #define MS		1000000ull
@@ -22,32 +23,40 @@ static void begin(struct dl_miss_watch *w)
 	dl_miss_period(w, 20 * MS, 10 * MS);
 }
 
-/* The replenishment came 8 ms late: the dispatcher was held from 10 to 18 ms. */
-static void test_host_withheld_the_slack(void)
+/*
+ * Stretches [from, to] in ms before the miss of the deadline at 20 ms and
+ * one after it ({0, 0} ends the list): whose it was, and what
+ * was withheld in the period.
+ */
+static void check_miss(const uint64_t (*before)[2], const uint64_t *after, bool host,
+		       uint64_t withheld_ms)
 {
 	struct dl_miss_watch w;
 
 	begin(&w);
-	dl_miss_stretch(&w, 10 * MS, 18 * MS);
+	for (; before[0][1]; before++)
+		dl_miss_stretch(&w, before[0][0] * MS, before[0][1] * MS);
 	dl_miss_missed(&w, 20 * MS, SLACK);
-	dl_miss_stretch(&w, 21 * MS, 21 * MS);
-	CU_ASSERT_EQUAL(w.host, 1);
-	CU_ASSERT_EQUAL(w.engine, 0);
-	CU_ASSERT_EQUAL(w.withheld_max_ns, 8 * MS);
+	dl_miss_stretch(&w, after[0] * MS, after[1] * MS);
+	CU_ASSERT_EQUAL(w.host, host);
+	CU_ASSERT_EQUAL(w.engine, !host);
+	CU_ASSERT_EQUAL(w.withheld_max_ns, withheld_ms * MS);
+}
+
+/* The replenishment came 8 ms late: the dispatcher was held from 10 to 18 ms. */
+static void test_host_withheld_the_slack(void)
+{
+	static const uint64_t before[][2] = { { 10, 18 }, { 0, 0 } }, after[] = { 21, 21 };
+
+	check_miss(before, after, true, 8);
 }
 
 static void test_less_than_the_slack_is_the_engines(void)
 {
-	struct dl_miss_watch w;
+	static const uint64_t before[][2] = { { 11, 14 }, { 15, 18 }, { 0, 0 } };
+	static const uint64_t after[] = { 20, 20 };
 
-	begin(&w);
-	dl_miss_stretch(&w, 11 * MS, 14 * MS);
-	dl_miss_stretch(&w, 15 * MS, 18 * MS);
-	dl_miss_missed(&w, 20 * MS, SLACK);
-	dl_miss_stretch(&w, 20 * MS, 20 * MS + MS / 2);
-	CU_ASSERT_EQUAL(w.host, 0);
-	CU_ASSERT_EQUAL(w.engine, 1);
-	CU_ASSERT_EQUAL(w.withheld_max_ns, 6 * MS);
+	check_miss(before, after, false, 6);
 }
 
 /* A stretch counts only inside the period: not before it, not after its deadline. */
