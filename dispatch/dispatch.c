@@ -4,6 +4,7 @@
  * into engine wakeup/block events, and kicks vCPUs whose time is up.
  */
 #include "dispatch/dispatch_internal.h"
+#include "dispatch/dispatch_slot.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -63,51 +64,6 @@ static void build_topology(const struct host_spec *hs, struct sched_topology *to
 		memcpy(out->levels, in->levels, sizeof(in->levels[0]) * in->nr_levels);
 		memcpy(out->mhz, in->mhz, sizeof(in->mhz[0]) * in->nr_levels);
 	}
-}
-
-/* Engine group id of the group a vCPU names ("" = the VM's own). */
-static int group_of(struct dispatch *d, const char *name)
-{
-	int gid = *name ? sched_group_find(d->sched, name) : d->gid[0];
-
-	return gid >= 0 ? gid : d->gid[0];
-}
-
-static int add_group(struct dispatch *d, const struct group_qos *g, int parent, char *err,
-		     size_t errlen)
-{
-	char msg[512];
-	int gid = sched_group_add(d->sched, g->name, parent, g->weight, dispatch_now_ns(), msg,
-				  sizeof(msg));
-
-	if (gid >= 0 && g->has_cap &&
-	    sched_group_set_cap(d->sched, gid, g->cap_quota_ns, g->cap_period_ns,
-				dispatch_now_ns(), msg, sizeof(msg)) < 0)
-		gid = -SCHED_E_INVAL;
-	if (gid < 0) {
-		snprintf(err, errlen, "group '%s': %s", g->name, msg);
-		return gid;
-	}
-	d->gid[d->nr_groups++] = gid;
-	return 0;
-}
-
-/* One VM = one group below the root; the VM's --group groups below it. */
-static int init_groups(struct dispatch *d, const struct dispatch_config *cfg, char *err,
-		       size_t errlen)
-{
-	struct vm_qos defaults;
-	const struct vm_qos *vq = cfg->vm_qos;
-	int rc;
-
-	if (!vq) {
-		vm_qos_default(&defaults);
-		vq = &defaults;
-	}
-	rc = add_group(d, &vq->vm, SCHED_NONE, err, errlen);
-	for (unsigned int g = 0; !rc && g < vq->nr_groups; g++)
-		rc = add_group(d, &vq->groups[g], d->gid[0], err, errlen);
-	return rc;
 }
 
 /* Slot i's entity in group gid; the BSP of a VM starts runnable, its APs blocked. */
@@ -171,8 +127,8 @@ void dispatch_vcpu_slot_init(struct dvcpu *v)
 	v->home_cpu = -1;
 }
 
-static int init_vcpus(struct dispatch *d, const struct dispatch_config *cfg, char *err,
-		      size_t errlen)
+/* Every vCPU a free slot: no entity yet. */
+static int init_vcpus(struct dispatch *d, const struct dispatch_config *cfg)
 {
 	d->v = calloc(cfg->nr_vcpus ? cfg->nr_vcpus : 1, sizeof(*d->v));
 	d->vcpu_of_entity = calloc(cfg->nr_vcpus ? cfg->nr_vcpus : 1, sizeof(int));
@@ -180,20 +136,43 @@ static int init_vcpus(struct dispatch *d, const struct dispatch_config *cfg, cha
 		return -SCHED_E_NOMEM;
 	for (unsigned int i = 0; i < cfg->nr_vcpus; i++) {
 		struct dvcpu *v = &d->v[i];
-		int rc;
 
 		dispatch_cond_init(&v->cond);
 		dispatch_vcpu_slot_init(v);
 		d->vcpu_of_entity[i] = -1;
-		if (cfg->free_slots)
-			continue;
-		/* The BSP starts running; APs wait for INIT/SIPI, halted in KVM_RUN. */
-		rc = dispatch_add_entity(d, i, &cfg->qos[i], group_of(d, cfg->qos[i].group), i == 0,
-					 err, errlen);
-		if (rc)
-			return rc;
 	}
 	return 0;
+}
+
+/*
+ * A stand-alone VM: its slots are all it has, admitted as capvisor host
+ * admits a joined VM, so slot i is vCPU i and its groups are the ones
+ * dispatch_nr_groups() and dispatch_set_group_*() number.
+ */
+static int admit_own_vm(struct dispatch *d, const struct dispatch_config *cfg, char *err,
+			size_t errlen)
+{
+	struct vm_qos defaults;
+	const struct vm_qos *vq = cfg->vm_qos;
+	unsigned int *slots = calloc(cfg->nr_vcpus ? cfg->nr_vcpus : 1, sizeof(*slots));
+	int rc;
+
+	if (!slots)
+		return -SCHED_E_NOMEM;
+	if (!vq) {
+		vm_qos_default(&defaults);
+		vq = &defaults;
+	}
+	rc = dispatch_vm_admit(d, vq, cfg->qos, cfg->nr_vcpus, slots, d->gid, err, errlen);
+	for (unsigned int i = 0; !rc && i < cfg->nr_vcpus; i++)
+		if (slots[i] != i) {	/* free slots are taken lowest first */
+			snprintf(err, errlen, "vCPU %u got slot %u", i, slots[i]);
+			rc = -SCHED_E_INVAL;
+		}
+	if (!rc)
+		d->nr_groups = 1 + vq->nr_groups;
+	free(slots);
+	return rc;
 }
 
 /* Where pCPU pc's on-parts start in the engine's time, modulo the window. */
@@ -271,12 +250,19 @@ struct dispatch *dispatch_create(const struct dispatch_config *cfg, char *err, s
 	for (unsigned int p = 0; p < d->nr_pcpus && p < SCHED_MAX_CPUS; p++)
 		scfg.dl_supply_offset_ns[p] = supply_offset(d, &d->p[p]);
 	d->sched = sched_create(&topo, &scfg, err, errlen);
-	if (!d->sched || (!cfg->free_slots && init_groups(d, cfg, err, errlen)) ||
-	    init_vcpus(d, cfg, err, errlen)) {
-		dispatch_destroy(d);
-		return NULL;
+	if (!d->sched)
+		goto fail;
+	if (init_vcpus(d, cfg)) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
 	}
+	/* A stand-alone VM is admitted as capvisor host admits one that joins. */
+	if (!cfg->free_slots && admit_own_vm(d, cfg, err, errlen))
+		goto fail;
 	return d;
+fail:
+	dispatch_destroy(d);
+	return NULL;
 }
 
 void dispatch_destroy(struct dispatch *d)
