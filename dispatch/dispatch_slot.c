@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Slots for VMs that join a running dispatcher (capvisor host): their
- * groups, their vCPUs' entities, and giving both back when a VM leaves,
- * so the others get its share at the next pick.
+ * A VM's place in a dispatcher: its groups and its vCPUs' slots, admitted
+ * in one go (dispatch_vm_admit(): a VM joining capvisor host, or a
+ * stand-alone VM in its own dispatcher), and given back when a VM leaves
+ * a host, so the others get its share at the next pick.
  */
 #include "dispatch/dispatch_slot.h"
 #include "dispatch/dispatch_internal.h"
