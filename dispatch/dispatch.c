@@ -4,13 +4,16 @@
  * into engine wakeup/block events, and kicks vCPUs whose time is up.
  */
 #include "dispatch/dispatch_internal.h"
+#include "dispatch/dispatch_slot.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util/log.h"
 #include "util/util.h"
@@ -63,51 +66,6 @@ static void build_topology(const struct host_spec *hs, struct sched_topology *to
 	}
 }
 
-/* Engine group id of the group a vCPU names ("" = the VM's own). */
-static int group_of(struct dispatch *d, const char *name)
-{
-	int gid = *name ? sched_group_find(d->sched, name) : d->gid[0];
-
-	return gid >= 0 ? gid : d->gid[0];
-}
-
-static int add_group(struct dispatch *d, const struct group_qos *g, int parent, char *err,
-		     size_t errlen)
-{
-	char msg[512];
-	int gid = sched_group_add(d->sched, g->name, parent, g->weight, dispatch_now_ns(), msg,
-				  sizeof(msg));
-
-	if (gid >= 0 && g->has_cap &&
-	    sched_group_set_cap(d->sched, gid, g->cap_quota_ns, g->cap_period_ns,
-				dispatch_now_ns(), msg, sizeof(msg)) < 0)
-		gid = -SCHED_E_INVAL;
-	if (gid < 0) {
-		snprintf(err, errlen, "group '%s': %s", g->name, msg);
-		return gid;
-	}
-	d->gid[d->nr_groups++] = gid;
-	return 0;
-}
-
-/* One VM = one group below the root; the VM's --group groups below it. */
-static int init_groups(struct dispatch *d, const struct dispatch_config *cfg, char *err,
-		       size_t errlen)
-{
-	struct vm_qos defaults;
-	const struct vm_qos *vq = cfg->vm_qos;
-	int rc;
-
-	if (!vq) {
-		vm_qos_default(&defaults);
-		vq = &defaults;
-	}
-	rc = add_group(d, &vq->vm, SCHED_NONE, err, errlen);
-	for (unsigned int g = 0; !rc && g < vq->nr_groups; g++)
-		rc = add_group(d, &vq->groups[g], d->gid[0], err, errlen);
-	return rc;
-}
-
 /* Slot i's entity in group gid; the BSP of a VM starts runnable, its APs blocked. */
 int dispatch_add_entity(struct dispatch *d, unsigned int i, const struct vcpu_qos *q, int gid,
 			bool runnable, char *err, size_t errlen)
@@ -136,7 +94,10 @@ int dispatch_add_entity(struct dispatch *d, unsigned int i, const struct vcpu_qo
 		p.dl.deadline_ns = q->deadline_ns;
 		p.dl.period_ns = q->period_ns;
 	}
+	/* Its first period may begin inside: dispatch_engine_event() knows whose. */
+	d->adding_vcpu = (int)i;
 	id = sched_entity_add(d->sched, &p, dispatch_now_ns(), msg, sizeof(msg));
+	d->adding_vcpu = -1;
 	if (id < 0) {
 		snprintf(err, errlen, "vCPU %u: %s", i, msg);
 		return id;
@@ -166,8 +127,8 @@ void dispatch_vcpu_slot_init(struct dvcpu *v)
 	v->home_cpu = -1;
 }
 
-static int init_vcpus(struct dispatch *d, const struct dispatch_config *cfg, char *err,
-		      size_t errlen)
+/* Every vCPU a free slot: no entity yet. */
+static int init_vcpus(struct dispatch *d, const struct dispatch_config *cfg)
 {
 	d->v = calloc(cfg->nr_vcpus ? cfg->nr_vcpus : 1, sizeof(*d->v));
 	d->vcpu_of_entity = calloc(cfg->nr_vcpus ? cfg->nr_vcpus : 1, sizeof(int));
@@ -175,19 +136,43 @@ static int init_vcpus(struct dispatch *d, const struct dispatch_config *cfg, cha
 		return -SCHED_E_NOMEM;
 	for (unsigned int i = 0; i < cfg->nr_vcpus; i++) {
 		struct dvcpu *v = &d->v[i];
-		int rc;
 
 		dispatch_cond_init(&v->cond);
 		dispatch_vcpu_slot_init(v);
-		if (cfg->free_slots)
-			continue;
-		/* The BSP starts running; APs wait for INIT/SIPI, halted in KVM_RUN. */
-		rc = dispatch_add_entity(d, i, &cfg->qos[i], group_of(d, cfg->qos[i].group), i == 0,
-					 err, errlen);
-		if (rc)
-			return rc;
+		d->vcpu_of_entity[i] = -1;
 	}
 	return 0;
+}
+
+/*
+ * A stand-alone VM: its slots are all it has, admitted as capvisor host
+ * admits a joined VM, so slot i is vCPU i and its groups are the ones
+ * dispatch_nr_groups() and dispatch_set_group_*() number.
+ */
+static int admit_own_vm(struct dispatch *d, const struct dispatch_config *cfg, char *err,
+			size_t errlen)
+{
+	struct vm_qos defaults;
+	const struct vm_qos *vq = cfg->vm_qos;
+	unsigned int *slots = calloc(cfg->nr_vcpus ? cfg->nr_vcpus : 1, sizeof(*slots));
+	int rc;
+
+	if (!slots)
+		return -SCHED_E_NOMEM;
+	if (!vq) {
+		vm_qos_default(&defaults);
+		vq = &defaults;
+	}
+	rc = dispatch_vm_admit(d, vq, cfg->qos, cfg->nr_vcpus, slots, d->gid, err, errlen);
+	for (unsigned int i = 0; !rc && i < cfg->nr_vcpus; i++)
+		if (slots[i] != i) {	/* free slots are taken lowest first */
+			snprintf(err, errlen, "vCPU %u got slot %u", i, slots[i]);
+			rc = -SCHED_E_INVAL;
+		}
+	if (!rc)
+		d->nr_groups = 1 + vq->nr_groups;
+	free(slots);
+	return rc;
 }
 
 /* Where pCPU pc's on-parts start in the engine's time, modulo the window. */
@@ -234,6 +219,9 @@ struct dispatch *dispatch_create(const struct dispatch_config *cfg, char *err, s
 	}
 	pthread_mutex_init(&d->lock, NULL);
 	dispatch_cond_init(&d->tick_cond);
+	d->adding_vcpu = -1;
+	d->schedstat_fd = -1;
+	d->delay_last = DL_MISS_DELAY_UNKNOWN;
 	d->ops = cfg->ops;
 	d->opaque = cfg->opaque;
 	d->tick_hook = cfg->tick_hook;
@@ -249,6 +237,8 @@ struct dispatch *dispatch_create(const struct dispatch_config *cfg, char *err, s
 	scfg.dl_supply_window_ns = d->window_ns;
 	scfg.dl_supply_latency_ns = d->tick_ns + DISPATCH_KICK_LATENCY_NS;
 	scfg.slice_ns = cfg->slice_ns ? cfg->slice_ns : DISPATCH_DEFAULT_SLICE_NS;
+	scfg.event = dispatch_engine_event;
+	scfg.event_opaque = d;
 	d->epoch_ns = dispatch_now_ns();
 	if (init_pcpus(d, cfg)) {
 		snprintf(err, errlen, "out of memory");
@@ -260,12 +250,19 @@ struct dispatch *dispatch_create(const struct dispatch_config *cfg, char *err, s
 	for (unsigned int p = 0; p < d->nr_pcpus && p < SCHED_MAX_CPUS; p++)
 		scfg.dl_supply_offset_ns[p] = supply_offset(d, &d->p[p]);
 	d->sched = sched_create(&topo, &scfg, err, errlen);
-	if (!d->sched || (!cfg->free_slots && init_groups(d, cfg, err, errlen)) ||
-	    init_vcpus(d, cfg, err, errlen)) {
-		dispatch_destroy(d);
-		return NULL;
+	if (!d->sched)
+		goto fail;
+	if (init_vcpus(d, cfg)) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
 	}
+	/* A stand-alone VM is admitted as capvisor host admits one that joins. */
+	if (!cfg->free_slots && admit_own_vm(d, cfg, err, errlen))
+		goto fail;
 	return d;
+fail:
+	dispatch_destroy(d);
+	return NULL;
 }
 
 void dispatch_destroy(struct dispatch *d)
@@ -279,6 +276,8 @@ void dispatch_destroy(struct dispatch *d)
 		if (d->v[i].has_timer)
 			timer_delete(d->v[i].onpart_timer);
 	}
+	if (d->schedstat_fd >= 0)
+		close(d->schedstat_fd);
 	sched_destroy(d->sched);
 	free(d->v);
 	free(d->p);
@@ -676,6 +675,8 @@ static void *dispatch_thread(void *arg)
 	/* Precise wakeups: the duty cycle's on-parts end on this thread's timers. */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	pthread_setname_np(pthread_self(), "dispatch");
+	/* Before its seccomp filter, which allows pread but no open (dispatch_miss.c). */
+	d->schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
 	if (d->thread_init && d->thread_init(d->opaque))
 		return NULL;
 	pthread_mutex_lock(&d->lock);
@@ -696,6 +697,7 @@ static void *dispatch_thread(void *arg)
 				while (d->next_tick <= now)
 					d->next_tick += d->tick_ns;
 			}
+			dispatch_judge_misses(d, now);
 			dispatch_apply(d, now);
 			/* The hook (CPPC counters) every 4 ticks' time: 250 Hz is plenty. */
 			if (ticked && d->tick_hook && now >= d->next_hook) {

@@ -204,9 +204,31 @@ struct dispatch_vcpu_report {
 	 * debt either way.
 	 */
 	uint64_t onparts_missed;
+	/*
+	 * The engine's deadline misses (stats.nr_deadline_misses) as judged
+	 * (dl_miss.h): those in whose period the host kernel kept the
+	 * dispatcher thread runnable but off every CPU for at least the
+	 * reservation's slack, the rest (the engine's), and the most such
+	 * time seen in a missed period.
+	 * A miss is judged at the dispatcher's next pass, so the two may
+	 * trail the engine's count by one for a tick.
+	 */
+	uint64_t misses_host;
+	uint64_t misses_engine;
+	uint64_t miss_withheld_max_ns;
 };
 
 int dispatch_vcpu_report(struct dispatch *d, unsigned int vcpu, struct dispatch_vcpu_report *r);
+
+/* A report's judged misses by the names query-vcpus and --stats-json give them. */
+struct dispatch_count {
+	const char *name;
+	uint64_t value;
+};
+
+#define DISPATCH_MISS_COUNTS	3
+void dispatch_miss_counts(const struct dispatch_vcpu_report *r,
+			  struct dispatch_count out[DISPATCH_MISS_COUNTS]);
 /* Just run_ns and active_ns of dispatch_vcpu_report(), brought up to now. */
 void dispatch_vcpu_times(struct dispatch *d, unsigned int vcpu, uint64_t *active_ns,
 			 uint64_t *run_ns);

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "dispatch/dispatch.h"
+#include "dispatch/dl_miss.h"
 #include "dispatch/dutycycle.h"
 
 /*
@@ -49,6 +50,7 @@ struct dvcpu {
 	/* Runs that lasted to their on-part's end, and how late they left it (wall time). */
 	uint64_t onparts, onpart_late_ns, onpart_late_max_ns;
 	uint64_t onparts_missed;	/* windows it opened but could not run in */
+	struct dl_miss_watch miss;	/* whose its deadline misses were (dl_miss.h) */
 };
 
 /*
@@ -105,6 +107,11 @@ struct dispatch {
 	struct dvcpu *v;
 	struct dpcpu *p;
 	int *vcpu_of_entity;		/* engine entity id -> vCPU index */
+	int adding_vcpu;		/* the vCPU whose entity is being added, -1 none */
+	/* The dispatcher thread's own schedstat, and its run_delay at the last pass. */
+	int schedstat_fd;
+	uint64_t delay_last, delay_last_ns;
+	bool any_reservation;		/* a period began: read run_delay from then on */
 	unsigned int nr_groups;		/* the VM's own and its --group groups */
 	int gid[QOS_MAX_GROUPS + 1];	/* engine group id of each (dispatch_group_report) */
 };
@@ -124,6 +131,8 @@ int dispatch_vcpu_pcpu(struct dispatch *d, unsigned int vcpu, struct sched_entit
 uint64_t dispatch_vcpu_cpu_ns(struct dispatch *d, unsigned int vcpu);
 void dispatch_cond_init(pthread_cond_t *cond);
 void dispatch_vcpu_slot_init(struct dvcpu *v);
+void dispatch_engine_event(void *opaque, const struct sched_event *ev);
+void dispatch_judge_misses(struct dispatch *d, uint64_t now);
 int dispatch_add_entity(struct dispatch *d, unsigned int i, const struct vcpu_qos *q, int gid,
 			bool runnable, char *err, size_t errlen);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Live QoS changes, stop/cont and reports: the control socket's side. */
 #include "dispatch/dispatch_internal.h"
+#include "dispatch/dispatch_slot.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -125,8 +126,8 @@ int dispatch_set_group_weight(struct dispatch *d, unsigned int group, uint32_t w
 
 	if (rc)
 		return rc;
-	return DISPATCH_LOCKED(d, sched_group_set_weight(d->sched, d->gid[group], weight,
-							 dispatch_now_ns(), err, errlen));
+	/* A stand-alone VM's groups change as a joined VM's (dispatch_slot.h). */
+	return dispatch_vm_group_set_weight(d, d->gid[group], weight, err, errlen);
 }
 
 int dispatch_set_group_cap(struct dispatch *d, unsigned int group, uint64_t quota_ns,
@@ -136,8 +137,7 @@ int dispatch_set_group_cap(struct dispatch *d, unsigned int group, uint64_t quot
 
 	if (rc)
 		return rc;
-	return DISPATCH_LOCKED(d, sched_group_set_cap(d->sched, d->gid[group], quota_ns, period_ns,
-						      dispatch_now_ns(), err, errlen));
+	return dispatch_vm_group_set_cap(d, d->gid[group], quota_ns, period_ns, err, errlen);
 }
 
 /* Is vCPU i in the engine group gid, directly or below it? */
@@ -228,6 +228,9 @@ int dispatch_vcpu_report(struct dispatch *d, unsigned int vcpu, struct dispatch_
 	r->onpart_late_ns = v->onpart_late_ns;
 	r->onpart_late_max_ns = v->onpart_late_max_ns;
 	r->onparts_missed = v->onparts_missed;
+	r->misses_host = v->miss.host;
+	r->misses_engine = v->miss.engine;
+	r->miss_withheld_max_ns = v->miss.withheld_max_ns;
 	pthread_mutex_unlock(&d->lock);
 	return 0;
 }

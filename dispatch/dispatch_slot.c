@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Slots for VMs that join a running dispatcher (capvisor host): their
- * groups, their vCPUs' entities, and giving both back when a VM leaves,
- * so the others get its share at the next pick.
+ * A VM's place in a dispatcher: its groups and its vCPUs' slots, admitted
+ * in one go (dispatch_vm_admit(): a VM joining capvisor host, or a
+ * stand-alone VM in its own dispatcher), and given back when a VM leaves
+ * a host, so the others get its share at the next pick.
  */
 #include "dispatch/dispatch_slot.h"
 #include "dispatch/dispatch_internal.h"
@@ -10,13 +11,15 @@
 #include <stdio.h>
 #include <string.h>
 
-int dispatch_vm_group_add(struct dispatch *d, const struct group_qos *g, char *err, size_t errlen)
+/* A group below parent with g's weight and cap: its engine id, or < 0 with err. */
+static int vm_group_add(struct dispatch *d, const struct group_qos *g, int parent, char *err,
+			size_t errlen)
 {
 	uint64_t now = dispatch_now_ns();
 	int gid;
 
 	pthread_mutex_lock(&d->lock);
-	gid = sched_group_add(d->sched, g->name, SCHED_NONE, g->weight, now, err, errlen);
+	gid = sched_group_add(d->sched, g->name, parent, g->weight, now, err, errlen);
 	if (gid >= 0 && g->has_cap &&
 	    sched_group_set_cap(d->sched, gid, g->cap_quota_ns, g->cap_period_ns, now, err,
 				errlen) < 0) {
@@ -75,8 +78,13 @@ static int find_free_slot(struct dispatch *d)
 	return -1;
 }
 
-int dispatch_slot_add(struct dispatch *d, const struct vcpu_qos *q, int gid, bool runnable,
-		      unsigned int *slot, char *err, size_t errlen)
+/*
+ * A free slot for a vCPU with QoS q in group gid (runnable: the VM's BSP):
+ * the slot index in *slot, or -SCHED_E_NOMEM (no free slot) or the
+ * engine's refusal (admission) with err filled; nothing changes then.
+ */
+static int slot_add(struct dispatch *d, const struct vcpu_qos *q, int gid, bool runnable,
+		    unsigned int *slot, char *err, size_t errlen)
 {
 	uint64_t now = dispatch_now_ns();
 	char msg[512], *colon;
@@ -108,6 +116,89 @@ int dispatch_slot_add(struct dispatch *d, const struct vcpu_qos *q, int gid, boo
 		dispatch_apply(d, now);
 	}
 	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+/* The engine group of the group a vCPU names: "" the VM's own, else one of its --group. */
+static int group_of(const struct vm_qos *vq, const int *gids, const char *name)
+{
+	if (!name[0])
+		return gids[0];
+	for (unsigned int g = 0; g < vq->nr_groups; g++)
+		if (!strcmp(vq->groups[g].name, name))
+			return gids[1 + g];
+	return -SCHED_E_NOENT;
+}
+
+/* Gives back the groups [0, nr_groups) of a VM, its --group ones first. */
+static void groups_remove(struct dispatch *d, const int *gids, unsigned int nr_groups)
+{
+	while (nr_groups--)
+		dispatch_vm_group_remove(d, gids[nr_groups]);
+}
+
+static int add_groups(struct dispatch *d, const struct vm_qos *vq, int *gids, char *err,
+		      size_t errlen)
+{
+	char msg[512];
+	unsigned int g;
+
+	gids[0] = vm_group_add(d, &vq->vm, SCHED_NONE, msg, sizeof(msg));
+	if (gids[0] < 0) {
+		snprintf(err, errlen, "VM '%s': %.320s", vq->vm.name, msg);
+		return gids[0];
+	}
+	for (g = 0; g < vq->nr_groups; g++) {
+		gids[1 + g] = vm_group_add(d, &vq->groups[g], gids[0], msg, sizeof(msg));
+		if (gids[1 + g] < 0) {
+			snprintf(err, errlen, "VM '%s' group '%s': %.300s", vq->vm.name,
+				 vq->groups[g].name, msg);
+			groups_remove(d, gids, 1 + g);
+			return gids[1 + g];
+		}
+	}
+	return 0;
+}
+
+static int add_vcpu(struct dispatch *d, const struct vm_qos *vq, const struct vcpu_qos *q,
+		    unsigned int i, const int *gids, unsigned int *slot, char *err, size_t errlen)
+{
+	int gid = group_of(vq, gids, q->group);
+	char msg[512];
+	int rc;
+
+	if (gid < 0) {
+		snprintf(err, errlen, "VM '%s' vCPU %u: group '%s' does not exist", vq->vm.name, i,
+			 q->group);
+		return gid;
+	}
+	/* The BSP starts running; APs wait for INIT/SIPI, halted in KVM_RUN. */
+	rc = slot_add(d, q, gid, i == 0, slot, msg, sizeof(msg));
+	if (rc)
+		snprintf(err, errlen, "VM '%s' vCPU %u: %.320s", vq->vm.name, i, msg);
+	return rc;
+}
+
+int dispatch_vm_admit(struct dispatch *d, const struct vm_qos *vq, const struct vcpu_qos *qos,
+		      unsigned int nr_vcpus, unsigned int *slots, int *gids, char *err,
+		      size_t errlen)
+{
+	unsigned int i;
+	int rc = add_groups(d, vq, gids, err, errlen);
+
+	if (rc)
+		return rc;
+	for (i = 0; i < nr_vcpus; i++) {
+		rc = add_vcpu(d, vq, &qos[i], i, gids, &slots[i], err, errlen);
+		if (rc)
+			break;
+	}
+	if (!rc)
+		return 0;
+	/* Refused at vCPU i: the slots before it never had a gate caller. */
+	while (i--)
+		dispatch_slot_remove(d, slots[i]);
+	groups_remove(d, gids, 1 + vq->nr_groups);
 	return rc;
 }
 

@@ -136,36 +136,33 @@ static int send_welcome(struct host *h, int fd, int status, unsigned int nr_vcpu
 	return sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof(w) ? 0 : -errno;
 }
 
-/* The VM's group and one slot per vCPU; on refusal nothing stays and err says why. */
+/*
+ * The VM's group and one slot per vCPU, as a stand-alone VM's own
+ * dispatcher admits it (dispatch_vm_admit()); on refusal nothing stays
+ * and err says why. A joined VM has no --group groups.
+ */
 static int admit(struct host_vm *vm, const struct group_qos *g, const struct vcpu_qos *qos,
 		 char *err, size_t errlen)
 {
+	struct vm_qos vq = { .vm = *g, .nr_groups = 0 };
+	unsigned int slots[JOIN_MAX_VCPUS];
 	struct host *h = vm->h;
-	char msg[512];
-	unsigned int i;
-	int rc = 0;
+	int rc;
 
-	vm->gid = dispatch_vm_group_add(h->d, g, msg, sizeof(msg));
-	if (vm->gid < 0) {
-		snprintf(err, errlen, "VM '%s': %.320s", g->name, msg);
-		return vm->gid;
+	rc = dispatch_vm_admit(h->d, &vq, qos, vm->nr_vcpus, slots, &vm->gid, err, errlen);
+	if (rc) {
+		vm->gid = -1;
+		return rc;
 	}
-	for (i = 0; i < vm->nr_vcpus; i++) {
-		rc = dispatch_slot_add(h->d, &qos[i], vm->gid, i == 0, &vm->proxy[i].slot, msg,
-				       sizeof(msg));
-		if (rc) {
-			snprintf(err, errlen, "VM '%s' vCPU %u: %.320s", g->name, i, msg);
-			break;
-		}
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		vm->proxy[i].slot = slots[i];
 		vm->proxy[i].h = h;
 		vm->proxy[i].vm = vm;
 		vm->proxy[i].index = i;
 		vm->proxy[i].stat_fd = vm->proxy[i].schedstat_fd = -1;
-		h->by_slot[vm->proxy[i].slot] = &vm->proxy[i];
+		h->by_slot[slots[i]] = &vm->proxy[i];
 	}
-	if (rc)
-		release_vcpus(vm, i);
-	return rc;
+	return 0;
 }
 
 static int make_page(struct host_vm *vm)

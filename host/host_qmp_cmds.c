@@ -227,6 +227,7 @@ static const char *vcpu_state(struct host_vm *vm, const struct dispatch_vcpu_rep
 static json_object *vcpu_json(struct host *h, struct host_vm *vm, struct host_proxy *p)
 {
 	struct dispatch_vcpu_report r;
+	struct dispatch_count counts[DISPATCH_MISS_COUNTS];
 	json_object *o = json_object_new_object();
 	int cl;
 
@@ -248,6 +249,10 @@ static json_object *vcpu_json(struct host *h, struct host_vm *vm, struct host_pr
 	json_object_object_add(o, "active_ns", json_object_new_int64((int64_t)r.active_ns));
 	json_object_object_add(o, "deadline_misses",
 			       json_object_new_int64((int64_t)r.stats.nr_deadline_misses));
+	dispatch_miss_counts(&r, counts);
+	for (unsigned int k = 0; k < DISPATCH_MISS_COUNTS; k++)
+		json_object_object_add(o, counts[k].name,
+				       json_object_new_int64((int64_t)counts[k].value));
 	json_object_object_add(o, "throttled_ns",
 			       json_object_new_int64((int64_t)r.stats.throttled_ns));
 	json_object_object_add(o, "throttles", json_object_new_int64((int64_t)r.stats.nr_throttles));

@@ -441,6 +441,7 @@ void sched_emit_entity(struct sched *s, int type, struct sched_entity *se, uint6
 	ev.now = now;
 	ev.cpu = se->cpu;
 	ev.entity = se->id;
+	ev.deadline = se->dl_deadline;
 	sched_emit(s, &ev);
 }
 

@@ -580,6 +580,7 @@ struct sched_event {
 	int cluster;		/* PERF */
 	unsigned int level;	/* PERF: new level */
 	int reason;		/* MIGRATE: enum sched_migrate_reason */
+	uint64_t deadline;	/* REPLENISH: its new absolute deadline; DL_MISS: the missed */
 };
 
 enum sched_migrate_reason {

@@ -297,6 +297,7 @@ static json_object *joined_vcpu_json(struct vm_sched *vs, unsigned int i)
 static json_object *vcpu_json(struct vm_sched *vs, unsigned int i, uint64_t wall)
 {
 	struct dispatch_vcpu_report r;
+	struct dispatch_count counts[DISPATCH_MISS_COUNTS];
 	json_object *o = json_object_new_object();
 	uint64_t aperf, mperf;
 
@@ -323,6 +324,10 @@ static json_object *vcpu_json(struct vm_sched *vs, unsigned int i, uint64_t wall
 	json_object_object_add(o, "perf_request", json_object_new_int((int)r.info.perf_request));
 	json_object_object_add(o, "deadline_misses",
 			       json_object_new_int64((int64_t)r.stats.nr_deadline_misses));
+	dispatch_miss_counts(&r, counts);
+	for (unsigned int k = 0; k < DISPATCH_MISS_COUNTS; k++)
+		json_object_object_add(o, counts[k].name,
+				       json_object_new_int64((int64_t)counts[k].value));
 	json_object_object_add(o, "periods", json_object_new_int64((int64_t)r.stats.nr_periods));
 	json_object_object_add(o, "throttled_ns",
 			       json_object_new_int64((int64_t)r.stats.throttled_ns));

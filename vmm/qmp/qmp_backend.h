@@ -115,6 +115,9 @@ struct qmp_vcpu_info {
 	uint64_t cpu_time_ns, wait_time_ns;
 	uint64_t active_ns;		/* current on a pCPU and not halted: what the engine gave */
 	uint64_t deadline_misses;
+	/* The misses judged: the host kernel withheld the slack, or not (dispatch.h). */
+	uint64_t deadline_misses_host, deadline_misses_engine;
+	uint64_t miss_withheld_max_ns;
 	uint64_t throttled_ns, throttles;	/* out of runtime (reservation) or quota (cap) */
 };
 

@@ -126,6 +126,9 @@ static void fill_vcpu(struct qmp_vm *vm, unsigned int i, struct qmp_vcpu_info *o
 	out->wait_time_ns = r.stats.wait_ns;
 	out->active_ns = r.active_ns;
 	out->deadline_misses = r.stats.nr_deadline_misses;
+	out->deadline_misses_host = r.misses_host;
+	out->deadline_misses_engine = r.misses_engine;
+	out->miss_withheld_max_ns = r.miss_withheld_max_ns;
 	out->throttled_ns = r.stats.throttled_ns;
 	out->throttles = r.stats.nr_throttles;
 }
