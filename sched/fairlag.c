@@ -9,10 +9,11 @@
  * equal entities on two pCPUs; heavy ones on slow pCPUs while light ones
  * have fast ones to themselves). So at every periodic balance:
  *
- * 1. the ideal rate of every entity runnable since the last balance is
- *    solved by water-filling over the pCPUs it may use, beside the
- *    others, the sleepers, capped at their demand (fair_sleepers.c; with
- *    groups, what the sleepers used is taken off the capacity instead);
+ * 1. the ideal rate of every entity runnable since the last balance
+ *    and not woken for a few balances is solved by water-filling over
+ *    the pCPUs it may use, beside the others, the sleepers, capped at
+ *    their demand (fair_sleepers.c; with groups, what the sleepers used
+ *    is taken off the capacity instead);
  * 2. each such entity's lag (ideal work - work done) is accumulated;
  * 3. the entities with the largest lags (ahead or behind, beyond
  *    LAG_MOVE_NS) may each move once: alone, or in exchange for the entity
@@ -252,12 +253,14 @@ static unsigned int collect(struct sched *s, uint64_t dt, uint64_t *used)
 	for (unsigned int k = 0; k < s->nr_lag_order; k++) {
 		struct sched_entity *se = s->ent[s->lag_order[k]];
 		uint64_t work;
-		bool tracked, fresh;
+		bool tracked, fresh, recent;
 
 		if (!se || dl_entity(se))
 			continue;
 		work = entity_work(se);
-		tracked = wants_cpu(se) && se->lag_on_rq && se->lag_wakeups == se->st.nr_wakeups;
+		recent = fair_sleeper_recent(s, se);
+		tracked = wants_cpu(se) && se->lag_on_rq && se->lag_wakeups == se->st.nr_wakeups &&
+			  !recent;
 		fresh = fair_sleeper_use(se, work - se->lag_work, dt);
 		if (tracked) {
 			s->lag_ents[n].se = se;

@@ -266,6 +266,8 @@ struct sched_entity {
 	uint64_t sl_share;		/* its solved rate when it last slept */
 	uint32_t sl_hold;		/* run weight factor (16.16) while over; 0 = 1 */
 	bool sl_init;			/* sl_demand has a first value */
+	uint64_t sl_woke_round;		/* balance round it last woke in; 0 never */
+	bool sl_was_runnable;		/* a balance saw it runnable */
 
 	struct sched_entity_stats st;
 };
@@ -754,6 +756,7 @@ int fair_lag_wake_target(struct sched *s, const struct sched_entity *se);
 void fair_payback_reweight(struct sched *s, uint64_t now);
 bool fair_sleeper_use(struct sched_entity *se, uint64_t used_ns, uint64_t dt);
 bool fair_sleeper_collect(const struct sched *s, struct sched_entity *se, struct lag_ent *e);
+bool fair_sleeper_recent(const struct sched *s, struct sched_entity *se);
 unsigned int fair_sleepers_done(struct lag_ent *e, unsigned int n);
 uint64_t fair_sleeper_weight(const struct sched_entity *se, uint64_t w);
 void fair_repack(struct sched *s, unsigned int n, uint64_t now);

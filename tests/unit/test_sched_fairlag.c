@@ -423,6 +423,42 @@ static void test_fairlag_capped_sleeper_not_held(void)
 	sched_destroy(s);
 }
 
+/*
+ * A sleeper stays a sleeper through an interval it is runnable all along:
+ * here it is runnable for 40 ms (more than a balance interval) of every
+ * 240, beside an equal busy entity, so it uses about 1/12 of the pCPU.
+ * Solved as busy in the intervals it never blocked, it took half of the
+ * pCPU from the busy one's ideal there, and the busy one's lag said it
+ * was ahead by what the sleeper never used.
+ */
+static void test_fairlag_long_burst_still_a_sleeper(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t now = 0, one = 1ull << 20, lowest = UINT64_MAX;
+	int busy = add_ent(s, "busy", 1024, true, 0);
+	int sl = add_ent(s, "sleeper", 1024, false, 0);
+	struct sched_entity *b = sched_ent(s, busy), *z = sched_ent(s, sl);
+	bool tracked = false;
+
+	while (now < 3000 * MS) {
+		now += MS;
+		if (now / MS % 240 == 0)
+			sched_wakeup(s, sl, now);
+		else if (now / MS % 240 == 40)
+			sched_block(s, sl, now);
+		sched_tick(s, now);
+		if (now < 500 * MS)
+			continue;	/* the sleeper's demand settles */
+		tracked |= z->lag_tracked;
+		if (b->lag_tracked && b->lag_rate < lowest)
+			lowest = b->lag_rate;
+	}
+
+	CU_ASSERT(!tracked);
+	CU_ASSERT(lowest > one - one / 5);	/* about 11/12 of the pCPU */
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_three_on_two),
 	   UNIT_TEST(test_fairlag_heavy_gets_big),
@@ -436,4 +472,5 @@ UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_rotation_on_mixed_capacities),
 	   UNIT_TEST(test_fairlag_sleeper_in_solve_at_share),
 	   UNIT_TEST(test_fairlag_sleeper_over_share_held),
-	   UNIT_TEST(test_fairlag_capped_sleeper_not_held))
+	   UNIT_TEST(test_fairlag_capped_sleeper_not_held),
+	   UNIT_TEST(test_fairlag_long_burst_still_a_sleeper))
