@@ -463,6 +463,51 @@ static void test_fairlag_long_burst_still_a_sleeper(void)
 	sched_destroy(s);
 }
 
+/*
+ * A sleeper wakes, with no pCPU idle, beside the entities ahead of their
+ * ideal in sum rather than where they are behind: time it takes there is
+ * what the balance would take from them anyway. Three busy entities, one
+ * per pCPU, none whose share is its whole pCPU; the one on pCPU 0 is set
+ * behind by a move's worth and more, the one on pCPU 1 as far ahead.
+ */
+static void test_fairlag_wakeup_goes_where_ahead(void)
+{
+	struct sched *s = mk_sched(3, 1024, 0, 0, NULL);
+	struct sched_cpumask one;
+	uint64_t now = 0;
+	int64_t lag[3] = { 2 * FAIR_LAG_MOVE_NS, -2 * (int64_t)FAIR_LAG_MOVE_NS, 0 };
+	int sl;
+
+	for (int i = 0; i < 3; i++)
+		add_ent(s, "busy", 1024, true, 0);
+	sl = add_ent(s, "sleeper", 1024, false, 0);
+	sched_cpumask_clear(&one);
+	sched_cpumask_set(&one, 0);
+	CU_ASSERT_FATAL(sched_set_affinity(s, sl, &one, 0, NULL, 0) == 0);
+	run_until(s, &now, 100 * MS, MS);
+	sched_wakeup(s, sl, now);
+	run_until(s, &now, now + 2 * MS, MS);
+	CU_ASSERT_EQUAL(sched_ent(s, sl)->cpu, 0);
+	sched_block(s, sl, now);
+	CU_ASSERT_FATAL(sched_set_affinity(s, sl, &s->all_cpus, now, NULL, 0) == 0);
+	/* the balance's view: every busy one at half its pCPU, lags as set */
+	for (int i = 0; i < 3; i++) {
+		struct sched_entity *se = sched_ent(s, i);
+
+		CU_ASSERT_FATAL(se->cpu == i && s->rq[i].nr_running == 1);
+		se->lag_tracked = true;
+		se->lag_rate = s->rq[i].lag_cap / 2;
+		se->lag = lag[i];
+		s->lag_ents[i].se = se;
+	}
+	fair_wake_targets_update(s, 3);
+	CU_ASSERT(s->rq[0].lag_behind && !s->rq[1].lag_behind && !s->rq[2].lag_behind);
+	CU_ASSERT_EQUAL(fair_wake_target(s, sched_ent(s, sl), 2), -1);
+	sched_wakeup(s, sl, now + US);
+	CU_ASSERT_EQUAL(sched_ent(s, sl)->cpu, 1);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_three_on_two),
 	   UNIT_TEST(test_fairlag_heavy_gets_big),
@@ -477,4 +522,5 @@ UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_sleeper_in_solve_at_share),
 	   UNIT_TEST(test_fairlag_sleeper_over_share_held),
 	   UNIT_TEST(test_fairlag_capped_sleeper_not_held),
-	   UNIT_TEST(test_fairlag_long_burst_still_a_sleeper))
+	   UNIT_TEST(test_fairlag_long_burst_still_a_sleeper),
+	   UNIT_TEST(test_fairlag_wakeup_goes_where_ahead))
