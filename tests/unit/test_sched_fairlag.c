@@ -508,6 +508,50 @@ static void test_fairlag_wakeup_goes_where_ahead(void)
 	sched_destroy(s);
 }
 
+/*
+ * Beside sleepers a placement is re-packed only when a pCPU's ideal
+ * rates are over the capacity the sleepers leave it by an eighth, not a
+ * sixty-fourth: that capacity is their average use, which their wakeups
+ * scatter. Two pCPUs; sleepers leave 0.9 of pCPU 0, where entities of
+ * 0.5 and 0.45 are (5.6% over), and C of 0.55 is on pCPU 1. Packed to
+ * the sixty-fourth, the one of 0.45 would move beside C.
+ */
+static void test_fairlag_repack_calm_beside_sleepers(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	struct sched_cpumask one[2];
+	const uint64_t full = 1ull << 20;
+	const uint64_t rate[3] = { full * 55 / 100, full / 2, full * 45 / 100 };
+	const int cpu[3] = { 1, 0, 0 };
+	uint64_t now = 0;
+	int id[3];
+
+	for (int i = 0; i < 3; i++) {
+		sched_cpumask_clear(&one[i % 2]);
+		sched_cpumask_set(&one[i % 2], (unsigned int)cpu[i]);
+		id[i] = add_ent(s, "busy", 1024, true, 0);
+		CU_ASSERT_FATAL(sched_set_affinity(s, id[i], &one[i % 2], 0, NULL, 0) == 0);
+	}
+	run_until(s, &now, 20 * MS, MS);
+	for (int i = 0; i < 3; i++) {
+		struct sched_entity *se = sched_ent(s, id[i]);
+
+		CU_ASSERT_FATAL(sched_set_affinity(s, id[i], &s->all_cpus, now, NULL, 0) == 0);
+		CU_ASSERT_FATAL(se->cpu == cpu[i]);
+		se->lag_tracked = true;
+		s->lag_ents[i] = (struct lag_ent){ .se = se, .w = 1024, .rate = rate[i],
+						   .limit = UINT64_MAX };
+	}
+	s->rq[0].lag_cap = full * 9 / 10;
+	s->rq[1].lag_cap = full;
+	fair_repack(s, 3, now);
+	CU_ASSERT_EQUAL(sched_ent(s, id[2])->cpu, 0);
+	s->rq[0].lag_cap = full * 8 / 10;	/* 19% over: re-packed */
+	fair_repack(s, 3, now);
+	CU_ASSERT_EQUAL(sched_ent(s, id[2])->cpu, 1);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_three_on_two),
 	   UNIT_TEST(test_fairlag_heavy_gets_big),
@@ -523,4 +567,5 @@ UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_sleeper_over_share_held),
 	   UNIT_TEST(test_fairlag_capped_sleeper_not_held),
 	   UNIT_TEST(test_fairlag_long_burst_still_a_sleeper),
-	   UNIT_TEST(test_fairlag_wakeup_goes_where_ahead))
+	   UNIT_TEST(test_fairlag_wakeup_goes_where_ahead),
+	   UNIT_TEST(test_fairlag_repack_calm_beside_sleepers))
