@@ -773,7 +773,7 @@ uint64_t fair_solver_weight(const struct sched *s, const struct sched_entity *se
 uint32_t fair_payback_weight(const struct sched *s, const struct sched_entity *se, uint64_t w,
 			     uint64_t rate);
 /* Lag (work) from its fluid ideal worth moving an entity for (fairlag.c, newidle). */
-#define FAIR_LAG_MOVE_NS	(20 * NSEC_PER_MSEC)
+#define FAIR_LAG_MOVE_NS	(8 * NSEC_PER_MSEC)
 bool sched_balance_newidle(struct sched *s, struct sched_rq *rq, uint64_t now);
 void update_misfit_slow(struct sched *s, struct sched_rq *rq);
 void update_misfit_util(struct sched *s, struct sched_rq *rq, unsigned long util);

@@ -552,6 +552,32 @@ static void test_fairlag_repack_calm_beside_sleepers(void)
 	sched_destroy(s);
 }
 
+/*
+ * Three equal busy entities on two pCPUs need moves to get 2/3 each
+ * (no placement gives it); a lag of FAIR_LAG_MOVE_NS (8 ms of work) is
+ * worth one, so no entity gets twice that far from its ideal once the
+ * first moves are made (with moves for 20 ms, as before, 21.7 ms).
+ */
+static void test_fairlag_three_on_two_lags_small(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	uint64_t now = 0;
+	int64_t worst = 0;
+	int id[3];
+
+	for (int i = 0; i < 3; i++)
+		id[i] = add_ent(s, "e", 1024, true, 0);
+	run_until(s, &now, 500 * MS, MS);
+	while (now < 5000 * MS) {
+		run_until(s, &now, now + MS, MS);
+		for (int i = 0; i < 3; i++)
+			worst = llabs(sched_ent(s, id[i])->lag) > worst ?
+				llabs(sched_ent(s, id[i])->lag) : worst;
+	}
+	CU_ASSERT(worst < 16 * (int64_t)MS);	/* twice the 8 ms; 21.7 ms at 20 */
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_three_on_two),
 	   UNIT_TEST(test_fairlag_heavy_gets_big),
@@ -568,4 +594,5 @@ UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_capped_sleeper_not_held),
 	   UNIT_TEST(test_fairlag_long_burst_still_a_sleeper),
 	   UNIT_TEST(test_fairlag_wakeup_goes_where_ahead),
-	   UNIT_TEST(test_fairlag_repack_calm_beside_sleepers))
+	   UNIT_TEST(test_fairlag_repack_calm_beside_sleepers),
+	   UNIT_TEST(test_fairlag_three_on_two_lags_small))
