@@ -141,7 +141,7 @@ unsigned int select_cpu_fair(struct sched *s, struct sched_entity *se)
 	if (p.idle_fit >= 0)
 		return (unsigned int)p.idle_fit;
 	if (prev_fits) {
-		int t = s->rq[prev].lag_full ? fair_lag_wake_target(s, se) : -1;
+		int t = fair_wake_target(s, se, (unsigned int)prev);
 
 		return t >= 0 ? (unsigned int)t : (unsigned int)prev;
 	}

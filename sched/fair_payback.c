@@ -26,7 +26,7 @@
 #include "sched/internal.h"
 
 #define PAYBACK_NS	(256 * NSEC_PER_MSEC)	/* a lag is paid back over this */
-#define PAYBACK_CLAMP	2			/* factor bounds: [1/2, 2] */
+#define PAYBACK_CLAMP	4			/* factor bounds: [1/4, 4] */
 #define FACTOR_SHIFT	16			/* factors in 16.16 fixed point */
 
 /*

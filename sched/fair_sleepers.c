@@ -20,7 +20,9 @@
  * 2. a sleeper whose demand is above its share is held: its run weight
  *    is its own times a factor that shrinks while it is over and grows
  *    back (to 1) once it is not, so that what it took goes back to the
- *    busy ones, whose lags and payback (fair_payback.c) then share it out.
+ *    busy ones, whose lags and payback (fair_payback.c) then share it out;
+ * 3. an entity that woke within the last SLEEPER_MEMORY balances stays a
+ *    sleeper through intervals it never blocked in (fair_sleeper_recent()).
  *
  * Not with groups (group_ideal.c solves those hierarchically and sets the
  * run weights itself). O(n) per balance besides the solve's passes;
@@ -33,6 +35,7 @@
 #define HOLD_MIN	(HOLD_ONE / 4)		/* at most this much held */
 #define HOLD_STEP	(HOLD_ONE / 8)		/* change per balance */
 #define HOLD_OVER_SHIFT	3			/* over: demand above share + 1/8 */
+#define SLEEPER_MEMORY	8			/* balances a wakeup marks a sleeper */
 
 /*
  * Update se's demand with its use over the interval of dt ns. Returns
@@ -53,6 +56,23 @@ bool fair_sleeper_use(struct sched_entity *se, uint64_t used_ns, uint64_t dt)
 				(r >> DEMAND_SHIFT);
 	se->sl_init = true;
 	return first;
+}
+
+/*
+ * Did se wake from a sleep within the last SLEEPER_MEMORY balances? Then
+ * it is a sleeper even through an interval it was runnable all along (a
+ * light one queued behind heavier ones): solved as busy there, it got a
+ * busy entity's share beyond its demand, taken from the busy ones' ideal,
+ * and their lags then said they were ahead when they were not (newidle
+ * left them waiting beside idle pCPUs). The first wakeup of an entity no
+ * balance saw runnable before is its start, not the end of a sleep.
+ */
+bool fair_sleeper_recent(const struct sched *s, struct sched_entity *se)
+{
+	if (se->lag_wakeups != se->st.nr_wakeups && se->sl_was_runnable)
+		se->sl_woke_round = s->lag_round;
+	se->sl_was_runnable |= wants_cpu(se);
+	return se->sl_woke_round && s->lag_round - se->sl_woke_round < SLEEPER_MEMORY;
 }
 
 /*

@@ -9,10 +9,11 @@
  * equal entities on two pCPUs; heavy ones on slow pCPUs while light ones
  * have fast ones to themselves). So at every periodic balance:
  *
- * 1. the ideal rate of every entity runnable since the last balance is
- *    solved by water-filling over the pCPUs it may use, beside the
- *    others, the sleepers, capped at their demand (fair_sleepers.c; with
- *    groups, what the sleepers used is taken off the capacity instead);
+ * 1. the ideal rate of every entity runnable since the last balance
+ *    and not woken for a few balances is solved by water-filling over
+ *    the pCPUs it may use, beside the others, the sleepers, capped at
+ *    their demand (fair_sleepers.c; with groups, what the sleepers used
+ *    is taken off the capacity instead);
  * 2. each such entity's lag (ideal work - work done) is accumulated;
  * 3. the entities with the largest lags (ahead or behind, beyond
  *    LAG_MOVE_NS) may each move once: alone, or in exchange for the entity
@@ -252,12 +253,14 @@ static unsigned int collect(struct sched *s, uint64_t dt, uint64_t *used)
 	for (unsigned int k = 0; k < s->nr_lag_order; k++) {
 		struct sched_entity *se = s->ent[s->lag_order[k]];
 		uint64_t work;
-		bool tracked, fresh;
+		bool tracked, fresh, recent;
 
 		if (!se || dl_entity(se))
 			continue;
 		work = entity_work(se);
-		tracked = wants_cpu(se) && se->lag_on_rq && se->lag_wakeups == se->st.nr_wakeups;
+		recent = fair_sleeper_recent(s, se);
+		tracked = wants_cpu(se) && se->lag_on_rq && se->lag_wakeups == se->st.nr_wakeups &&
+			  !recent;
 		fresh = fair_sleeper_use(se, work - se->lag_work, dt);
 		if (tracked) {
 			s->lag_ents[n].se = se;
@@ -649,59 +652,6 @@ static unsigned int worst_lags(struct sched *s, unsigned int n, struct lag_ent *
 	return nr;
 }
 
-/*
- * Where wakeups should go when no pCPU is idle: not where an entity runs
- * whose fair share is the whole pCPU (time a sleeper takes there is lost
- * to it for good, while entities that share pCPUs get it back through
- * their lag), the least loaded first.
- */
-static void update_wake_targets(struct sched *s, unsigned int n)
-{
-	unsigned int nr = 0;
-
-	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
-		s->rq[cpu].lag_full = false;
-	for (unsigned int k = 0; k < n; k++) {
-		struct sched_entity *se = s->lag_ents[k].se;
-		struct sched_rq *rq = &s->rq[se->cpu];
-
-		if (se->lag_tracked && se->lag_rate >= rq->lag_cap - rq->lag_cap / 32)
-			rq->lag_full = true;
-	}
-	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
-		struct sched_rq *rq = &s->rq[cpu];
-		unsigned int k;
-
-		if (rq->lag_full)
-			continue;
-		k = nr++;
-		rq->lag_load = (rq->lag_weight << 20) / (rq->capacity ? rq->capacity : 1);
-		while (k && s->rq[s->lag_targets[k - 1]].lag_load > rq->lag_load) {
-			s->lag_targets[k] = s->lag_targets[k - 1];
-			k--;
-		}
-		s->lag_targets[k] = (uint16_t)cpu;
-	}
-	s->nr_lag_targets = nr;
-	s->lag_target_next = 0;
-}
-
-/*
- * A pCPU for a waking entity whose previous pCPU is full (see above): the
- * next of the wake targets it may use and fits, or -1. Round robin, so a
- * burst of wakeups between two balances spreads out.
- */
-int fair_lag_wake_target(struct sched *s, const struct sched_entity *se)
-{
-	for (unsigned int tries = 0; tries < 4 && s->nr_lag_targets; tries++) {
-		unsigned int cpu = s->lag_targets[s->lag_target_next++ % s->nr_lag_targets];
-
-		if (sched_cpumask_test(&se->allowed, cpu) && entity_fits_cpu(s, se, cpu))
-			return (int)cpu;
-	}
-	return -1;
-}
-
 /* Accumulate the lags over the last interval and correct the worst ones. */
 void fair_lag_balance(struct sched *s, uint64_t now)
 {
@@ -762,7 +712,7 @@ void fair_lag_balance(struct sched *s, uint64_t now)
 			sums_update(&s->rq[se->cpu], se, 1);
 		}
 	}
-	update_wake_targets(s, n);
+	fair_wake_targets_update(s, n);
 	/* The LAG_ATTEMPTS worst lags first, at most one move per pCPU. */
 	nc = worst_lags(s, n, top);
 	for (unsigned int k = 0, moves = 0; k < nc && moves < s->nr_cpus; k++) {

@@ -266,6 +266,8 @@ struct sched_entity {
 	uint64_t sl_share;		/* its solved rate when it last slept */
 	uint32_t sl_hold;		/* run weight factor (16.16) while over; 0 = 1 */
 	bool sl_init;			/* sl_demand has a first value */
+	uint64_t sl_woke_round;		/* balance round it last woke in; 0 never */
+	bool sl_was_runnable;		/* a balance saw it runnable */
 
 	struct sched_entity_stats st;
 };
@@ -348,8 +350,8 @@ struct sched_rq {
 	/* fluid-ideal balance (fairlag.c) */
 	uint64_t lag_cap;		/* capacity the sleepers left, 1 << 20 = 1024 */
 	uint64_t lag_weight;		/* weight of the tracked entities here */
-	uint64_t lag_load;		/* lag_weight per capacity */
 	bool lag_full;			/* runs an entity whose share is the whole pCPU */
+	bool lag_behind;		/* its tracked entities are behind in sum (fair_wake.c) */
 	bool lag_cap_init;		/* lag_cap has a first value */
 	double lag_aa, lag_ab, lag_bb;	/* the potential's sums (fairlag.c) */
 } __attribute__((aligned(SCHED_CACHELINE)));
@@ -408,6 +410,12 @@ struct sched_group {
 	bool binding;			/* ... and below its share: its cap is its ideal */
 };
 
+/* pCPUs a waking sleeper may be sent to, handed out round robin (fair_wake.c) */
+struct fair_wake_targets {
+	uint16_t cpu[SCHED_MAX_CPUS];
+	unsigned int nr, next;
+};
+
 struct sched {
 	struct sched_config cfg;
 	unsigned int nr_cpus, nr_clusters;
@@ -433,8 +441,8 @@ struct sched {
 	bool lag_order_dirty;		/* an entity came, went or changed weight */
 	uint64_t lag_last, lag_round;
 	bool lag_in_move;		/* between the two halves of an exchange */
-	uint16_t lag_targets[SCHED_MAX_CPUS];	/* wake targets, least loaded first */
-	unsigned int nr_lag_targets, lag_target_next;
+	struct fair_wake_targets wake_free;	/* not full, least loaded first */
+	struct fair_wake_targets wake_ahead;	/* ahead in sum, most first */
 	uint64_t newidle_decay_due;	/* no newidle cost decays before this */
 	struct sched_group *grp;	/* SCHED_MAX_GROUPS, allocated with the first group */
 	unsigned int nr_groups;
@@ -750,10 +758,12 @@ void sched_balance(struct sched *s, uint64_t now);
 void fair_lag_balance(struct sched *s, uint64_t now);
 uint64_t fair_cap_rate(const struct sched *s, const struct sched_entity *se);
 size_t fair_lag_scratch_size(void);
-int fair_lag_wake_target(struct sched *s, const struct sched_entity *se);
+void fair_wake_targets_update(struct sched *s, unsigned int n);
+int fair_wake_target(struct sched *s, const struct sched_entity *se, unsigned int prev);
 void fair_payback_reweight(struct sched *s, uint64_t now);
 bool fair_sleeper_use(struct sched_entity *se, uint64_t used_ns, uint64_t dt);
 bool fair_sleeper_collect(const struct sched *s, struct sched_entity *se, struct lag_ent *e);
+bool fair_sleeper_recent(const struct sched *s, struct sched_entity *se);
 unsigned int fair_sleepers_done(struct lag_ent *e, unsigned int n);
 uint64_t fair_sleeper_weight(const struct sched_entity *se, uint64_t w);
 void fair_repack(struct sched *s, unsigned int n, uint64_t now);
@@ -763,7 +773,7 @@ uint64_t fair_solver_weight(const struct sched *s, const struct sched_entity *se
 uint32_t fair_payback_weight(const struct sched *s, const struct sched_entity *se, uint64_t w,
 			     uint64_t rate);
 /* Lag (work) from its fluid ideal worth moving an entity for (fairlag.c, newidle). */
-#define FAIR_LAG_MOVE_NS	(20 * NSEC_PER_MSEC)
+#define FAIR_LAG_MOVE_NS	(8 * NSEC_PER_MSEC)
 bool sched_balance_newidle(struct sched *s, struct sched_rq *rq, uint64_t now);
 void update_misfit_slow(struct sched *s, struct sched_rq *rq);
 void update_misfit_util(struct sched *s, struct sched_rq *rq, unsigned long util);

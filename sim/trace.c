@@ -99,6 +99,30 @@ static void instant(struct sim_trace *t, const char *what, const struct sched_ev
 	fputc('}', t->f);
 }
 
+static const char *const migrate_reasons[] = {
+	[SCHED_MIGRATE_WAKEUP] = "wakeup",
+	[SCHED_MIGRATE_BALANCE] = "balance",
+	[SCHED_MIGRATE_MISFIT] = "misfit",
+	[SCHED_MIGRATE_NEWIDLE] = "newidle",
+	[SCHED_MIGRATE_AFFINITY] = "affinity",
+	[SCHED_MIGRATE_ADMISSION] = "admission",
+};
+
+/* A migration says where from, where to and why: what a trace is read for. */
+static void migrate_event(struct sim_trace *t, const struct sched_event *ev)
+{
+	unsigned int r = (unsigned int)ev->reason;
+	const char *why = r < sizeof(migrate_reasons) / sizeof(migrate_reasons[0]) &&
+			  migrate_reasons[r] ? migrate_reasons[r] : "?";
+
+	sep(t);
+	fprintf(t->f, "{\"name\":\"migrate %s\",\"cat\":\"migrate\",\"ph\":\"i\",\"s\":\"t\","
+		"\"pid\":1,\"tid\":%d,", vname(t, ev->entity), ev->to_cpu < 0 ? 0 : ev->to_cpu);
+	ts(t->f, "ts", ev->now);
+	fprintf(t->f, ",\"args\":{\"from\":%d,\"to\":%d,\"reason\":\"%s\"}}",
+		ev->from_cpu, ev->to_cpu, why);
+}
+
 void trace_event(void *opaque, const struct sched_event *ev)
 {
 	const struct sim *sim = opaque;
@@ -127,7 +151,7 @@ void trace_event(void *opaque, const struct sched_event *ev)
 		instant(t, "deadline-miss", ev);
 		break;
 	case SCHED_EV_MIGRATE:
-		instant(t, "migrate", ev);
+		migrate_event(t, ev);
 		break;
 	case SCHED_EV_REPLENISH:
 	case SCHED_EV_WAKEUP:

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Where the fluid-ideal balance (fairlag.c) wants a sleeper to wake when
+ * no pCPU is idle and its previous pCPU is one of:
+ *
+ * - full: it runs an entity whose fair share is the whole pCPU. Time a
+ *   sleeper takes there is lost to that entity for good, while entities
+ *   that share pCPUs get it back through their lags; so the wakeup goes
+ *   to the least loaded pCPU that is not full;
+ * - behind: its tracked entities are behind their ideal in sum by a
+ *   move's worth (FAIR_LAG_MOVE_NS). Time a sleeper takes there adds to
+ *   what they are owed, while beside tracked entities that are ahead in
+ *   sum by as much it is time the balance would take from them anyway
+ *   (a light busy entity that runs whenever the sleepers beside it
+ *   sleep); so the wakeup goes to the pCPU furthest ahead.
+ *
+ * Both lists are made at each balance and handed out round robin, so a
+ * burst of wakeups between two balances spreads out. O(m^2) at worst per
+ * balance for m pCPUs (insertion into short lists), O(1) per wakeup.
+ */
+#include "sched/internal.h"
+
+#define TARGET_TRIES	4	/* list entries a wakeup looks at */
+
+/* Insert cpu into t, ascending by key[] (ties keep pCPU order). */
+static void targets_insert(struct fair_wake_targets *t, unsigned int cpu, const int64_t *key)
+{
+	unsigned int k = t->nr++;
+
+	while (k && key[t->cpu[k - 1]] > key[cpu]) {
+		t->cpu[k] = t->cpu[k - 1];
+		k--;
+	}
+	t->cpu[k] = (uint16_t)cpu;
+}
+
+/* The next pCPU of t that se may use and fits, or -1. */
+static int targets_next(const struct sched *s, struct fair_wake_targets *t,
+			const struct sched_entity *se)
+{
+	for (unsigned int tries = 0; tries < TARGET_TRIES && t->nr; tries++) {
+		unsigned int cpu = t->cpu[t->next++ % t->nr];
+
+		if (sched_cpumask_test(&se->allowed, cpu) && entity_fits_cpu(s, se, cpu))
+			return (int)cpu;
+	}
+	return -1;
+}
+
+/* Mark the full pCPUs and sum the lags of the n solved entities per pCPU. */
+static void scan_tracked(struct sched *s, unsigned int n, int64_t *lag_sum)
+{
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		s->rq[cpu].lag_full = false;
+		lag_sum[cpu] = 0;
+	}
+	for (unsigned int k = 0; k < n; k++) {
+		struct sched_entity *se = s->lag_ents[k].se;
+		struct sched_rq *rq = &s->rq[se->cpu];
+
+		if (!se->lag_tracked)
+			continue;
+		if (se->lag_rate >= rq->lag_cap - rq->lag_cap / 32)
+			rq->lag_full = true;
+		lag_sum[se->cpu] += se->lag;
+	}
+}
+
+/* Both lists, from the n entities the balance solved (s->lag_ents). */
+void fair_wake_targets_update(struct sched *s, unsigned int n)
+{
+	int64_t load[SCHED_MAX_CPUS], lag_sum[SCHED_MAX_CPUS];
+	const int64_t move = (int64_t)FAIR_LAG_MOVE_NS;
+
+	scan_tracked(s, n, lag_sum);
+	s->wake_free.nr = s->wake_free.next = 0;
+	s->wake_ahead.nr = s->wake_ahead.next = 0;
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		struct sched_rq *rq = &s->rq[cpu];
+
+		rq->lag_behind = lag_sum[cpu] > move;
+		if (rq->lag_full)
+			continue;
+		load[cpu] = (int64_t)((rq->lag_weight << 20) / (rq->capacity ? rq->capacity : 1));
+		targets_insert(&s->wake_free, cpu, load);
+		if (lag_sum[cpu] < -move)
+			targets_insert(&s->wake_ahead, cpu, lag_sum);
+	}
+}
+
+/*
+ * A pCPU for se waking while no pCPU is idle, whose previous pCPU is
+ * prev: another when prev is full or behind (see above), else -1.
+ */
+int fair_wake_target(struct sched *s, const struct sched_entity *se, unsigned int prev)
+{
+	const struct sched_rq *rq = &s->rq[prev];
+
+	if (rq->lag_full)
+		return targets_next(s, &s->wake_free, se);
+	if (rq->lag_behind)
+		return targets_next(s, &s->wake_ahead, se);
+	return -1;
+}
