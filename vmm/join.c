@@ -332,6 +332,20 @@ static void start_counting(struct join_slot *s, struct vm_join_vcpu *v)
 	v->in_run = true;
 }
 
+/* The run under way, from the thread's own clock (0: unreadable, nothing counted). */
+static void count_run(struct vm_join_vcpu *v)
+{
+	uint64_t now = v->in_run && v->run_cpu0 ? own_cpu_ns() : 0, ran;
+
+	if (now <= v->run_cpu0)
+		return;
+	ran = now - v->run_cpu0;
+	if (v->run_active0 + ran > v->active)
+		v->active = v->run_active0 + ran;
+	if (v->run_run0 + ran > v->run)
+		v->run = v->run_run0 + ran;
+}
+
 static bool join_gate_enter(void *opaque, unsigned int vcpu)
 {
 	struct vm_join *j = opaque;
@@ -582,14 +596,7 @@ void vm_join_vcpu_times(struct vm_join *j, unsigned int vcpu, uint64_t *active_n
 		/* The host's words only grow; a host that says otherwise is ignored. */
 		v->active = active > v->active ? active : v->active;
 		v->run = run > v->run ? run : v->run;
-		if (v->in_run) {
-			uint64_t ran = own_cpu_ns() - v->run_cpu0;
-
-			if (v->run_active0 + ran > v->active)
-				v->active = v->run_active0 + ran;
-			if (v->run_run0 + ran > v->run)
-				v->run = v->run_run0 + ran;
-		}
+		count_run(v);
 	}
 	*active_ns = v->base_active + v->active;
 	*run_ns = v->base_run + v->run;
