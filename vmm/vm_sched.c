@@ -116,10 +116,15 @@ static int alloc_arrays(struct vm_sched *vs, unsigned int n)
 	       vs->msr_avg && vs->cppc_avg && vs->host_applied ? 0 : -ENOMEM;
 }
 
+/* The duty-cycle window the dispatcher will use (dispatch_config.window_ns). */
+static uint64_t window_ns(const struct vm_sched *vs)
+{
+	return vs->cfg.window_ns ? vs->cfg.window_ns : DUTY_DEFAULT_WINDOW_NS;
+}
+
 static void init_counter_averages(struct vm_sched *vs)
 {
-	uint64_t window = vs->cfg.window_ns ? vs->cfg.window_ns : DUTY_DEFAULT_WINDOW_NS;
-	uint64_t span = VM_COUNTER_SPAN_WINDOWS * window;
+	uint64_t span = VM_COUNTER_SPAN_WINDOWS * window_ns(vs);
 
 	if (span < VM_COUNTER_SPAN_MIN_NS)
 		span = VM_COUNTER_SPAN_MIN_NS;
@@ -157,7 +162,7 @@ static int create_dispatcher(struct vm_sched *vs, char *err, size_t errlen)
  */
 static int check_levels_run(const struct vm_sched *vs, char *err, size_t errlen)
 {
-	uint64_t window = vs->cfg.window_ns ? vs->cfg.window_ns : DUTY_DEFAULT_WINDOW_NS;
+	uint64_t window = window_ns(vs);
 	unsigned int min = duty_min_level(window);
 
 	for (unsigned int c = 0; c < vs->cfg.host.nr_clusters; c++) {

@@ -53,26 +53,23 @@ static void vcpu_times_clamped(struct vm_sched *vs, unsigned int vcpu, uint64_t 
 		*run = *active;
 }
 
-void vm_sched_aperfmperf(struct vm_sched *vs, unsigned int vcpu, uint64_t *aperf,
-			 uint64_t *mperf)
+/* APERF/MPERF of the accounts; with avg, the run time averaged (devices/fbavg.h). */
+static void aperfmperf_of(struct vm_sched *vs, unsigned int vcpu, struct fbavg *avg,
+			  uint64_t *aperf, uint64_t *mperf)
 {
 	uint64_t active, run;
 
 	vcpu_times_clamped(vs, vcpu, &active, &run);
+	if (avg)
+		run = fbavg_update(avg, active, run);
 	*mperf = ns_to_ticks(vs, active);
 	*aperf = ns_to_ticks(vs, run);
 }
 
-/* What the guest's APERF/MPERF count: the run time averaged (devices/fbavg.h). */
-static void served_aperfmperf(struct vm_sched *vs, unsigned int vcpu, uint64_t *aperf,
-			      uint64_t *mperf)
+void vm_sched_aperfmperf(struct vm_sched *vs, unsigned int vcpu, uint64_t *aperf,
+			 uint64_t *mperf)
 {
-	uint64_t active, run;
-
-	vcpu_times_clamped(vs, vcpu, &active, &run);
-	run = fbavg_update(&vs->msr_avg[vcpu], active, run);
-	*mperf = ns_to_ticks(vs, active);
-	*aperf = ns_to_ticks(vs, run);
+	aperfmperf_of(vs, vcpu, NULL, aperf, mperf);
 }
 
 static int msr_read(struct vcpu *v, uint32_t msr, uint64_t *val, void *opaque)
@@ -101,7 +98,7 @@ static int msr_read(struct vcpu *v, uint32_t msr, uint64_t *val, void *opaque)
 	 */
 	if (vs->join && vs->cppc)
 		vm_sched_feed_vcpu(vs, v->index);
-	served_aperfmperf(vs, v->index, &aperf, &mperf);
+	aperfmperf_of(vs, v->index, &vs->msr_avg[v->index], &aperf, &mperf);
 	*val = fbctr_read(&vs->msr_ctr[v->index], msr == MSR_IA32_APERF ? FBCTR_ACT : FBCTR_REF,
 			  aperf, mperf);
 	return 0;
