@@ -227,6 +227,7 @@ struct dispatch *dispatch_create(const struct dispatch_config *cfg, char *err, s
 	d->tick_hook = cfg->tick_hook;
 	d->thread_init = cfg->thread_init;
 	d->kick_signal = cfg->kick_signal;
+	d->remote_run_end = cfg->remote_run_end;
 	d->nr_vcpus = cfg->nr_vcpus;
 	d->tick_ns = cfg->tick_ns ? cfg->tick_ns : DISPATCH_DEFAULT_TICK_NS;
 	d->window_ns = cfg->window_ns ? cfg->window_ns : DUTY_DEFAULT_WINDOW_NS;
@@ -428,7 +429,13 @@ static void apply_pcpu(struct dispatch *d, unsigned int p, const struct sched_cp
 		rephase(d, pc);
 	if (prev >= 0 && prev != next && d->v[prev].in_run && !d->v[prev].halted)
 		kick(d, (unsigned int)prev);
-	if (next >= 0)
+	/*
+	 * Woken while the vCPU it replaces is still in KVM_RUN, the thread
+	 * would only find its host CPU busy and sleep again (a context switch
+	 * for nothing, two with a proxy): that one's leave or halt wakes it
+	 * (dispatch_wake_host()).
+	 */
+	if (next >= 0 && !dispatch_host_busy(d, (int)pc->host_cpu, (unsigned int)next))
 		pthread_cond_signal(&d->v[next].cond);
 	/*
 	 * A level change moves (or creates) the end of the on-part: let the gate

@@ -95,6 +95,14 @@ struct dispatch_config {
 	 * dispatcher thread; 0: rely on the dispatcher's kick alone.
 	 */
 	int kick_signal;
+	/*
+	 * The threads that pass the gate are not the vCPU threads (the host's
+	 * proxies): a run's slice end is told to the vCPU's own thread
+	 * (dispatch_vcpu_run_end()), which arms its own timer for it, as a
+	 * stand-alone vCPU thread arms its kick_signal timer. So a slice that
+	 * ends on a stretched tick needs no dispatcher wakeup and no kick.
+	 */
+	bool remote_run_end;
 	/* Called by the dispatcher thread after every 4th engine tick, unlocked. */
 	void (*tick_hook)(void *opaque);
 	/*
@@ -238,6 +246,13 @@ void dispatch_vcpu_times(struct dispatch *d, unsigned int vcpu, uint64_t *active
  */
 void dispatch_vcpu_times_charged(struct dispatch *d, unsigned int vcpu, uint64_t *active_ns,
 				 uint64_t *run_ns);
+/*
+ * With remote_run_end: when the run dispatch_vcpu_enter() just handed out
+ * is to end its own slice (CLOCK_MONOTONIC ns), UINT64_MAX for none. The
+ * dispatcher does not wake for that end; its stretched tick remains the
+ * bound on a vCPU thread that does not stop.
+ */
+uint64_t dispatch_vcpu_run_end(struct dispatch *d, unsigned int vcpu);
 /* What the dispatcher thread itself did: engine ticks and times it woke. */
 struct dispatch_counters {
 	uint64_t ticks, wakeups;

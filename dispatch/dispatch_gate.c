@@ -347,10 +347,14 @@ enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu,
 	 * With the tick stretched, a full-speed vCPU ends its own slice: its
 	 * timer stops the run where the engine's slice ends and the thread
 	 * makes the pick on its own CPU at leave, like the kernel's hrtick (no
-	 * IPI from the dispatcher, which does not wake for it).
+	 * IPI from the dispatcher, which does not wake for it). Only where a
+	 * timer will: without one (and not told to the vCPU's thread) the
+	 * dispatcher must wake for the slice's end, or the run would last to
+	 * the stretched tick whatever the slice.
 	 */
 	v->slice_end = UINT64_MAX;
-	if (v->leave_at == UINT64_MAX && v->sanctioned && dispatch_tick_may_stretch(d))
+	if (v->leave_at == UINT64_MAX && v->sanctioned && (v->has_timer || d->remote_run_end) &&
+	    dispatch_tick_may_stretch(d))
 		v->slice_end = sched_next_event(d->sched, (unsigned int)v->run_cpu);
 	arm_onpart_timer(v, v->leave_at < v->slice_end ? v->leave_at : v->slice_end);
 	pthread_mutex_unlock(&d->lock);

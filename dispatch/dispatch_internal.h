@@ -98,6 +98,7 @@ struct dispatch {
 	void (*tick_hook)(void *opaque);
 	int (*thread_init)(void *opaque);
 	int kick_signal;
+	bool remote_run_end;
 	uint64_t tick_ns, window_ns, epoch_ns, next_tick, last_tick, next_hook;
 	uint64_t tick_due;		/* the engine's next tick (next_wake) */
 	uint64_t last_halt_ns;		/* a vCPU was last seen halting */

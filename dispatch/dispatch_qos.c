@@ -255,6 +255,16 @@ void dispatch_vcpu_times_charged(struct dispatch *d, unsigned int vcpu, uint64_t
 	pthread_mutex_unlock(&d->lock);
 }
 
+uint64_t dispatch_vcpu_run_end(struct dispatch *d, unsigned int vcpu)
+{
+	uint64_t end;
+
+	pthread_mutex_lock(&d->lock);
+	end = d->remote_run_end ? d->v[vcpu].slice_end : UINT64_MAX;
+	pthread_mutex_unlock(&d->lock);
+	return end;
+}
+
 struct sched *dispatch_engine(struct dispatch *d)
 {
 	return d->sched;

@@ -123,7 +123,16 @@ struct join_slot {
 	 * guest's steal time). Padding before, so an older host leaves it 0.
 	 */
 	uint64_t steal_ns;
-	uint8_t pad0[24];
+	/*
+	 * host writes before each run it hands out: CLOCK_MONOTONIC ns at which
+	 * the vCPU thread ends this run itself (its own timer, the kick signal),
+	 * the engine's slice end where the dispatcher will not wake for it
+	 * (dispatch_vcpu_run_end()); 0: none, the host kicks. Only a hint to
+	 * the VM: a thread that runs on is stopped at the dispatcher's next
+	 * tick. Padding before, so an older host leaves it 0.
+	 */
+	uint64_t run_end_ns;
+	uint8_t pad0[16];
 	uint32_t left;			/* VM writes: sequence of the last run that ended */
 	int32_t tid;			/* VM writes once: its vCPU thread */
 	/*

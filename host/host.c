@@ -437,6 +437,7 @@ static int make_dispatcher(struct host *h, char *err, size_t errlen)
 		.window_ns = h->cfg.window_ns,
 		.ops = &host_vcpu_ops,
 		.opaque = h,
+		.remote_run_end = true,
 	};
 
 	if (!h->cfg.spec_set)

@@ -214,6 +214,19 @@ static void publish_times(struct host_proxy *p)
 	__atomic_store_n(&s->run_ns, run, __ATOMIC_RELEASE);
 }
 
+/*
+ * The slice end the VM's thread stops this run at on its own timer: the
+ * switch then goes through this proxy's leave alone, with no dispatcher
+ * wakeup and no kick (dispatch_config.remote_run_end).
+ */
+static void publish_run_end(struct host_proxy *p)
+{
+	uint64_t end = dispatch_vcpu_run_end(p->h->d, p->slot);
+
+	__atomic_store_n(&p->vm->page->slot[p->index].run_end_ns, end == UINT64_MAX ? 0 : end,
+			 __ATOMIC_RELAXED);
+}
+
 /* The main thread holds the VM with the host kernel, or lets it go (host_enforce.c). */
 static void tell_main(struct host_proxy *p)
 {
@@ -319,6 +332,7 @@ static void *proxy_thread(void *arg)
 				 __ATOMIC_RELAXED);
 		/* What the VM counts this run from: the off-part it waited included. */
 		publish_times(p);
+		publish_run_end(p);
 		hand_out(p, JOIN_GATE_RUN);
 		ended = wait_left(p);
 		if (ended)

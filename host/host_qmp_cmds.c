@@ -256,6 +256,7 @@ static json_object *vcpu_json(struct host *h, struct host_vm *vm, struct host_pr
 	json_object_object_add(o, "throttled_ns",
 			       json_object_new_int64((int64_t)r.stats.throttled_ns));
 	json_object_object_add(o, "throttles", json_object_new_int64((int64_t)r.stats.nr_throttles));
+	json_object_object_add(o, "switches", json_object_new_int64((int64_t)r.stats.nr_switches));
 	json_object_object_add(o, "yields", json_object_new_int64((int64_t)r.stats.nr_yields));
 	json_object_object_add(o, "yield_tos", json_object_new_int64((int64_t)r.stats.nr_yield_to));
 	json_object_object_add(o, "bad_hints", json_object_new_int64(

@@ -17,6 +17,7 @@
 #include "dispatch/join_proto.h"
 #include "util/evloop.h"
 #include "util/log.h"
+#include "util/util.h"
 #include "vmm/kvm/vcpu.h"
 #include "vmm/kvm/vm.h"
 
@@ -70,6 +71,9 @@ struct vm_join_vcpu {
 	uint64_t steal_seen;		/* the host's steal_ns word as last added */
 	uint32_t cluster_seen;		/* the host's cluster word as last told */
 	uint32_t hint_seq;		/* the guest's hints written to the slot */
+	/* The thread's own timer for the run's end (join_slot.run_end_ns). */
+	timer_t end_timer;
+	bool end_timer_made, end_timer_tried, end_armed;
 };
 
 struct vm_join {
@@ -346,6 +350,53 @@ static void count_run(struct vm_join_vcpu *v)
 		v->run = v->run_run0 + ran;
 }
 
+/* Made on the vCPU's thread at its first run that has an end: it signals that thread. */
+static bool make_end_timer(struct vm_join_vcpu *v)
+{
+	struct sigevent sev = {
+		.sigev_notify = SIGEV_THREAD_ID,
+		.sigev_signo = VCPU_KICK_SIGNAL,
+	};
+
+	if (v->end_timer_tried)
+		return v->end_timer_made;
+	v->end_timer_tried = true;
+	sev._sigev_un._tid = gettid();
+	v->end_timer_made = !timer_create(CLOCK_MONOTONIC, &sev, &v->end_timer);
+	if (!v->end_timer_made)
+		pr_warn("no run-end timer (%s): the host's dispatcher ends each slice instead",
+			strerror(errno));
+	return v->end_timer_made;
+}
+
+/*
+ * The host told this run's slice end: the thread stops the run there on
+ * its own timer (the kick signal ends KVM_RUN), so a switch at a slice's
+ * end needs neither a dispatcher wakeup nor a kick from the host. A run
+ * it does not end is ended by the host's next tick all the same.
+ */
+static void arm_run_end(struct join_slot *s, struct vm_join_vcpu *v)
+{
+	uint64_t end = __atomic_load_n(&s->run_end_ns, __ATOMIC_RELAXED);
+	struct itimerspec its = { 0 };
+
+	if (!end || !make_end_timer(v))
+		return;
+	its.it_value = timespec_from_ns(end);
+	v->end_armed = !timer_settime(v->end_timer, TIMER_ABSTIME, &its, NULL);
+}
+
+/* Before the run is said to be over: no signal of its timer reaches a later one. */
+static void disarm_run_end(struct vm_join_vcpu *v)
+{
+	struct itimerspec its = { 0 };
+
+	if (!v->end_armed)
+		return;
+	v->end_armed = false;
+	timer_settime(v->end_timer, 0, &its, NULL);
+}
+
 static bool join_gate_enter(void *opaque, unsigned int vcpu)
 {
 	struct vm_join *j = opaque;
@@ -378,6 +429,7 @@ static bool join_gate_enter(void *opaque, unsigned int vcpu)
 	start_counting(s, v);
 	add_steal(j, vcpu, s, v);
 	follow_cluster(j, vcpu, s, v);
+	arm_run_end(s, v);
 	/* Kicked before it got here: the kick's signal found nothing to end. */
 	if (__atomic_load_n(&s->kick, __ATOMIC_ACQUIRE) == v->seq)
 		vcpu_kick(j->vm->vcpus[vcpu]);
@@ -393,6 +445,7 @@ static void join_gate_leave(void *opaque, unsigned int vcpu, int exit_reason)
 	struct vm_join_vcpu *v = &j->v[vcpu];
 
 	(void)exit_reason;
+	disarm_run_end(v);
 	v->in_run = false;
 	/* A run of a host that is gone is not the new host's to hear of. */
 	if (!v->seq || j->ignore_holds || v->gen != atomic_load(&j->gen))
@@ -630,6 +683,9 @@ void vm_join_free(struct vm_join *j)
 {
 	if (!j)
 		return;
+	for (unsigned int i = 0; i < j->nr_vcpus; i++)
+		if (j->v[i].end_timer_made)
+			timer_delete(j->v[i].end_timer);
 	munmap(j->page, sizeof(*j->page));
 	close(j->sock);
 	free(j);

@@ -331,6 +331,7 @@ static json_object *vcpu_json(struct vm_sched *vs, unsigned int i, uint64_t wall
 	json_object_object_add(o, "throttles", json_object_new_int64((int64_t)r.stats.nr_throttles));
 	json_object_object_add(o, "migrations",
 			       json_object_new_int64((int64_t)r.stats.nr_migrations));
+	json_object_object_add(o, "switches", json_object_new_int64((int64_t)r.stats.nr_switches));
 	if (vs->cppc)
 		cppc_json(vs, i, o);
 	json_object_object_add(o, "aperf", json_object_new_int64((int64_t)aperf));

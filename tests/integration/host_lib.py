@@ -17,11 +17,11 @@ from qmp_test import Client  # noqa: E402
 
 
 class Host:
-    def __init__(self, spec, state_dir=None):
+    def __init__(self, spec, state_dir=None, extra=()):
         self.dir = tempfile.mkdtemp(prefix="capvisor-host-")
         self.api = os.path.join(self.dir, "host.sock")
         self.join = self.api + ".join"
-        self.spec, self.state_dir = spec, state_dir
+        self.spec, self.state_dir, self.extra = spec, state_dir, list(extra)
         self.log = open(os.path.join(self.dir, "host.log"), "w+")
         self.vms = []
         self.start()
@@ -29,6 +29,7 @@ class Host:
     def start(self):
         """Starts capvisor host (again: after kill9, on the same paths)."""
         args = [CAPVISOR, "host", "--api-socket", self.api, "--host", self.spec, "--verbose"]
+        args += self.extra
         if self.state_dir:
             args += ["--state-dir", self.state_dir]
         for path in (self.api, self.join):

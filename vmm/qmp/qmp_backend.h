@@ -119,6 +119,7 @@ struct qmp_vcpu_info {
 	uint64_t deadline_misses_host, deadline_misses_engine;
 	uint64_t miss_withheld_max_ns;
 	uint64_t throttled_ns, throttles;	/* out of runtime (reservation) or quota (cap) */
+	uint64_t switches;		/* times the engine switched it in: its runs */
 };
 
 /* A group of the VM (docs/qmp.md, query-groups): the VM's own is index 0. */

@@ -382,6 +382,7 @@ static json_object *vcpu_json(const struct qmp_vcpu_info *v, unsigned int index,
 			       json_object_new_int64((int64_t)v->miss_withheld_max_ns));
 	json_object_object_add(o, "throttled_ns", json_object_new_int64((int64_t)v->throttled_ns));
 	json_object_object_add(o, "throttles", json_object_new_int64((int64_t)v->throttles));
+	json_object_object_add(o, "switches", json_object_new_int64((int64_t)v->switches));
 	return o;
 }
 

@@ -131,6 +131,7 @@ static void fill_vcpu(struct qmp_vm *vm, unsigned int i, struct qmp_vcpu_info *o
 	out->miss_withheld_max_ns = r.miss_withheld_max_ns;
 	out->throttled_ns = r.stats.throttled_ns;
 	out->throttles = r.stats.nr_throttles;
+	out->switches = r.stats.nr_switches;
 }
 
 static int op_query_vcpus(void *opaque, struct qmp_vcpu_info *out, unsigned int n,
