@@ -230,7 +230,7 @@ struct dispatch *dispatch_create(const struct dispatch_config *cfg, char *err, s
 	d->remote_run_end = cfg->remote_run_end;
 	d->nr_vcpus = cfg->nr_vcpus;
 	d->tick_ns = cfg->tick_ns ? cfg->tick_ns : DISPATCH_DEFAULT_TICK_NS;
-	d->window_ns = cfg->window_ns ? cfg->window_ns : DUTY_DEFAULT_WINDOW_NS;
+	d->window_ns = duty_window_ns(cfg->window_ns);
 	d->no_pin = cfg->no_pin;
 	build_topology(cfg->host, &topo);
 	scfg.tick_ns = d->tick_ns;

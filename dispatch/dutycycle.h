@@ -88,6 +88,12 @@ void duty_plan(const unsigned int *capacity, const unsigned int *host_cpu, unsig
 /* On-time of a pCPU at level (1..1024) in one window, before any correction. */
 uint64_t duty_on_ns(uint64_t window_ns, unsigned int level);
 
+/* A configured window (dispatch_config.window_ns) or, for 0, the default: its one resolver. */
+static inline uint64_t duty_window_ns(uint64_t configured_ns)
+{
+	return configured_ns ? configured_ns : DUTY_DEFAULT_WINDOW_NS;
+}
+
 /*
  * May the vCPU run at `now` (epoch-relative ns)? on_ns is its on-time in
  * this window (duty_on_ns(), possibly corrected, at most slot->room_ns).

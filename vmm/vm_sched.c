@@ -119,7 +119,7 @@ static int alloc_arrays(struct vm_sched *vs, unsigned int n)
 /* The duty-cycle window the dispatcher will use (dispatch_config.window_ns). */
 static uint64_t window_ns(const struct vm_sched *vs)
 {
-	return vs->cfg.window_ns ? vs->cfg.window_ns : DUTY_DEFAULT_WINDOW_NS;
+	return duty_window_ns(vs->cfg.window_ns);
 }
 
 static void init_counter_averages(struct vm_sched *vs)

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dispatch/dispatch.h"
 #include "vmm/qmp/qmp.h"
 
 #define FAKE_MAX_VCPUS	64
@@ -32,6 +33,17 @@ struct fake_vm {
 	qmp_emit_fn emit;		/* where STOP/RESUME/SHUTDOWN go; may be NULL */
 	void *emit_opaque;
 };
+
+/* The judged-miss counts (all 0) by the dispatcher's names, as a real VM's. */
+static inline void fake_miss_counts(struct qmp_vcpu_info *v)
+{
+	struct dispatch_count counts[DISPATCH_MISS_COUNTS];
+	struct dispatch_vcpu_report r = { 0 };
+
+	dispatch_miss_counts(&r, counts);
+	for (unsigned int k = 0; k < QMP_VCPU_MISS_COUNTS; k++)
+		v->miss_counts[k] = (struct qmp_count){ counts[k].name, counts[k].value };
+}
 
 static void fake_vm_init(struct fake_vm *vm, unsigned int nr_vcpus)
 {
@@ -64,6 +76,7 @@ static void fake_vm_init(struct fake_vm *vm, unsigned int nr_vcpus)
 		v->weight = 1024;
 		v->uclamp_max = QMP_UCLAMP_MAX;
 		v->perf_request = v->perf_delivered = vm->host.pcpus[i % 4].perf_level;
+		fake_miss_counts(v);
 	}
 	vm->nr_groups = 2;
 	snprintf(vm->group[0].name, sizeof(vm->group[0].name), "vm");

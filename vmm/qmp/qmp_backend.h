@@ -40,6 +40,7 @@
 #define QMP_MAX_VCPUS		1024	/* what a client accepts in a reply; VMs have fewer */
 #define QMP_MAX_CLUSTERS	HOST_MAX_CLUSTERS
 #define QMP_MAX_PCPUS		HOST_MAX_PCPUS
+#define QMP_VCPU_MISS_COUNTS	3	/* DISPATCH_MISS_COUNTS (checked where both are seen) */
 #define QMP_NAME_LEN		(HOST_NAME_MAX_LEN + 1)
 #define QMP_MAX_GROUPS		64	/* a VM's groups, its own included */
 
@@ -115,9 +116,15 @@ struct qmp_vcpu_info {
 	uint64_t cpu_time_ns, wait_time_ns;
 	uint64_t active_ns;		/* current on a pCPU and not halted: what the engine gave */
 	uint64_t deadline_misses;
-	/* The misses judged: the host kernel withheld the slack, or not (dispatch.h). */
-	uint64_t deadline_misses_host, deadline_misses_engine;
-	uint64_t miss_withheld_max_ns;
+	/*
+	 * The misses judged (the host kernel withheld the slack, or not), by
+	 * the names and in the order the dispatcher gives them
+	 * (dispatch_miss_counts()): this layer does not list them again.
+	 */
+	struct qmp_count {
+		const char *name;
+		uint64_t value;
+	} miss_counts[QMP_VCPU_MISS_COUNTS];
 	uint64_t throttled_ns, throttles;	/* out of runtime (reservation) or quota (cap) */
 	uint64_t switches;		/* times the engine switched it in: its runs */
 };

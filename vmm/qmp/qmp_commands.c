@@ -374,12 +374,10 @@ static json_object *vcpu_json(const struct qmp_vcpu_info *v, unsigned int index,
 	json_object_object_add(o, "active_ns", json_object_new_int64((int64_t)v->active_ns));
 	json_object_object_add(o, "deadline_misses",
 			       json_object_new_int64((int64_t)v->deadline_misses));
-	json_object_object_add(o, "deadline_misses_host",
-			       json_object_new_int64((int64_t)v->deadline_misses_host));
-	json_object_object_add(o, "deadline_misses_engine",
-			       json_object_new_int64((int64_t)v->deadline_misses_engine));
-	json_object_object_add(o, "miss_withheld_max_ns",
-			       json_object_new_int64((int64_t)v->miss_withheld_max_ns));
+	for (unsigned int k = 0; k < QMP_VCPU_MISS_COUNTS; k++)
+		if (v->miss_counts[k].name)
+			json_object_object_add(o, v->miss_counts[k].name,
+					       json_object_new_int64((int64_t)v->miss_counts[k].value));
 	json_object_object_add(o, "throttled_ns", json_object_new_int64((int64_t)v->throttled_ns));
 	json_object_object_add(o, "throttles", json_object_new_int64((int64_t)v->throttles));
 	json_object_object_add(o, "switches", json_object_new_int64((int64_t)v->switches));

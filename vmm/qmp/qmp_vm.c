@@ -94,8 +94,11 @@ static const char *state_name(const struct qmp_vm *vm, const struct dispatch_vcp
 	}
 }
 
+_Static_assert(QMP_VCPU_MISS_COUNTS == DISPATCH_MISS_COUNTS, "every judged miss count is told");
+
 static void fill_vcpu(struct qmp_vm *vm, unsigned int i, struct qmp_vcpu_info *out)
 {
+	struct dispatch_count counts[DISPATCH_MISS_COUNTS];
 	struct dispatch_vcpu_report r;
 
 	dispatch_vcpu_report(vm->d, i, &r);
@@ -126,9 +129,9 @@ static void fill_vcpu(struct qmp_vm *vm, unsigned int i, struct qmp_vcpu_info *o
 	out->wait_time_ns = r.stats.wait_ns;
 	out->active_ns = r.active_ns;
 	out->deadline_misses = r.stats.nr_deadline_misses;
-	out->deadline_misses_host = r.misses_host;
-	out->deadline_misses_engine = r.misses_engine;
-	out->miss_withheld_max_ns = r.miss_withheld_max_ns;
+	dispatch_miss_counts(&r, counts);
+	for (unsigned int k = 0; k < QMP_VCPU_MISS_COUNTS; k++)
+		out->miss_counts[k] = (struct qmp_count){ counts[k].name, counts[k].value };
 	out->throttled_ns = r.stats.throttled_ns;
 	out->throttles = r.stats.nr_throttles;
 	out->switches = r.stats.nr_switches;
