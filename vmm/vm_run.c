@@ -3,12 +3,13 @@
  * One VM from its configuration (vmm/vm_run.h): load the kernel, build the
  * VM and run it until the guest powers off or reboots, fails, or a signal
  * ends it (SIGINT, SIGTERM, SIGQUIT, SIGHUP).
- * The main thread only runs the event loop (signals through signalfd, console
- * input); the vCPUs run on their own threads.
+ * The main thread only runs the event loop (stop signals through a pipe,
+ * util/stopsig.h; console input); the vCPUs run on their own threads.
  */
 #include "vmm/console.h"
 #include "vmm/emulator.h"
 #include "util/evloop.h"
+#include "util/stopsig.h"
 #include "capvisor/layout.h"
 #include "util/log.h"
 #include "util/path_reaper.h"
@@ -29,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -122,17 +122,21 @@ static int dump_domain(const struct vm_config *cfg, const struct vm_run_domain_o
 	return rc ? RUN_EXIT_USAGE : 0;
 }
 
+struct run_signals {
+	struct stop_signals sig;
+	struct vm *vm;
+};
+
 static void on_signal(struct evloop *loop, int fd, uint32_t events, void *opaque)
 {
-	struct signalfd_siginfo si;
-	struct vm *vm = opaque;
+	struct run_signals *rs = opaque;
+	int signo = stop_signals_next(&rs->sig);
 
 	(void)loop;
+	(void)fd;
 	(void)events;
-	if (read(fd, &si, sizeof(si)) != sizeof(si))
-		return;
-	vm_request_exit(vm, VM_EXIT_SIGNAL, (int)si.ssi_signo, "stopped by %s",
-			strsignal((int)si.ssi_signo));
+	if (signo)
+		vm_request_exit(rs->vm, VM_EXIT_SIGNAL, signo, "stopped by %s", strsignal(signo));
 }
 
 /*
@@ -140,29 +144,28 @@ static void on_signal(struct evloop *loop, int fd, uint32_t events, void *opaque
  * the same way: summary, statistics, socket removed, status 128+N. A SIGHUP
  * ignored when we started (nohup) stays ignored.
  */
-static int setup_signals(struct vm *vm, sigset_t *old)
+static int setup_signals(struct run_signals *rs, struct vm *vm)
 {
+	int signo[STOPSIG_MAX] = { SIGINT, SIGTERM, SIGQUIT, SIGHUP };
+	unsigned int n = 4;
 	struct sigaction hup;
-	sigset_t set;
-	int fd;
+	int rc;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGQUIT);
-	if (sigaction(SIGHUP, NULL, &hup) || hup.sa_handler != SIG_IGN)
-		sigaddset(&set, SIGHUP);
-	/* Blocked before the vCPU threads exist, so they inherit it: only signalfd sees them. */
-	pthread_sigmask(SIG_BLOCK, &set, old);
+	if (!sigaction(SIGHUP, NULL, &hup) && hup.sa_handler == SIG_IGN)
+		n = 3;
+	rs->vm = vm;
+	/*
+	 * Blocked before the vCPU threads exist, so they inherit it; the main
+	 * thread takes them once they run (stop_signals_unblock()).
+	 */
+	rc = stop_signals_open(&rs->sig, signo, n);
 	signal(SIGPIPE, SIG_IGN);	/* a closed console must not kill the VMM */
-	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (fd < 0 || evloop_add_fd(vm->loop, fd, EPOLLIN, on_signal, vm)) {
-		pr_err("signalfd: %s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	if (rc || evloop_add_fd(vm->loop, rs->sig.fd, EPOLLIN, on_signal, rs)) {
+		pr_err("stop signals: %s", strerror(rc ? -rc : errno));
+		stop_signals_close(&rs->sig);
 		return -1;
 	}
-	return fd;
+	return 0;
 }
 
 struct run_ctx {
@@ -176,8 +179,8 @@ struct run_ctx {
 	struct vm_join *join;		/* --join: the host schedules the vCPUs */
 	struct path_reaper sock_reaper;	/* removes the socket after --user */
 	struct console con;
-	int sigfd;
-	sigset_t old_mask;
+	struct run_signals sig;
+	bool sig_ready;
 	int stats_fd;			/* --stats-json, opened at start */
 	FILE *dump_domain_f;		/* --dump-domain, opened at start; dump_domain() closes it */
 	bool dump_dir_created;		/* --dump-acpi made it: remove it if we give up */
@@ -419,14 +422,16 @@ static int build_vm(struct run_ctx *c)
 	};
 	if (boot_load(&in, &entry))
 		return RUN_EXIT_USAGE;
-	c->sigfd = setup_signals(c->vm, &c->old_mask);
-	if (c->sigfd < 0)
+	if (setup_signals(&c->sig, c->vm))
 		return RUN_EXIT_HOST;
+	c->sig_ready = true;
 	console_attach(&c->con, c->vm);
 	rc = attach_control(c);
 	if (rc)
 		return rc;
 	rc = start_threads(c, &entry);
+	/* Every thread that runs KVM_RUN exists: only this one takes a stop signal. */
+	stop_signals_unblock(&c->sig.sig);
 	/* Last: a filter also binds the threads its thread creates later. */
 	if (!rc && sandbox_enter(SANDBOX_MAIN))
 		return RUN_EXIT_HOST;
@@ -528,10 +533,8 @@ static void cleanup(struct run_ctx *c)
 	vm_join_free(c->join);
 	if (c->sched_ready)
 		vm_sched_free(&c->sched);
-	if (c->sigfd >= 0) {
-		close(c->sigfd);
-		pthread_sigmask(SIG_SETMASK, &c->old_mask, NULL);
-	}
+	if (c->sig_ready)
+		stop_signals_close(&c->sig.sig);
 	if (c->stats_fd >= 0)
 		close(c->stats_fd);
 	if (c->dump_domain_f && c->dump_domain_f != stdout)
@@ -543,7 +546,7 @@ static void cleanup(struct run_ctx *c)
 
 int vm_run(struct vm_config *cfg, const struct vm_run_domain_ops *dom)
 {
-	struct run_ctx c = { .cfg = cfg, .dom = dom, .sigfd = -1, .stats_fd = -1 };
+	struct run_ctx c = { .cfg = cfg, .dom = dom, .stats_fd = -1 };
 	int status;
 
 	console_init(&c.con);
