@@ -436,7 +436,7 @@ static void apply_pcpu(struct dispatch *d, unsigned int p, const struct sched_cp
 	 * (dispatch_wake_host()).
 	 */
 	if (next >= 0 && !dispatch_host_busy(d, (int)pc->host_cpu, (unsigned int)next))
-		pthread_cond_signal(&d->v[next].cond);
+		dispatch_wake_vcpu(d, (unsigned int)next);
 	/*
 	 * A level change moves (or creates) the end of the on-part: let the gate
 	 * redo it. Exits handled on the spot do not pass the gate, so this kick
@@ -462,12 +462,50 @@ bool dispatch_host_busy(struct dispatch *d, int host, unsigned int self)
 	return false;
 }
 
+/* Wake a vCPU thread waiting at its gate, now or, deferred, at the unlock. */
+void dispatch_wake_vcpu(struct dispatch *d, unsigned int vcpu)
+{
+	if (d->defer_wakes) {
+		for (unsigned int i = 0; i < d->nr_deferred; i++)
+			if (d->deferred[i] == vcpu)
+				return;
+		if (d->nr_deferred < DISPATCH_DEFER_WAKES) {
+			d->deferred[d->nr_deferred++] = vcpu;
+			return;
+		}
+	}
+	pthread_cond_signal(&d->v[vcpu].cond);
+}
+
+/* From here to dispatch_unlock_and_wake(), wakeups wait for the unlock. */
+void dispatch_defer_wakes(struct dispatch *d)
+{
+	d->defer_wakes = true;
+	d->nr_deferred = 0;
+}
+
+/*
+ * Release the lock, then wake: the woken thread finds it free. Safe as a
+ * waiter re-checks its state under the lock before it waits.
+ */
+void dispatch_unlock_and_wake(struct dispatch *d)
+{
+	unsigned int wake[DISPATCH_DEFER_WAKES], n = d->nr_deferred;
+
+	memcpy(wake, d->deferred, n * sizeof(wake[0]));
+	d->defer_wakes = false;
+	d->nr_deferred = 0;
+	pthread_mutex_unlock(&d->lock);
+	for (unsigned int i = 0; i < n; i++)
+		pthread_cond_signal(&d->v[wake[i]].cond);
+}
+
 /* Host CPU `host` may have become free: wake the vCPUs current on its pCPUs. */
 void dispatch_wake_host(struct dispatch *d, int host)
 {
 	for (unsigned int p = 0; p < d->nr_pcpus; p++)
 		if ((int)d->p[p].host_cpu == host && d->p[p].curr >= 0)
-			pthread_cond_signal(&d->v[d->p[p].curr].cond);
+			dispatch_wake_vcpu(d, (unsigned int)d->p[p].curr);
 }
 
 /*

@@ -399,6 +399,7 @@ void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
 	uint64_t now;
 
 	pthread_mutex_lock(&d->lock);
+	dispatch_defer_wakes(d);
 	now = dispatch_now_ns();
 	dispatch_account(d, vcpu, now);
 	dispatch_settle_run(d, vcpu);
@@ -420,5 +421,5 @@ void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
 		end_own_slice(d, v, now);
 	if (!v->halted)
 		dispatch_wake_host(d, v->pinned_host);
-	pthread_mutex_unlock(&d->lock);
+	dispatch_unlock_and_wake(d);
 }

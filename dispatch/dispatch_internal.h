@@ -17,6 +17,7 @@
  * in bursts between halts. An idle guest's timer wakeups run far shorter
  * and keep the idle poll (a 1 ms look costs about 1% of a CPU).
  */
+#define DISPATCH_DEFER_WAKES	8	/* more in one pass are woken at once */
 #define DISPATCH_UNSEEN_LONG_NS		(250 * 1000)
 #define DISPATCH_UNSEEN_POLL_FOR_NS	(1000ull * 1000 * 1000)
 
@@ -113,11 +114,22 @@ struct dispatch {
 	int schedstat_fd;
 	uint64_t delay_last, delay_last_ns;
 	bool any_reservation;		/* a period began: read run_delay from then on */
+	/*
+	 * Wakeups of vCPU threads held back until the lock is released
+	 * (dispatch_defer_wakes()): a thread woken while the waker still holds
+	 * the lock would only block on it again, one more context switch.
+	 */
+	bool defer_wakes;
+	unsigned int nr_deferred;
+	unsigned int deferred[DISPATCH_DEFER_WAKES];
 	unsigned int nr_groups;		/* the VM's own and its --group groups */
 	int gid[QOS_MAX_GROUPS + 1];	/* engine group id of each (dispatch_group_report) */
 };
 
 /* dispatch.c */
+void dispatch_wake_vcpu(struct dispatch *d, unsigned int vcpu);
+void dispatch_defer_wakes(struct dispatch *d);
+void dispatch_unlock_and_wake(struct dispatch *d);
 bool dispatch_host_busy(struct dispatch *d, int host, unsigned int self);
 void dispatch_wake_host(struct dispatch *d, int host);
 void dispatch_apply(struct dispatch *d, uint64_t now);
