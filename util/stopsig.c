@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: MIT
+/*
+ * Stop signals as bytes on a pipe (util/stopsig.h): a handler writes each
+ * signal's number, the event loop reads it.
+ */
 #include "util/stopsig.h"
 
 #include <errno.h>
