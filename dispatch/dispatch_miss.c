@@ -40,14 +40,6 @@ void dispatch_engine_event(void *opaque, const struct sched_event *ev)
 				info.dl.deadline_ns - info.dl.runtime_ns : 0);
 }
 
-void dispatch_miss_counts(const struct dispatch_vcpu_report *r,
-			  struct dispatch_count out[DISPATCH_MISS_COUNTS])
-{
-	out[0] = (struct dispatch_count){ "deadline_misses_host", r->misses_host };
-	out[1] = (struct dispatch_count){ "deadline_misses_engine", r->misses_engine };
-	out[2] = (struct dispatch_count){ "miss_withheld_max_ns", r->miss_withheld_max_ns };
-}
-
 static uint64_t own_run_delay(struct dispatch *d)
 {
 	char buf[128];

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Judging a reservation's deadline misses against the dispatcher thread's run_delay. */
 #include "dispatch/dl_miss.h"
+#include "dispatch/dispatch.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -85,4 +86,13 @@ uint64_t dl_miss_schedstat_delay(const char *text)
 	if (errno || end == text || v >= DL_MISS_DELAY_UNKNOWN)
 		return DL_MISS_DELAY_UNKNOWN;
 	return v;
+}
+
+/* The judged counts by their names, here with the judgement (no dispatcher state needed). */
+void dispatch_miss_counts(const struct dispatch_vcpu_report *r,
+			  struct dispatch_count out[DISPATCH_MISS_COUNTS])
+{
+	out[0] = (struct dispatch_count){ "deadline_misses_host", r->misses_host };
+	out[1] = (struct dispatch_count){ "deadline_misses_engine", r->misses_engine };
+	out[2] = (struct dispatch_count){ "miss_withheld_max_ns", r->miss_withheld_max_ns };
 }

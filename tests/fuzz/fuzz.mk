@@ -10,7 +10,8 @@ FUZZ_BUILD   := build/fuzz
 FUZZ_TIME    ?= 600
 FUZZ_FLAGS   := -std=gnu11 -D_GNU_SOURCE -DCAPVISOR_VERSION='"$(VERSION)"' -I. -Iinclude \
 		$(WFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_QMP_SRCS := tests/fuzz/fuzz_qmp.c vmm/qmp/qmp.c vmm/qmp/qmp_commands.c vmm/qmp/qmp_groups.c
+FUZZ_QMP_SRCS := tests/fuzz/fuzz_qmp.c vmm/qmp/qmp.c vmm/qmp/qmp_commands.c vmm/qmp/qmp_groups.c \
+		 dispatch/dl_miss.c
 
 # The client side: what ctl and top make of a server's bytes.
 FUZZ_QMP_CLIENT_SRCS := tests/fuzz/fuzz_qmp_client.c cli/qmp_client.c cli/ctl_format.c
