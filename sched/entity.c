@@ -419,6 +419,13 @@ int sched_set_affinity(struct sched *s, int id, const struct sched_cpumask *mask
 		perf_kick(s, now);
 		return 0;
 	}
+	/*
+	 * Its fluid share was solved for the old pCPUs: none until the next
+	 * balance solves it again (the misfit balance keeps an entity whose
+	 * share is its whole pCPU where it is, and pinned to a little pCPU
+	 * that was all of its share).
+	 */
+	se->lag_tracked = false;
 	if (se->cpu < 0 || sched_cpumask_test(&allowed, (unsigned int)se->cpu))
 		return 0;
 	if (se->on_rq) {

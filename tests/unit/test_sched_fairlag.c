@@ -578,6 +578,34 @@ static void test_fairlag_three_on_two_lags_small(void)
 	sched_destroy(s);
 }
 
+/*
+ * An entity whose share is its whole (little) pCPU stays there when a
+ * bigger pCPU idles for a moment: the misfit balance moved it to the idle
+ * one, where it ran beyond its share, and the fluid balance moved it back
+ * (seed 855086 #127 of the fair corpus). Heavy (a whole big pCPU) and
+ * light (the whole little one) settle; heavy blocks for 12 ms, which the
+ * misfit balance sees at least twice; light must not move.
+ */
+static void test_fairlag_misfit_spares_whole_share(void)
+{
+	struct sched *s = mk_sched(1, 1024, 1, 256, NULL);
+	uint64_t now = 0, moves;
+	int heavy = add_ent(s, "heavy", 88761, true, 0);
+	int light = add_ent(s, "light", 1024, true, 0);
+	struct sched_entity *l = sched_ent(s, light);
+
+	run_until(s, &now, 500 * MS, MS);
+	CU_ASSERT_FATAL(l->cpu == 1 && l->lag_tracked);
+	CU_ASSERT(l->lag_rate >= (256u << 10) - (256u << 10) / 32);
+	moves = migrations_of(s, light);
+	CU_ASSERT_FATAL(sched_block(s, heavy, now) == 0);
+	run_until(s, &now, now + 12 * MS, MS);
+	CU_ASSERT_EQUAL(l->cpu, 1);
+	CU_ASSERT_EQUAL(migrations_of(s, light), moves);
+	CU_ASSERT_EQUAL(s->rq[1].nr_misfit_migrations, 0);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_three_on_two),
 	   UNIT_TEST(test_fairlag_heavy_gets_big),
@@ -595,4 +623,5 @@ UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_long_burst_still_a_sleeper),
 	   UNIT_TEST(test_fairlag_wakeup_goes_where_ahead),
 	   UNIT_TEST(test_fairlag_repack_calm_beside_sleepers),
-	   UNIT_TEST(test_fairlag_three_on_two_lags_small))
+	   UNIT_TEST(test_fairlag_three_on_two_lags_small),
+	   UNIT_TEST(test_fairlag_misfit_spares_whole_share))
