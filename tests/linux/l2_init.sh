@@ -120,15 +120,18 @@ set_governor() {
 	done
 }
 
-# Idle for 8 s but for a wakeup on CPU 0 every 100 ms that does nothing:
+# Idle for 12 s but for a wakeup on CPU 0 every 100 ms that does nothing:
 # schedutil only revisits a CPU's request when something runs there (cvload
 # forks nothing, a shell loop would). Under nested emulation a guest CPU is
-# not idle whenever it should be, so phase $1 is sampled four times, a
-# second apart, in the last 4 s ($1.1 to $1.4).
+# not idle whenever it should be, so phase $1 is sampled eight times, a
+# second apart, in the last 8 s ($1.1 to $1.8). With four samples in the
+# last 4 s of 8, one clean-clone run of 2026-12-06 read the top request in
+# all four of the first idle phase (its guest logged a 16 ms hrtimer
+# interrupt then), where every other run read it lower.
 idle_phase() {
-	cvload tick 0 100000 8 &
+	cvload tick 0 100000 12 &
 	sleep 4
-	for i in 1 2 3 4; do sample "$1.$i"; done
+	for i in 1 2 3 4 5 6 7 8; do sample "$1.$i"; done
 	wait
 }
 
