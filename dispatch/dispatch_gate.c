@@ -7,6 +7,7 @@
 #include "dispatch/dispatch_internal.h"
 #include "dispatch/kernelsched.h"
 #include "util/log.h"
+#include "util/thread_timer.h"
 #include "util/util.h"
 
 #include <sched.h>
@@ -20,15 +21,8 @@
 /* The vCPU thread's own timer for the end of its on-parts (first entry). */
 static void create_onpart_timer(struct dispatch *d, struct dvcpu *v)
 {
-	struct sigevent sev = {
-		.sigev_notify = SIGEV_THREAD_ID,
-		.sigev_signo = d->kick_signal,
-	};
-
-	if (!d->kick_signal)
-		return;
-	sev._sigev_un._tid = gettid();
-	v->has_timer = !timer_create(CLOCK_MONOTONIC, &sev, &v->onpart_timer);
+	if (d->kick_signal)
+		v->has_timer = thread_timer_create(&v->onpart_timer, d->kick_signal);
 }
 
 /*
@@ -38,13 +32,8 @@ static void create_onpart_timer(struct dispatch *d, struct dvcpu *v)
  */
 static void arm_onpart_timer(struct dvcpu *v, uint64_t abs_ns)
 {
-	struct itimerspec its = { 0 };
-
-	if (!v->has_timer)
-		return;
-	if (abs_ns != UINT64_MAX)
-		its.it_value = timespec_from_ns(abs_ns);
-	timer_settime(v->onpart_timer, TIMER_ABSTIME, &its, NULL);
+	if (v->has_timer)
+		thread_timer_arm(v->onpart_timer, abs_ns);
 }
 
 /*

@@ -17,6 +17,7 @@
 #include "dispatch/join_proto.h"
 #include "util/evloop.h"
 #include "util/log.h"
+#include "util/thread_timer.h"
 #include "util/util.h"
 #include "vmm/kvm/vcpu.h"
 #include "vmm/kvm/vm.h"
@@ -324,7 +325,7 @@ static uint64_t own_cpu_ns(void)
 
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
 		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return ns_from_timespec(&ts);
 }
 
 /* The accounts the host published with this run, and the thread's clock now. */
@@ -353,16 +354,10 @@ static void count_run(struct vm_join_vcpu *v)
 /* Made on the vCPU's thread at its first run that has an end: it signals that thread. */
 static bool make_end_timer(struct vm_join_vcpu *v)
 {
-	struct sigevent sev = {
-		.sigev_notify = SIGEV_THREAD_ID,
-		.sigev_signo = VCPU_KICK_SIGNAL,
-	};
-
 	if (v->end_timer_tried)
 		return v->end_timer_made;
 	v->end_timer_tried = true;
-	sev._sigev_un._tid = gettid();
-	v->end_timer_made = !timer_create(CLOCK_MONOTONIC, &sev, &v->end_timer);
+	v->end_timer_made = thread_timer_create(&v->end_timer, VCPU_KICK_SIGNAL);
 	if (!v->end_timer_made)
 		pr_warn("no run-end timer (%s): the host's dispatcher ends each slice instead",
 			strerror(errno));
@@ -378,23 +373,19 @@ static bool make_end_timer(struct vm_join_vcpu *v)
 static void arm_run_end(struct join_slot *s, struct vm_join_vcpu *v)
 {
 	uint64_t end = __atomic_load_n(&s->run_end_ns, __ATOMIC_RELAXED);
-	struct itimerspec its = { 0 };
 
 	if (!end || !make_end_timer(v))
 		return;
-	its.it_value = timespec_from_ns(end);
-	v->end_armed = !timer_settime(v->end_timer, TIMER_ABSTIME, &its, NULL);
+	v->end_armed = thread_timer_arm(v->end_timer, end);
 }
 
 /* Before the run is said to be over: no signal of its timer reaches a later one. */
 static void disarm_run_end(struct vm_join_vcpu *v)
 {
-	struct itimerspec its = { 0 };
-
 	if (!v->end_armed)
 		return;
 	v->end_armed = false;
-	timer_settime(v->end_timer, 0, &its, NULL);
+	thread_timer_arm(v->end_timer, UINT64_MAX);
 }
 
 static bool join_gate_enter(void *opaque, unsigned int vcpu)
