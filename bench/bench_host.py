@@ -18,7 +18,8 @@ For each, over the same window, from the kernel's own accounting:
   whose thread the host kernel had preempted);
 - cost per switch: the scheduling cost over the switches, since the two
   ways need not switch equally often;
-then, for the host: join latency (a VM process started until VM_JOINED on
+then, for the host: the share of its switches made by hand-off (docs/host.md),
+join latency (a VM process started until VM_JOINED on
 the host's QMP; it includes the VM's own setup) and the host process's
 RSS per joined VM.
 Not a test: figures only. On a machine other work loads, every figure is
@@ -147,12 +148,14 @@ def with_host(d, nr_cpus):
         rss8 = rss_kb(host.pid)
         time.sleep(1.5)
         names = [v["name"] for v in q.cmd("query-vms")]
+        ho0 = q.cmd("query-host")["dispatcher"]["handoffs"]
         r = measure([host.pid] + [p.pid for p in procs],
                     lambda: summed([c for n in names for c in q.cmd("query-vcpus", vm=n)]),
                     nr_cpus)
+        handoffs = (q.cmd("query-host")["dispatcher"]["handoffs"] - ho0) / SECS
         vm_rss = statistics.median(rss_kb(p.pid) for p in procs)
         q.close()
-        return r, lat, (rss8 - rss0) / VMS, vm_rss
+        return r, lat, (rss8 - rss0) / VMS, vm_rss, handoffs
     finally:
         stop_all(host, procs)
 
@@ -165,7 +168,7 @@ def main():
     d = tempfile.mkdtemp(prefix="capvisor-bench-host-")
     try:
         one = one_process(d, nr_cpus)
-        (host, lat, rss_per_vm, vm_rss) = with_host(d, nr_cpus)
+        (host, lat, rss_per_vm, vm_rss, handoffs) = with_host(d, nr_cpus)
     finally:
         shutil.rmtree(d, ignore_errors=True)
     with open("/proc/loadavg") as f:
@@ -182,6 +185,8 @@ def main():
         "n/a (the one process's cost is within the measurement's error)"
     print(f"scheduling cost host/one: {ratio} (target 1.3x); per switch: "
           f"{host[4] / one[4]:.2f}x; switch gap host/one: {host[1] / one[1]:.2f}x")
+    print(f"hand-offs (a leaving proxy started the next run): {handoffs:.0f}/s, "
+          f"{handoffs / host[2]:.2f} of the host's switches")
     print(f"join latency (VM process started until VM_JOINED, its own setup included): "
           f"median {statistics.median(lat):.1f} ms, max {max(lat):.1f} ms of {VMS}")
     print(f"host RSS per joined VM: {rss_per_vm:.0f} KiB (a VM process itself: {vm_rss:.0f} KiB)")

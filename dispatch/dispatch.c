@@ -112,15 +112,19 @@ int dispatch_add_entity(struct dispatch *d, unsigned int i, const struct vcpu_qo
 	return 0;
 }
 
-/* A slot as new: no entity, no thread seen (its cond is initialised apart). */
+/*
+ * A slot as new: no entity, no thread seen. Its gate word keeps counting,
+ * so that a thread still asleep on it is never woken into an equal value.
+ */
 void dispatch_vcpu_slot_init(struct dvcpu *v)
 {
-	pthread_cond_t cond = v->cond;
+	uint32_t seq = v->gate_seq;
 
 	memset(v, 0, sizeof(*v));
-	v->cond = cond;
+	v->gate_seq = seq;
 	v->id = -1;
 	v->pinned_host = -1;
+	v->thread_host = -1;
 	v->leave_at = UINT64_MAX;
 	v->slice_end = UINT64_MAX;
 	v->run_cpu = -1;
@@ -137,7 +141,6 @@ static int init_vcpus(struct dispatch *d, const struct dispatch_config *cfg)
 	for (unsigned int i = 0; i < cfg->nr_vcpus; i++) {
 		struct dvcpu *v = &d->v[i];
 
-		dispatch_cond_init(&v->cond);
 		dispatch_vcpu_slot_init(v);
 		d->vcpu_of_entity[i] = -1;
 	}
@@ -232,6 +235,8 @@ struct dispatch *dispatch_create(const struct dispatch_config *cfg, char *err, s
 	d->tick_ns = cfg->tick_ns ? cfg->tick_ns : DISPATCH_DEFAULT_TICK_NS;
 	d->window_ns = duty_window_ns(cfg->window_ns);
 	d->no_pin = cfg->no_pin;
+	/* Hand-off knows the host CPUs by the gate threads' pinning. */
+	d->hand_off = !cfg->no_pin && dispatch_hand_off_usable(cfg->ops);
 	build_topology(cfg->host, &topo);
 	scfg.tick_ns = d->tick_ns;
 	/* Admission keeps reservations for the supply the duty cycle really gives. */
@@ -273,7 +278,6 @@ void dispatch_destroy(struct dispatch *d)
 	if (d->thread_started)
 		dispatch_stop(d);
 	for (unsigned int i = 0; d->v && i < d->nr_vcpus; i++) {
-		pthread_cond_destroy(&d->v[i].cond);
 		if (d->v[i].has_timer)
 			timer_delete(d->v[i].onpart_timer);
 	}
@@ -474,7 +478,7 @@ void dispatch_wake_vcpu(struct dispatch *d, unsigned int vcpu)
 			return;
 		}
 	}
-	pthread_cond_signal(&d->v[vcpu].cond);
+	dispatch_gate_wake(d, vcpu);
 }
 
 /* From here to dispatch_unlock_and_wake(), wakeups wait for the unlock. */
@@ -497,7 +501,7 @@ void dispatch_unlock_and_wake(struct dispatch *d)
 	d->nr_deferred = 0;
 	pthread_mutex_unlock(&d->lock);
 	for (unsigned int i = 0; i < n; i++)
-		pthread_cond_signal(&d->v[wake[i]].cond);
+		dispatch_gate_wake(d, wake[i]);
 }
 
 /* Host CPU `host` may have become free: wake the vCPUs current on its pCPUs. */
@@ -779,7 +783,7 @@ void dispatch_stop(struct dispatch *d)
 	pthread_mutex_lock(&d->lock);
 	d->stopping = true;
 	for (unsigned int i = 0; i < d->nr_vcpus; i++) {
-		pthread_cond_broadcast(&d->v[i].cond);
+		dispatch_gate_wake(d, i);
 		if (d->v[i].in_run)
 			d->ops->kick(d->opaque, i);
 	}

@@ -57,6 +57,23 @@ struct dispatch;
 #define DISPATCH_DEFAULT_TICK_NS	(DISPATCH_DEFAULT_TICK_US * 1000ull)
 #define DISPATCH_DEFAULT_SLICE_NS	(DISPATCH_DEFAULT_SLICE_US * 1000ull)
 
+/*
+ * What a run the gate let in starts with: what the thread passing the gate
+ * tells the vCPU's own thread when that is another thread (capvisor host).
+ */
+struct dispatch_run {
+	uint64_t steal_ns;	/* held out while runnable since the last run */
+	uint64_t active_ns, run_ns;	/* the vCPU's accounts as charged now */
+	/*
+	 * With remote_run_end: where the run is to end its own slice
+	 * (CLOCK_MONOTONIC ns), UINT64_MAX none. The dispatcher does not wake
+	 * for that end; its stretched tick remains the bound on a vCPU thread
+	 * that does not stop.
+	 */
+	uint64_t run_end_ns;
+	int host_cpu;		/* the host CPU it runs on, -1 unknown */
+};
+
 /* What the dispatcher needs from the vCPU layer. */
 struct dispatch_vcpu_ops {
 	/* Force the vCPU out of KVM_RUN (immediate_exit + signal): never lost. */
@@ -69,6 +86,18 @@ struct dispatch_vcpu_ops {
 	 * on the thread's behalf). NULL: the gate caller's own CPU clock.
 	 */
 	uint64_t (*cpu_ns)(void *opaque, unsigned int vcpu);
+	/*
+	 * Optional, both or neither: hand-off (capvisor host's proxies). A
+	 * thread that leaves a vCPU's run passes the gate for the next vCPU on
+	 * the same host CPU itself, and hand_off() (called under the
+	 * dispatcher's lock, on the leaving thread, from vCPU `from` to `to`)
+	 * starts that run; the next vCPU's own gate thread is not woken for it
+	 * and sleeps on until run_end_word() (a shared futex word the vCPU's
+	 * thread wakes when a run ends) changes, then gets DISPATCH_HANDED.
+	 */
+	const uint32_t *(*run_end_word)(void *opaque, unsigned int vcpu);
+	void (*hand_off)(void *opaque, unsigned int from, unsigned int to,
+			 const struct dispatch_run *run);
 };
 
 struct dispatch_config {
@@ -98,7 +127,7 @@ struct dispatch_config {
 	/*
 	 * The threads that pass the gate are not the vCPU threads (the host's
 	 * proxies): a run's slice end is told to the vCPU's own thread
-	 * (dispatch_vcpu_run_end()), which arms its own timer for it, as a
+	 * (struct dispatch_run, run_end_ns), which arms its own timer for it, as a
 	 * stand-alone vCPU thread arms its kick_signal timer. So a slice that
 	 * ends on a stretched tick needs no dispatcher wakeup and no kick.
 	 */
@@ -118,7 +147,11 @@ int dispatch_start(struct dispatch *d);		/* starts the dispatcher thread */
 void dispatch_stop(struct dispatch *d);		/* releases every gate, joins the thread */
 void dispatch_destroy(struct dispatch *d);
 
-enum dispatch_verdict { DISPATCH_RUN, DISPATCH_STOP };
+/*
+ * DISPATCH_HANDED: the run was started by another thread's hand-off
+ * (dispatch_vcpu_ops.hand_off) and may be over already; leave it as any.
+ */
+enum dispatch_verdict { DISPATCH_RUN, DISPATCH_STOP, DISPATCH_HANDED };
 
 /* vCPU thread side. */
 /*
@@ -128,7 +161,11 @@ enum dispatch_verdict { DISPATCH_RUN, DISPATCH_STOP };
  */
 enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu,
 					 uint64_t *steal_ns);
-void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu);
+/* The same, with everything the run starts with (for a gate passed by a proxy). */
+enum dispatch_verdict dispatch_vcpu_enter_run(struct dispatch *d, unsigned int vcpu,
+					     struct dispatch_run *run);
+/* Returns the vCPU whose run this leave handed off to (hand_off()), else -1. */
+int dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu);
 
 /* stop / cont: hold every vCPU outside KVM_RUN, or let them go again. */
 void dispatch_pause(struct dispatch *d);
@@ -246,16 +283,11 @@ void dispatch_vcpu_times(struct dispatch *d, unsigned int vcpu, uint64_t *active
  */
 void dispatch_vcpu_times_charged(struct dispatch *d, unsigned int vcpu, uint64_t *active_ns,
 				 uint64_t *run_ns);
-/*
- * With remote_run_end: when the run dispatch_vcpu_enter() just handed out
- * is to end its own slice (CLOCK_MONOTONIC ns), UINT64_MAX for none. The
- * dispatcher does not wake for that end; its stretched tick remains the
- * bound on a vCPU thread that does not stop.
- */
-uint64_t dispatch_vcpu_run_end(struct dispatch *d, unsigned int vcpu);
-/* What the dispatcher thread itself did: engine ticks and times it woke. */
+/* What the dispatcher did: engine ticks, times its thread woke, hand-offs. */
 struct dispatch_counters {
 	uint64_t ticks, wakeups;
+	uint64_t handoffs;	/* runs a leaving thread started (dispatch_vcpu_ops.hand_off) */
+	bool hand_off;		/* hand-off in use (the ops have it, the kernel has futex_waitv) */
 };
 
 void dispatch_get_counters(struct dispatch *d, struct dispatch_counters *c);

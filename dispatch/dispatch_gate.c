@@ -52,26 +52,24 @@ static void ask_full_speed(struct dispatch *d)
 	}
 }
 
+/*
+ * The vCPU's runs go to host CPU `host`: pin the calling thread there (it
+ * wakes where its vCPU runs). pinned_host is where the vCPU's runs are,
+ * which a hand-off sets without the thread (hand_off()).
+ */
 static void pin_to(struct dispatch *d, struct dvcpu *v, unsigned int host)
 {
 	cpu_set_t set;
 
-	if (d->no_pin || v->pinned_host == (int)host)
+	if (d->no_pin)
+		return;
+	v->pinned_host = (int)host;
+	if (v->thread_host == (int)host)
 		return;
 	CPU_ZERO(&set);
 	CPU_SET(host, &set);
 	if (!pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
-		v->pinned_host = (int)host;
-}
-
-static void wait_until(struct dispatch *d, struct dvcpu *v, uint64_t abs_ns)
-{
-	struct timespec ts = timespec_from_ns(abs_ns);
-
-	if (abs_ns == UINT64_MAX)
-		pthread_cond_wait(&v->cond, &d->lock);
-	else
-		pthread_cond_timedwait(&v->cond, &d->lock, &ts);
+		v->thread_host = (int)host;
 }
 
 /*
@@ -268,60 +266,47 @@ static void settle_unsanctioned(struct dispatch *d, struct dvcpu *v, unsigned in
 	}
 }
 
-enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu,
-					 uint64_t *steal_ns)
+enum gate_pass { GATE_WAIT, GATE_RUN, GATE_BLOCKED_RUN };
+
+/*
+ * May v enter KVM_RUN now? A blocked vCPU always may (it waits for its
+ * interrupt inside KVM_RUN, asleep in the kernel); a current one when its
+ * host CPU is free and its pCPU's duty cycle lets it (*p its pCPU). Else
+ * GATE_WAIT until *wake, or until someone wakes it (*p >= 0: the vCPU it
+ * replaces is still in KVM_RUN, whose leave wakes it).
+ */
+static enum gate_pass gate_try(struct dispatch *d, unsigned int vcpu, uint64_t now, int *p,
+			       uint64_t *wake)
+{
+	struct sched_entity_info info = { .state = SCHED_RUNNABLE };
+	struct dvcpu *v = &d->v[vcpu];
+	bool held = d->paused || v->held;
+
+	*wake = UINT64_MAX;
+	*p = held ? -1 : dispatch_vcpu_pcpu(d, vcpu, &info);
+	if (*p < 0)
+		return !held && info.state == SCHED_BLOCKED ? GATE_BLOCKED_RUN : GATE_WAIT;
+	if (dispatch_host_busy(d, (int)d->p[*p].host_cpu, vcpu))
+		return GATE_WAIT;
+	return may_run(d, v, (unsigned int)*p, now, wake) ? GATE_RUN : GATE_WAIT;
+}
+
+/* The run gate_try() let in begins: what the engine and the vCPU's thread need. */
+static void begin_run(struct dispatch *d, unsigned int vcpu, int p, struct dispatch_run *run)
 {
 	struct dvcpu *v = &d->v[vcpu];
-	uint64_t now, wake;
+	uint64_t now = dispatch_now_ns();
 
-	pthread_mutex_lock(&d->lock);
-	if (!v->tid) {
-		v->tid = gettid();
-		pthread_getcpuclockid(pthread_self(), &v->cpu_clock);
-		create_onpart_timer(d, v);
-		prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-		ask_full_speed(d);
+	v->sanctioned = p >= 0;
+	v->run_cpu = p;
+	if (p >= 0) {
+		v->home_cpu = p;
+		v->halted = false;
+	} else {
+		v->leave_at = UINT64_MAX;
 	}
-	for (;;) {
-		struct sched_entity_info info = { .state = SCHED_RUNNABLE };
-		bool held;
-		int p;
-
-		now = dispatch_now_ns();
-		if (d->stopping || v->retiring || v->id < 0) {
-			pthread_mutex_unlock(&d->lock);
-			return DISPATCH_STOP;
-		}
-		wake = UINT64_MAX;
-		held = d->paused || v->held;
-		p = held ? -1 : dispatch_vcpu_pcpu(d, vcpu, &info);
-		if (p < 0 && !held && info.state == SCHED_BLOCKED) {
-			/* Wait for the interrupt inside KVM_RUN, asleep in the kernel. */
-			v->sanctioned = false;
-			v->leave_at = UINT64_MAX;
-			v->run_cpu = -1;
-			break;
-		}
-		if (p >= 0) {
-			pin_to(d, v, d->p[p].host_cpu);
-			if (dispatch_host_busy(d, (int)d->p[p].host_cpu, vcpu)) {
-				/* The vCPU it replaces is still in KVM_RUN: wait for its leave. */
-				wait_until(d, v, UINT64_MAX);
-				continue;
-			}
-			if (may_run(d, v, (unsigned int)p, now, &wake)) {
-				v->sanctioned = true;
-				v->run_cpu = p;
-				v->home_cpu = p;
-				v->halted = false;
-				break;
-			}
-		}
-		wait_until(d, v, wake);
-	}
-	now = dispatch_now_ns();
 	dispatch_account(d, vcpu, now);
-	*steal_ns = v->stolen_ns - v->stolen_told;
+	run->steal_ns = v->stolen_ns - v->stolen_told;
 	v->stolen_told = v->stolen_ns;
 	v->cpu_acct = dispatch_vcpu_cpu_ns(d, vcpu);
 	v->cpu_enter = v->cpu_acct;
@@ -346,8 +331,70 @@ enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu,
 	    dispatch_tick_may_stretch(d))
 		v->slice_end = sched_next_event(d->sched, (unsigned int)v->run_cpu);
 	arm_onpart_timer(v, v->leave_at < v->slice_end ? v->leave_at : v->slice_end);
+	run->active_ns = v->active_ns;
+	run->run_ns = v->run_ns;
+	run->run_end_ns = d->remote_run_end ? v->slice_end : UINT64_MAX;
+	run->host_cpu = v->pinned_host;
+}
+
+/* The first time a thread passes this vCPU's gate: it is the vCPU's thread. */
+static void first_entry(struct dispatch *d, struct dvcpu *v)
+{
+	v->tid = gettid();
+	pthread_getcpuclockid(pthread_self(), &v->cpu_clock);
+	create_onpart_timer(d, v);
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	ask_full_speed(d);
+}
+
+/* A run another thread handed to v (dispatch_hand_off()): take it as passed. */
+static enum dispatch_verdict take_handed(struct dispatch *d, struct dvcpu *v)
+{
+	__atomic_store_n(&v->handed, false, __ATOMIC_RELAXED);
+	if (v->pinned_host >= 0)
+		pin_to(d, v, (unsigned int)v->pinned_host);
+	pthread_mutex_unlock(&d->lock);
+	return DISPATCH_HANDED;
+}
+
+enum dispatch_verdict dispatch_vcpu_enter_run(struct dispatch *d, unsigned int vcpu,
+					     struct dispatch_run *run)
+{
+	struct dvcpu *v = &d->v[vcpu];
+	enum gate_pass pass;
+	uint64_t wake;
+	int p;
+
+	pthread_mutex_lock(&d->lock);
+	if (!v->tid)
+		first_entry(d, v);
+	for (;;) {
+		if (__atomic_load_n(&v->handed, __ATOMIC_RELAXED))
+			return take_handed(d, v);
+		if (d->stopping || v->retiring || v->id < 0) {
+			pthread_mutex_unlock(&d->lock);
+			return DISPATCH_STOP;
+		}
+		pass = gate_try(d, vcpu, dispatch_now_ns(), &p, &wake);
+		if (p >= 0)
+			pin_to(d, v, d->p[p].host_cpu);
+		if (pass != GATE_WAIT)
+			break;
+		dispatch_gate_sleep(d, vcpu, wake);
+	}
+	begin_run(d, vcpu, pass == GATE_RUN ? p : -1, run);
 	pthread_mutex_unlock(&d->lock);
 	return DISPATCH_RUN;
+}
+
+enum dispatch_verdict dispatch_vcpu_enter(struct dispatch *d, unsigned int vcpu,
+					 uint64_t *steal_ns)
+{
+	struct dispatch_run run;
+	enum dispatch_verdict verdict = dispatch_vcpu_enter_run(d, vcpu, &run);
+
+	*steal_ns = verdict == DISPATCH_RUN ? run.steal_ns : 0;
+	return verdict;
 }
 
 /*
@@ -382,10 +429,66 @@ static void count_onpart_end(struct dvcpu *v, uint64_t now)
 		v->onpart_late_max_ns = late;
 }
 
-void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
+/*
+ * Pass the gate for `to` on its thread's behalf, if it sleeps there and the
+ * gate lets it in now on host CPU `host`, which `from` has just left.
+ */
+static bool hand_off_to(struct dispatch *d, unsigned int from, unsigned int to, int host)
+{
+	struct sched_entity_info info;
+	struct dvcpu *v = &d->v[to];
+	struct dispatch_run run;
+	uint64_t wake;
+	int p;
+
+	if (to == from || !v->tid || v->in_run || v->retiring || v->held || v->id < 0 ||
+	    !__atomic_load_n(&v->at_gate, __ATOMIC_SEQ_CST) ||
+	    __atomic_load_n(&v->handed, __ATOMIC_RELAXED))
+		return false;
+	p = dispatch_vcpu_pcpu(d, to, &info);
+	if (p < 0 || (int)d->p[p].host_cpu != host)
+		return false;
+	if (gate_try(d, to, dispatch_now_ns(), &p, &wake) != GATE_RUN)
+		return false;
+	v->pinned_host = host;
+	begin_run(d, to, p, &run);
+	__atomic_store_n(&v->handed, true, __ATOMIC_RELEASE);
+	d->counters.handoffs++;
+	d->ops->hand_off(d->opaque, from, to, &run);
+	return true;
+}
+
+/*
+ * Hand-off (dispatch_vcpu_ops.hand_off): the thread that leaves a run
+ * starts the next one on the same host CPU itself, rather than waking the
+ * next vCPU's gate thread to do it. With proxies (capvisor host) a switch
+ * is then the VM's thread waking its proxy and that proxy waking the next
+ * VM's thread: two context switches, where waking the next proxy made
+ * three. Only for the vCPUs this leave was about to wake (the engine's new
+ * current on that host CPU); returns the one handed to, or -1.
+ */
+static int hand_off(struct dispatch *d, unsigned int from)
+{
+	int host = d->v[from].pinned_host;
+
+	if (!d->hand_off || !d->v[from].sanctioned || host < 0 || d->stopping || d->paused)
+		return -1;
+	for (unsigned int i = 0; i < d->nr_deferred; i++) {
+		unsigned int to = d->deferred[i];
+
+		if (hand_off_to(d, from, to, host)) {
+			d->deferred[i] = d->deferred[--d->nr_deferred];
+			return (int)to;
+		}
+	}
+	return -1;
+}
+
+int dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
 {
 	struct dvcpu *v = &d->v[vcpu];
 	uint64_t now;
+	int next;
 
 	pthread_mutex_lock(&d->lock);
 	dispatch_defer_wakes(d);
@@ -410,5 +513,7 @@ void dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
 		end_own_slice(d, v, now);
 	if (!v->halted)
 		dispatch_wake_host(d, v->pinned_host);
+	next = hand_off(d, vcpu);
 	dispatch_unlock_and_wake(d);
+	return next;
 }

@@ -25,7 +25,9 @@ struct dvcpu {
 	int id;				/* engine entity, -1 for a free slot */
 	bool retiring;			/* its VM left: the gate says DISPATCH_STOP */
 	bool held;			/* its VM is stopped: blocked, kept out of KVM_RUN */
-	pthread_cond_t cond;		/* the vCPU thread waits here at its gate */
+	uint32_t gate_seq;		/* its gate thread sleeps on it (dispatch_wait.c) */
+	bool at_gate;			/* that thread is asleep at the gate (atomic) */
+	bool handed;			/* a run was handed to it: DISPATCH_HANDED next */
 	pid_t tid;
 	bool in_run;			/* between enter and leave */
 	bool halted;			/* last observed `blocking` */
@@ -33,7 +35,8 @@ struct dvcpu {
 	uint64_t woke_ns;		/* last seen waking from a halt */
 	bool sanctioned;		/* entered as the engine's current, not as blocked */
 	bool kicked;			/* kicked in this run: do not kick (or wake for it) again */
-	int pinned_host;		/* host CPU the thread is pinned to, -1 none */
+	int pinned_host;		/* host CPU its runs are on, -1 none */
+	int thread_host;		/* host CPU its gate thread is pinned to, -1 none */
 	uint64_t leave_at;		/* absolute end of its on-part, UINT64_MAX none */
 	uint64_t slice_end;		/* its slice's end, which this run ends itself */
 	int run_cpu;			/* pCPU of the current run, -1 if none */
@@ -100,6 +103,7 @@ struct dispatch {
 	int (*thread_init)(void *opaque);
 	int kick_signal;
 	bool remote_run_end;
+	bool hand_off;			/* dispatch_vcpu_ops.hand_off in use */
 	uint64_t tick_ns, window_ns, epoch_ns, next_tick, last_tick, next_hook;
 	uint64_t tick_due;		/* the engine's next tick (next_wake) */
 	uint64_t last_halt_ns;		/* a vCPU was last seen halting */
@@ -125,6 +129,11 @@ struct dispatch {
 	unsigned int nr_groups;		/* the VM's own and its --group groups */
 	int gid[QOS_MAX_GROUPS + 1];	/* engine group id of each (dispatch_group_report) */
 };
+
+/* dispatch_wait.c */
+bool dispatch_hand_off_usable(const struct dispatch_vcpu_ops *ops);
+void dispatch_gate_sleep(struct dispatch *d, unsigned int vcpu, uint64_t abs_ns);
+void dispatch_gate_wake(struct dispatch *d, unsigned int vcpu);
 
 /* dispatch.c */
 void dispatch_wake_vcpu(struct dispatch *d, unsigned int vcpu);

@@ -198,7 +198,7 @@ void dispatch_resume(struct dispatch *d)
 	pthread_mutex_lock(&d->lock);
 	d->paused = false;
 	for (unsigned int i = 0; i < d->nr_vcpus; i++)
-		pthread_cond_signal(&d->v[i].cond);
+		dispatch_gate_wake(d, i);
 	pthread_cond_signal(&d->tick_cond);
 	pthread_mutex_unlock(&d->lock);
 }
@@ -255,16 +255,6 @@ void dispatch_vcpu_times_charged(struct dispatch *d, unsigned int vcpu, uint64_t
 	pthread_mutex_unlock(&d->lock);
 }
 
-uint64_t dispatch_vcpu_run_end(struct dispatch *d, unsigned int vcpu)
-{
-	uint64_t end;
-
-	pthread_mutex_lock(&d->lock);
-	end = d->remote_run_end ? d->v[vcpu].slice_end : UINT64_MAX;
-	pthread_mutex_unlock(&d->lock);
-	return end;
-}
-
 struct sched *dispatch_engine(struct dispatch *d)
 {
 	return d->sched;
@@ -274,6 +264,7 @@ void dispatch_get_counters(struct dispatch *d, struct dispatch_counters *c)
 {
 	pthread_mutex_lock(&d->lock);
 	*c = d->counters;
+	c->hand_off = d->hand_off;
 	pthread_mutex_unlock(&d->lock);
 }
 

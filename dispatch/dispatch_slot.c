@@ -206,7 +206,7 @@ void dispatch_slot_retire(struct dispatch *d, unsigned int slot)
 {
 	pthread_mutex_lock(&d->lock);
 	d->v[slot].retiring = true;
-	pthread_cond_broadcast(&d->v[slot].cond);
+	dispatch_gate_wake(d, slot);
 	pthread_mutex_unlock(&d->lock);
 }
 
@@ -230,7 +230,7 @@ void dispatch_slot_hold(struct dispatch *d, unsigned int slot, bool hold)
 		}
 	} else {
 		sched_wakeup(d->sched, v->id, now);
-		pthread_cond_signal(&v->cond);
+		dispatch_gate_wake(d, slot);
 	}
 	dispatch_apply(d, now);
 	pthread_cond_signal(&d->tick_cond);
@@ -257,16 +257,6 @@ void dispatch_slot_remove(struct dispatch *d, unsigned int slot)
 	for (unsigned int p = 0; p < d->nr_pcpus; p++)
 		dispatch_wake_host(d, (int)d->p[p].host_cpu);
 	pthread_mutex_unlock(&d->lock);
-}
-
-int dispatch_slot_host_cpu(struct dispatch *d, unsigned int slot)
-{
-	int host;
-
-	pthread_mutex_lock(&d->lock);
-	host = d->v[slot].pinned_host;
-	pthread_mutex_unlock(&d->lock);
-	return host;
 }
 
 unsigned int dispatch_nr_free_slots(struct dispatch *d)

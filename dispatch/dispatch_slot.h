@@ -50,8 +50,6 @@ void dispatch_slot_remove(struct dispatch *d, unsigned int slot);
  * kept at its gate until released; released, it is runnable again.
  */
 void dispatch_slot_hold(struct dispatch *d, unsigned int slot, bool hold);
-/* Host CPU the slot's vCPU thread should be on now, -1 for anywhere. */
-int dispatch_slot_host_cpu(struct dispatch *d, unsigned int slot);
 unsigned int dispatch_nr_free_slots(struct dispatch *d);
 
 #endif

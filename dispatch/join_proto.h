@@ -127,7 +127,7 @@ struct join_slot {
 	 * host writes before each run it hands out: CLOCK_MONOTONIC ns at which
 	 * the vCPU thread ends this run itself (its own timer, the kick signal),
 	 * the engine's slice end where the dispatcher will not wake for it
-	 * (dispatch_vcpu_run_end()); 0: none, the host kicks. Only a hint to
+	 * (struct dispatch_run); 0: none, the host kicks. Only a hint to
 	 * the VM: a thread that runs on is stopped at the dispatcher's next
 	 * tick. Padding before, so an older host leaves it 0.
 	 */

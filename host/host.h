@@ -76,6 +76,7 @@ struct host_proxy {
 	uint64_t steal_ns;		/* held out since it joined: the slot's steal_ns */
 	uint32_t hint_seen;		/* the slot's hint_seq last acted on */
 	uint64_t bad_hints;		/* YIELD_TO targets not of its VM */
+	uint32_t *wake_gate;		/* a run this proxy's leave handed off: wake its thread */
 };
 
 /* DEFERRED: its hello came while remembered VMs are still expected back. */

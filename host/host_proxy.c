@@ -53,6 +53,8 @@ static void proxy_kick(void *opaque, unsigned int slot)
 	__atomic_store_n(&p->vm->page->slot[p->index].kick, atomic_load(&p->next_seq),
 			 __ATOMIC_RELEASE);
 	syscall(SYS_tgkill, p->vm->pid, p->tid, JOIN_KICK_SIGNAL);
+	/* A proxy asleep through a handed run must time the kick's grace. */
+	futex_wake_shared(&p->vm->page->slot[p->index].left);
 }
 
 static ssize_t read_proc(int fd, char *buf, size_t len)
@@ -98,11 +100,6 @@ static uint64_t proxy_cpu_ns(void *opaque, unsigned int slot)
 	return p->last_cpu_ns;
 }
 
-const struct dispatch_vcpu_ops host_vcpu_ops = {
-	.kick = proxy_kick,
-	.halted = proxy_halted,
-	.cpu_ns = proxy_cpu_ns,
-};
 
 static void violation(struct host_proxy *p, const char *what)
 {
@@ -202,7 +199,7 @@ static void take_hint(struct host_proxy *p)
 
 /*
  * What the host delivered, for the guest's APERF/MPERF and CPPC feedback:
- * as charged by the enter or the leave just passed.
+ * as charged by the leave just passed.
  */
 static void publish_times(struct host_proxy *p)
 {
@@ -214,18 +211,82 @@ static void publish_times(struct host_proxy *p)
 	__atomic_store_n(&s->run_ns, run, __ATOMIC_RELEASE);
 }
 
-/*
- * The slice end the VM's thread stops this run at on its own timer: the
- * switch then goes through this proxy's leave alone, with no dispatcher
- * wakeup and no kick (dispatch_config.remote_run_end).
- */
-static void publish_run_end(struct host_proxy *p)
+/* Sequence numbers wrap within the gate word's bits, and skip 0 (no run yet). */
+static uint32_t next_seq(uint32_t seq)
 {
-	uint64_t end = dispatch_vcpu_run_end(p->h->d, p->slot);
-
-	__atomic_store_n(&p->vm->page->slot[p->index].run_end_ns, end == UINT64_MAX ? 0 : end,
-			 __ATOMIC_RELAXED);
+	seq = (seq + 1) & (UINT32_MAX >> JOIN_GATE_SEQ_SHIFT);
+	return seq ? seq : 1;
 }
+
+/* The gate word for the VM's thread; the caller wakes it. */
+static void set_gate(struct host_proxy *p, uint32_t cmd)
+{
+	struct join_slot *s = &p->vm->page->slot[p->index];
+
+	p->seq = atomic_load(&p->next_seq);
+	__atomic_store_n(&s->gate, (p->seq << JOIN_GATE_SEQ_SHIFT) | cmd, __ATOMIC_RELEASE);
+}
+
+static void hand_out(struct host_proxy *p, uint32_t cmd)
+{
+	set_gate(p, cmd);
+	futex_wake_shared(&p->vm->page->slot[p->index].gate);
+}
+
+/*
+ * A run the gate let in, told to the VM's thread through the slot before
+ * its gate word: the guest's steal time, the host CPU (its thread pinned
+ * there), the accounts it counts this run from (the off-part it waited
+ * included), and the slice end it stops this run at on its own timer, so
+ * that the switch goes through a leave alone, with no dispatcher wakeup
+ * and no kick (dispatch_config.remote_run_end).
+ */
+static void start_run(struct host_proxy *p, const struct dispatch_run *run)
+{
+	struct join_slot *s = &p->vm->page->slot[p->index];
+
+	p->steal_ns += run->steal_ns;
+	__atomic_store_n(&s->steal_ns, p->steal_ns, __ATOMIC_RELAXED);
+	pin_thread(p, run->host_cpu);
+	__atomic_store_n(&s->host_cpu, (uint32_t)run->host_cpu, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->active_ns, run->active_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->run_ns, run->run_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->run_end_ns, run->run_end_ns == UINT64_MAX ? 0 : run->run_end_ns,
+			 __ATOMIC_RELAXED);
+	set_gate(p, JOIN_GATE_RUN);
+}
+
+/*
+ * Hand-off (under the dispatcher's lock, on the leaving proxy's thread):
+ * the next vCPU's run starts here; its own proxy sleeps on until the run
+ * ends. The leaving proxy wakes the VM's thread once the lock is free.
+ */
+static void proxy_hand_off(void *opaque, unsigned int from, unsigned int to,
+			   const struct dispatch_run *run)
+{
+	struct host_proxy *p = proxy_of(opaque, to), *leaving = proxy_of(opaque, from);
+
+	if (!p || !leaving)
+		return;
+	start_run(p, run);
+	leaving->wake_gate = &p->vm->page->slot[p->index].gate;
+}
+
+/* The word the VM's thread wakes when a run ends: a handed run's proxy sleeps on it. */
+static const uint32_t *proxy_run_end_word(void *opaque, unsigned int slot)
+{
+	struct host_proxy *p = proxy_of(opaque, slot);
+
+	return p ? &p->vm->page->slot[p->index].left : NULL;
+}
+
+const struct dispatch_vcpu_ops host_vcpu_ops = {
+	.kick = proxy_kick,
+	.halted = proxy_halted,
+	.cpu_ns = proxy_cpu_ns,
+	.run_end_word = proxy_run_end_word,
+	.hand_off = proxy_hand_off,
+};
 
 /* The main thread holds the VM with the host kernel, or lets it go (host_enforce.c). */
 static void tell_main(struct host_proxy *p)
@@ -285,22 +346,6 @@ static void wait_late(struct host_proxy *p)
 	tell_main(p);
 }
 
-/* Sequence numbers wrap within the gate word's bits, and skip 0 (no run yet). */
-static uint32_t next_seq(uint32_t seq)
-{
-	seq = (seq + 1) & (UINT32_MAX >> JOIN_GATE_SEQ_SHIFT);
-	return seq ? seq : 1;
-}
-
-static void hand_out(struct host_proxy *p, uint32_t cmd)
-{
-	struct join_slot *s = &p->vm->page->slot[p->index];
-
-	p->seq = atomic_load(&p->next_seq);
-	__atomic_store_n(&s->gate, (p->seq << JOIN_GATE_SEQ_SHIFT) | cmd, __ATOMIC_RELEASE);
-	futex_wake_shared(&s->gate);
-}
-
 static void *proxy_thread(void *arg)
 {
 	struct host_proxy *p = arg;
@@ -312,32 +357,30 @@ static void *proxy_thread(void *arg)
 	if (!wait_for_tid(p))
 		return NULL;
 	for (;;) {
-		uint64_t steal_ns;
+		enum dispatch_verdict verdict;
+		struct dispatch_run run;
 		bool ended;
-		int cpu;
 
 		/* Before enter: a kick right after it belongs to this run. */
 		atomic_store(&p->kicked_at, 0);
 		atomic_store(&p->next_seq, next_seq(p->seq));
 		take_request(p);
-		if (dispatch_vcpu_enter(d, p->slot, &steal_ns) != DISPATCH_RUN)
+		verdict = dispatch_vcpu_enter_run(d, p->slot, &run);
+		if (verdict == DISPATCH_STOP)
 			break;
-		/* Published with the run (the gate's release): the guest's steal time. */
-		p->steal_ns += steal_ns;
-		__atomic_store_n(&p->vm->page->slot[p->index].steal_ns, p->steal_ns,
-				 __ATOMIC_RELAXED);
-		cpu = dispatch_slot_host_cpu(d, p->slot);
-		pin_thread(p, cpu);
-		__atomic_store_n(&p->vm->page->slot[p->index].host_cpu, (uint32_t)cpu,
-				 __ATOMIC_RELAXED);
-		/* What the VM counts this run from: the off-part it waited included. */
-		publish_times(p);
-		publish_run_end(p);
-		hand_out(p, JOIN_GATE_RUN);
+		/* A handed run was started, and its VM thread woken, by another proxy. */
+		if (verdict == DISPATCH_RUN) {
+			start_run(p, &run);
+			futex_wake_shared(&p->vm->page->slot[p->index].gate);
+		}
 		ended = wait_left(p);
 		if (ended)
 			take_hint(p);
 		dispatch_vcpu_leave(d, p->slot);
+		if (p->wake_gate) {
+			futex_wake_shared(p->wake_gate);
+			p->wake_gate = NULL;
+		}
 		publish_times(p);
 		if (!ended)
 			wait_late(p);

@@ -346,6 +346,20 @@ static json_object *pcpus_json(struct host *h)
 	return arr;
 }
 
+/* What the dispatcher did: its thread's ticks and wakeups, the proxies' hand-offs. */
+static json_object *dispatcher_json(struct host *h)
+{
+	struct dispatch_counters c;
+	json_object *o = json_object_new_object();
+
+	dispatch_get_counters(h->d, &c);
+	json_object_object_add(o, "ticks", json_object_new_int64((int64_t)c.ticks));
+	json_object_object_add(o, "wakeups", json_object_new_int64((int64_t)c.wakeups));
+	json_object_object_add(o, "hand_off", json_object_new_boolean(c.hand_off));
+	json_object_object_add(o, "handoffs", json_object_new_int64((int64_t)c.handoffs));
+	return o;
+}
+
 static int cmd_query_host(struct host *h, const struct hq_args *a, json_object **ret, char *err)
 {
 	unsigned int vms = 0;
@@ -362,6 +376,7 @@ static int cmd_query_host(struct host *h, const struct hq_args *a, json_object *
 	json_object_object_add(*ret, "join_socket", json_object_new_string(h->cfg.join_path));
 	json_object_object_add(*ret, "uptime_ns",
 			       json_object_new_int64((int64_t)(dispatch_now_ns() - h->start_ns)));
+	json_object_object_add(*ret, "dispatcher", dispatcher_json(h));
 	return 0;
 }
 

@@ -78,6 +78,7 @@ static const int host_calls[] = {
 	SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(rename), SCMP_SYS(renameat),
 	SCMP_SYS(renameat2), SCMP_SYS(access), SCMP_SYS(faccessat), SCMP_SYS(faccessat2),
 	SCMP_SYS(lseek),
+	SCMP_SYS(futex_waitv),	/* a proxy asleep at its gate and on its VM's run end */
 	SCMP_SYS(tgkill), SCMP_SYS(kill),	/* kicks; kill(pid, 0) asks if a VM lives */
 	SCMP_SYS(sched_setaffinity), SCMP_SYS(sched_getaffinity),
 	SCMP_SYS(sched_setattr), SCMP_SYS(sched_getattr),
