@@ -72,6 +72,7 @@ struct dispatch_run {
 	 */
 	uint64_t run_end_ns;
 	int host_cpu;		/* the host CPU it runs on, -1 unknown */
+	bool blocked;		/* let in blocked: to wait for its interrupt in KVM_RUN */
 };
 
 /* What the dispatcher needs from the vCPU layer. */

@@ -335,6 +335,7 @@ static void begin_run(struct dispatch *d, unsigned int vcpu, int p, struct dispa
 	run->run_ns = v->run_ns;
 	run->run_end_ns = d->remote_run_end ? v->slice_end : UINT64_MAX;
 	run->host_cpu = v->pinned_host;
+	run->blocked = p < 0;
 }
 
 /* The first time a thread passes this vCPU's gate: it is the vCPU's thread. */

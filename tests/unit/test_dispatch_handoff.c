@@ -42,6 +42,7 @@ struct ho_vcpu {
 	uint32_t left;			/* runner -> proxy: the last run that ended */
 	uint32_t seq;			/* of the run last started */
 	_Atomic uint64_t run_end;	/* its slice's end, 0 none */
+	atomic_bool blocked;		/* the run was let in blocked */
 	atomic_bool kicked;
 	atomic_uint runs;		/* runs the runner made */
 	atomic_uint started, handed;	/* its proxy got DISPATCH_RUN / DISPATCH_HANDED */
@@ -97,6 +98,7 @@ static void start_run(struct ho_vcpu *v, const struct dispatch_run *run)
 {
 	v->seq++;
 	atomic_store(&v->run_end, run->run_end_ns == UINT64_MAX ? 0 : run->run_end_ns);
+	atomic_store(&v->blocked, run->blocked);
 	__atomic_store_n(&v->gate, v->seq, __ATOMIC_RELEASE);
 }
 
@@ -124,15 +126,23 @@ static const struct dispatch_vcpu_ops classic_ops = {
 	.kick = ho_kick, .halted = ho_halted, .cpu_ns = ho_cpu_ns,
 };
 
+/*
+ * A run let in blocked is a guest waiting for its interrupt inside KVM_RUN,
+ * asleep (the first runs of a vCPU other than the first start so): it may
+ * share the host CPU, and is not counted. The fake guest is never halted,
+ * so the dispatcher sees it wake at once and the engine takes it in.
+ */
 static void spin_run(struct ho_vcpu *v)
 {
 	uint64_t t0 = dispatch_now_ns(), end = atomic_load(&v->run_end), now = t0;
+	bool counted = !atomic_load(&v->blocked);
 
-	if (atomic_fetch_add(&v->vm->active, 1))
+	if (counted && atomic_fetch_add(&v->vm->active, 1))
 		atomic_fetch_add(&v->vm->overlaps, 1);
 	while (!atomic_load(&v->kicked) && (!end || now < end) && now - t0 < HO_RUN_MAX_NS)
 		now = dispatch_now_ns();
-	atomic_fetch_sub(&v->vm->active, 1);
+	if (counted)
+		atomic_fetch_sub(&v->vm->active, 1);
 	atomic_fetch_add(&v->spun_ns, now - t0);
 	atomic_fetch_add(&v->runs, 1);
 }
