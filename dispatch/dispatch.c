@@ -466,9 +466,15 @@ bool dispatch_host_busy(struct dispatch *d, int host, unsigned int self)
 	return false;
 }
 
-/* Wake a vCPU thread waiting at its gate, now or, deferred, at the unlock. */
+/*
+ * Wake a vCPU thread waiting at its gate, now or, deferred, at the unlock.
+ * A vCPU in a run has no thread waiting to pass its gate: its own is in
+ * KVM_RUN, or (a run handed to it) asleep until the run ends.
+ */
 void dispatch_wake_vcpu(struct dispatch *d, unsigned int vcpu)
 {
+	if (d->v[vcpu].in_run)
+		return;
 	if (d->defer_wakes) {
 		for (unsigned int i = 0; i < d->nr_deferred; i++)
 			if (d->deferred[i] == vcpu)
