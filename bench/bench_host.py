@@ -32,6 +32,10 @@ from hostlib import Qmp, stop_all  # noqa: E402
 
 CAPVISOR = os.environ.get("CAPVISOR", "build/capvisor")
 SECS = float(os.environ.get("BENCH_HOST_SECS", "5"))
+# The emulated host of both ways (--host; one cluster, NAME=COUNT:...), e.g.
+# "one=1:1024" to keep both on host CPU 0; default: one 1024 pCPU per host CPU.
+SPEC = os.environ.get("BENCH_HOST_SPEC")
+SPEC_ARGS = ["--host", SPEC] if SPEC else []
 VMS, PER_VM = 8, 2
 GUEST = "test=spin secs=600"
 
@@ -97,7 +101,7 @@ def summed(vcpus):
 def one_process(d, nr_cpus):
     api = os.path.join(d, "one.sock")
     p = subprocess.Popen([CAPVISOR, "run", "--vcpus", str(VMS * PER_VM), "--cmdline", GUEST,
-                          "--api-socket", api], stdin=subprocess.DEVNULL,
+                          "--api-socket", api] + SPEC_ARGS, stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_path(api, p)
@@ -137,7 +141,8 @@ def join_all(q, join, procs):
 
 def with_host(d, nr_cpus):
     api = os.path.join(d, "host.sock")
-    host = subprocess.Popen([CAPVISOR, "host", "--api-socket", api], stdin=subprocess.DEVNULL,
+    host = subprocess.Popen([CAPVISOR, "host", "--api-socket", api] + SPEC_ARGS,
+                            stdin=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     procs = []
     try:
@@ -164,7 +169,7 @@ def main():
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
         print("bench_host: no /dev/kvm, skipped")
         return 0
-    nr_cpus = os.cpu_count()
+    nr_cpus = int(SPEC.split("=")[1].split(":")[0]) if SPEC else os.cpu_count()
     d = tempfile.mkdtemp(prefix="capvisor-bench-host-")
     try:
         one = one_process(d, nr_cpus)

@@ -5,6 +5,7 @@
  *   unit_tests SUITE...   run only the named suites
  */
 #include "tests/unit/harness.h"
+#include "util/log.h"
 
 #include <CUnit/Basic.h>
 #include <stdio.h>
@@ -16,6 +17,21 @@ void unit_register_suite(struct unit_suite *suite)
 {
 	suite->next = suites;
 	suites = suite;
+}
+
+static enum log_level saved_level;
+
+int unit_quiet_init(void)
+{
+	saved_level = log_get_level();
+	log_set_level(LOG_WARN);
+	return 0;
+}
+
+int unit_quiet_cleanup(void)
+{
+	log_set_level(saved_level);
+	return 0;
 }
 
 static int wanted(const char *name, int argc, char **argv)

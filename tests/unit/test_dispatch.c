@@ -15,7 +15,6 @@
 #include "tests/unit/harness.h"
 #include "dispatch/dispatch.h"
 #include "dispatch/dispatch_slot.h"
-#include "util/log.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -263,22 +262,6 @@ static bool wait_all_out(struct fake_vm *vm, bool out)
 		sleep_ms(1);
 	}
 	return false;
-}
-
-static enum log_level saved_level;
-
-static int quiet_init(void)
-{
-	/* Host util clamps are missing on most test hosts: that info line is noise here. */
-	saved_level = log_get_level();
-	log_set_level(LOG_WARN);
-	return 0;
-}
-
-static int quiet_cleanup(void)
-{
-	log_set_level(saved_level);
-	return 0;
 }
 
 /*
@@ -680,7 +663,7 @@ static void test_level_holds_for_a_halting_guest(void)
 	CU_ASSERT(share <= level * busy * slack);
 }
 
-UNIT_SUITE(dispatch, quiet_init, quiet_cleanup,
+UNIT_SUITE(dispatch, unit_quiet_init, unit_quiet_cleanup,
 	   UNIT_TEST(test_weights_share_one_pcpu),
 	   UNIT_TEST(test_longest_hold_is_a_stretch),
 	   UNIT_TEST(test_halted_vcpu_gives_way),

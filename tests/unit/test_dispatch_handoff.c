@@ -14,7 +14,6 @@
  */
 #include "tests/unit/harness.h"
 #include "dispatch/dispatch.h"
-#include "util/log.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -315,21 +314,6 @@ static void test_handoff_absent_classic_gate(void)
 	CU_ASSERT_FALSE(usable);
 }
 
-static enum log_level saved_level;
-
-static int quiet_init(void)
-{
-	saved_level = log_get_level();
-	log_set_level(LOG_WARN);
-	return 0;
-}
-
-static int quiet_cleanup(void)
-{
-	log_set_level(saved_level);
-	return 0;
-}
-
-UNIT_SUITE(dispatch_handoff, quiet_init, quiet_cleanup,
+UNIT_SUITE(dispatch_handoff, unit_quiet_init, unit_quiet_cleanup,
 	   UNIT_TEST(test_handoff_starts_the_next_run),
 	   UNIT_TEST(test_handoff_absent_classic_gate));
