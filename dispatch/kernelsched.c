@@ -116,6 +116,13 @@ static void apply_uclamp(const struct vcpu_qos *q)
 			"uclamp %u-%u is not enforced", strerror(-rc), q->uclamp_min, q->uclamp_max);
 }
 
+int kernelsched_batch_self(void)
+{
+	struct kernel_sched_attr attr = { .sched_policy = SCHED_BATCH };
+
+	return set_attr(&attr);
+}
+
 int kernelsched_request_full_speed(void)
 {
 	return set_util_clamps(SCHED_CAPACITY_SCALE, SCHED_CAPACITY_SCALE);

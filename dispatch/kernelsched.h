@@ -28,6 +28,14 @@ int kernelsched_weight_to_nice(unsigned int weight);
 int kernelsched_apply_self(const struct vcpu_qos *q, int host_cpu, char *err, size_t errlen);
 
 /*
+ * SCHED_BATCH for the calling thread (nice kept at 0): its wakeups do not
+ * preempt the running task, whose turn it then waits for. For a thread
+ * woken by a thread that is about to sleep (a proxy woken by its VM's
+ * vCPU thread at a run's end), that saves two context switches. 0 or
+ * -errno.
+ */
+int kernelsched_batch_self(void);
+/*
  * For capvisor's own scheduler: ask the host to run the calling (vCPU)
  * thread at full performance (util clamp 1024-1024, policy and nice kept).
  * Emulated capacity gives a vCPU a share of a host CPU's *time*; a host

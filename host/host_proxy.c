@@ -7,6 +7,7 @@
  */
 #include "host/host.h"
 #include "dispatch/dispatch_slot.h"
+#include "dispatch/kernelsched.h"
 #include "util/log.h"
 
 #include <errno.h>
@@ -354,6 +355,13 @@ static void *proxy_thread(void *arg)
 
 	snprintf(name, sizeof(name), "proxy%u", p->slot);
 	pthread_setname_np(pthread_self(), name);
+	/*
+	 * A proxy is woken by its VM's thread as that run ends, the thread's
+	 * last act before it sleeps at its gate: preempted there, it had to be
+	 * switched back in only to sleep (docs/host.md, "Hand-off").
+	 */
+	if (kernelsched_batch_self())
+		pr_debug("proxy %u: SCHED_BATCH refused: its wakeups preempt", p->slot);
 	if (!wait_for_tid(p))
 		return NULL;
 	for (;;) {
