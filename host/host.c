@@ -336,19 +336,21 @@ static void obeys_again(struct host_vm *vm)
 	emit(vm->h, "VM_OBEDIENCE", data);
 }
 
-static void held_or_not(struct host_vm *vm)
+void host_vm_obedience(struct host_vm *vm)
 {
 	bool late = atomic_load(&vm->late) > 0;
 	json_object *data;
 
-	if (late == vm->held)
+	if ((late || vm->strays) == vm->held)
 		return;
-	if (!late)
+	if (!late && !vm->strays)
 		return obeys_again(vm);
 	host_enforce_vm(vm);
 	data = json_object_new_object();
 	json_object_object_add(data, "vm", json_object_new_string(vm->name));
 	json_object_object_add(data, "obedient", json_object_new_boolean(false));
+	json_object_object_add(data, "reason", json_object_new_string(
+		late ? "late-run" : "runs-between-runs"));
 	emit(vm->h, "VM_OBEDIENCE", data);
 }
 
@@ -372,12 +374,18 @@ static void violations(struct evloop *loop, int fd, uint32_t events, void *opaqu
 		struct host_vm *vm = &h->vms[i];
 
 		if (vm->state == HOST_VM_RUNNING)
-			held_or_not(vm);
+			host_vm_obedience(vm);
 		if (vm->state != HOST_VM_RUNNING || !atomic_load(&vm->violated))
 			continue;
 		snprintf(reason, sizeof(reason), "protocol-violation: %s", vm->violation);
 		host_vm_leave(vm, reason);
 	}
+}
+
+static void stray_look(struct evloop *loop, void *opaque)
+{
+	(void)loop;
+	host_stray_look(opaque);
 }
 
 /*
@@ -473,7 +481,7 @@ int host_init(struct host *h, const struct host_config *cfg, char *err, size_t e
 {
 	memset(h, 0, sizeof(*h));
 	h->cfg = *cfg;
-	h->join_fd = h->violation_efd = h->pending_timer = -1;
+	h->join_fd = h->violation_efd = h->pending_timer = h->stray_timer = -1;
 	for (unsigned int i = 0; i < HOST_MAX_VMS; i++)
 		h->vms[i].sock = -1;
 	h->start_ns = dispatch_now_ns();
@@ -490,6 +498,7 @@ int host_init(struct host *h, const struct host_config *cfg, char *err, size_t e
 	host_enforce_init(h);
 	evloop_add_fd(h->loop, h->violation_efd, EPOLLIN, violations, h);
 	h->pending_timer = evloop_add_timer(h->loop, HOST_HELLO_TIMEOUT_NS / 4, close_silent, h);
+	h->stray_timer = evloop_add_timer(h->loop, HOST_STRAY_LOOK_NS, stray_look, h);
 	if (cfg->api_path && !(h->qmp = host_qmp_new(h, cfg->api_path, err, errlen)))
 		return -1;
 	return 0;
@@ -537,6 +546,8 @@ void host_fini(struct host *h)
 		close(h->violation_efd);
 	if (h->pending_timer >= 0)
 		evloop_del_fd(h->loop, h->pending_timer);
+	if (h->stray_timer >= 0)
+		evloop_del_fd(h->loop, h->stray_timer);
 	evloop_free(h->loop);
 	host_enforce_fini(h);
 }

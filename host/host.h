@@ -42,6 +42,18 @@
  * a VM of a tiny share above the kernel's 1 ms minimum quota.
  */
 #define HOST_ENFORCE_PERIOD_US		100000u
+/*
+ * A VM whose vCPU threads run between the runs they were given (one said
+ * a run ended, then ran on) is held as one that ignores its kicks is
+ * (host_stray.c). Between its runs a vCPU thread only waits at its gate,
+ * microseconds of CPU per run: more than HOST_STRAY_NS for the VM in one
+ * look (HOST_STRAY_LOOK_NS apart) is running on; it is let go after
+ * HOST_STRAY_CLEAN_LOOKS looks in a row below HOST_STRAY_CLEAN_NS.
+ */
+#define HOST_STRAY_LOOK_NS		(100 * 1000 * 1000ull)
+#define HOST_STRAY_NS			(5 * 1000 * 1000ull)
+#define HOST_STRAY_CLEAN_NS		(1000 * 1000ull)
+#define HOST_STRAY_CLEAN_LOOKS		10u
 #define HOST_ENFORCE_MIN_QUOTA_US	1000u
 #define HOST_CGROUP_PATH_MAX		160
 /*
@@ -77,6 +89,8 @@ struct host_proxy {
 	uint32_t hint_seen;		/* the slot's hint_seq last acted on */
 	uint64_t bad_hints;		/* YIELD_TO targets not of its VM */
 	uint32_t *wake_gate;		/* a run this proxy's leave handed off: wake its thread */
+	/* The main thread's last look for runs between runs (host_stray.c). */
+	uint64_t look_cpu_ns, look_run_ns;
 };
 
 /* DEFERRED: its hello came while remembered VMs are still expected back. */
@@ -102,6 +116,9 @@ struct host_vm {
 	bool stopped;			/* vm-stop: its slots held (main thread only) */
 	char violation[128];
 	bool held;			/* disobedient: host_enforce_vm() was tried (main thread) */
+	bool strays;			/* a vCPU thread ran between its runs (main thread) */
+	unsigned int stray_clean;	/* looks since it last did */
+	unsigned int stray_skip;	/* looks not to judge (a late run's) */
 	char cgroup[HOST_CGROUP_PATH_MAX + 24];	/* its cgroup once held there, else "" */
 	struct host_proxy proxy[JOIN_MAX_VCPUS];
 };
@@ -128,6 +145,7 @@ struct host {
 	int join_fd;
 	int violation_efd;		/* proxies tell the main thread of a violation */
 	int pending_timer;		/* closes connections that send no hello */
+	int stray_timer;		/* looks for vCPU threads running between runs */
 	struct host_vm vms[HOST_MAX_VMS];
 	struct host_proxy *by_slot[HOST_MAX_SLOTS];
 	struct host_qmp *qmp;
@@ -167,6 +185,11 @@ void host_enforce_vm(struct host_vm *vm);
 void host_enforce_resize(struct host *h);
 /* Out of its cgroup: it left, or obeys again (then it is no longer held). */
 void host_enforce_release(struct host_vm *vm);
+/* A VM's lateness or straying changed: hold it with the host kernel, or let it go. */
+void host_vm_obedience(struct host_vm *vm);
+
+/* host_stray.c: vCPU threads that run between the runs they were given. */
+void host_stray_look(struct host *h);
 
 /* host_state.c: --state-dir. */
 int host_state_load(struct host *h, char *err, size_t errlen);

@@ -134,7 +134,10 @@ static bool wait_for_tid(struct host_proxy *p)
 				  PROXY_POLL_NS);
 	}
 	p->stat_fd = tid > 0 ? open_task_file(p->vm->pid, tid, "stat") : -1;
-	p->schedstat_fd = tid > 0 ? open_task_file(p->vm->pid, tid, "schedstat") : -1;
+	/* Atomic: the main thread reads it too (host_stray.c). */
+	__atomic_store_n(&p->schedstat_fd,
+			 tid > 0 ? open_task_file(p->vm->pid, tid, "schedstat") : -1,
+			 __ATOMIC_RELEASE);
 	if (p->stat_fd < 0 || p->schedstat_fd < 0) {
 		violation(p, "its tid is not a thread of the VM process");
 		return false;

@@ -103,7 +103,12 @@ struct vm_join {
 	struct host_spec spec;		/* the first host's, told to the guest */
 	atomic_bool stopping;
 	atomic_bool fallback;		/* the host is gone or let go: run unscheduled */
-	bool ignore_holds;		/* JOIN_IGNORE_HOLDS_ENV: a test's disobedient VM */
+	/*
+	 * JOIN_IGNORE_HOLDS_ENV, a test's disobedient VM: "1" never waits at a
+	 * gate nor says a run ended; "early-left" takes each run and says at
+	 * once that it ended, then runs on whether it has a run or not.
+	 */
+	bool ignore_holds, early_left;
 	struct vm_join_vcpu v[JOIN_MAX_VCPUS];
 };
 
@@ -179,6 +184,20 @@ static struct join_page *map_page(int memfd, struct join_page *at)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* A test's disobedient VM (JOIN_IGNORE_HOLDS_ENV); it says so. */
+static void test_mode(struct vm_join *j)
+{
+	const char *mode = getenv(JOIN_IGNORE_HOLDS_ENV);
+
+	if (!mode)
+		return;
+	j->ignore_holds = !strcmp(mode, "1");
+	j->early_left = !strcmp(mode, "early-left");
+	if (j->ignore_holds || j->early_left)
+		pr_warn("%s=%s: this VM ignores the host's holds (a test mode, never for use)",
+			JOIN_IGNORE_HOLDS_ENV, mode);
+}
+
 /*
  * Connect, say hello, take the welcome: the socket, with *memfd the page;
  * -1 with err (and *refused when the host answered no).
@@ -248,11 +267,7 @@ struct vm_join *vm_join_connect(const char *path, const char *name, unsigned int
 	j->sock = fd;
 	j->nr_vcpus = nr_vcpus;
 	atomic_store(&j->same_clusters, true);
-	j->ignore_holds = getenv(JOIN_IGNORE_HOLDS_ENV) &&
-			  !strcmp(getenv(JOIN_IGNORE_HOLDS_ENV), "1");
-	if (j->ignore_holds)
-		pr_warn("%s=1: this VM ignores the host's holds (a test mode, never for use)",
-			JOIN_IGNORE_HOLDS_ENV);
+	test_mode(j);
 	return j;
 }
 
@@ -388,6 +403,14 @@ static void disarm_run_end(struct vm_join_vcpu *v)
 	thread_timer_arm(v->end_timer, UINT64_MAX);
 }
 
+/* The run is over, as far as the host is to know. */
+static void say_left(struct join_slot *s, struct vm_join_vcpu *v)
+{
+	__atomic_store_n(&s->left, v->seq, __ATOMIC_RELEASE);
+	v->seq = 0;
+	futex_wake_shared(&s->left);
+}
+
 static bool join_gate_enter(void *opaque, unsigned int vcpu)
 {
 	struct vm_join *j = opaque;
@@ -408,6 +431,8 @@ static bool join_gate_enter(void *opaque, unsigned int vcpu)
 		g = __atomic_load_n(&s->gate, __ATOMIC_ACQUIRE);
 		if (g != v->last_gate && (g & JOIN_GATE_CMD_MASK) != JOIN_GATE_HOLD)
 			break;
+		if (j->early_left)
+			return true;	/* no run of the host's: runs on all the same */
 		futex_wait_shared(&s->gate, g);
 	}
 	v->last_gate = g;
@@ -426,6 +451,8 @@ static bool join_gate_enter(void *opaque, unsigned int vcpu)
 		vcpu_kick(j->vm->vcpus[vcpu]);
 	if (j->on_run)
 		j->on_run(j->run_opaque, vcpu);
+	if (j->early_left)
+		say_left(s, v);
 	return true;
 }
 
@@ -441,9 +468,7 @@ static void join_gate_leave(void *opaque, unsigned int vcpu, int exit_reason)
 	/* A run of a host that is gone is not the new host's to hear of. */
 	if (!v->seq || j->ignore_holds || v->gen != atomic_load(&j->gen))
 		return;
-	__atomic_store_n(&s->left, v->seq, __ATOMIC_RELEASE);
-	v->seq = 0;
-	futex_wake_shared(&s->left);
+	say_left(s, v);
 }
 
 static const struct vcpu_gate_ops join_gate_ops = { join_gate_enter, join_gate_leave };
