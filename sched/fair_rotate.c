@@ -46,13 +46,13 @@ static uint64_t need(const struct lag_ent *e)
 	return (uint64_t)((int64_t)e->rate + pay);
 }
 
-/* The largest capacity se may have on one pCPU: at most what it can get. */
-static uint64_t largest_room(const struct sched *s, const struct sched_entity *se)
+/* The largest capacity se may have on one pCPU of `may`: at most what it can get. */
+static uint64_t largest_room(const struct sched *s, const struct sched_cpumask *may)
 {
 	uint64_t cap = 0;
 
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
-		if (sched_cpumask_test(&se->allowed, cpu) && s->rq[cpu].lag_cap > cap)
+		if (sched_cpumask_test(may, cpu) && s->rq[cpu].lag_cap > cap)
 			cap = s->rq[cpu].lag_cap;
 	return cap;
 }
@@ -67,33 +67,40 @@ static int cmp_need_desc(const void *a, const void *b)
 	return x->se->id - y->se->id;
 }
 
-/* The allowed pCPU with the least room that fits `want`, else the one with the most room. */
-static int place(const struct sched *s, const struct sched_entity *se, const int64_t *room,
-		 uint64_t want)
+/*
+ * The pCPU of `may` with the least room that fits `want`, else the one
+ * with the most room (`cur`, where the entity is, on a tie).
+ */
+static int place(const struct sched *s, const struct sched_cpumask *may, const int64_t *room,
+		 uint64_t want, int cur)
 {
-	int fit = -1, most = se->cpu;
+	int fit = -1, most = sched_cpumask_test(may, (unsigned int)cur) ? cur : -1;
 
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
-		if (!sched_cpumask_test(&se->allowed, cpu))
+		if (!sched_cpumask_test(may, cpu))
 			continue;
 		if (room[cpu] >= (int64_t)want && (fit < 0 || room[cpu] < room[fit]))
 			fit = (int)cpu;
-		if (room[cpu] > room[most])
+		if (most < 0 || room[cpu] > room[most])
 			most = (int)cpu;
 	}
 	return fit >= 0 ? fit : most;
 }
 
 /*
- * The placement of e[0..n) (one component, whose static packing failed)
- * for the next interval, into e[k].to; reorders e[] by need. room[] is
- * each pCPU's capacity for the tracked entities, with the packing's
- * tolerance.
+ * The placement of e[0..n) (one component or one level of it, whose
+ * static packing failed) on the pCPUs of `only` (NULL: each one's
+ * affinity) for the next interval, into e[k].to; reorders e[] by need.
+ * room[] is each pCPU's capacity for the tracked entities, with the
+ * packing's tolerance. `single`: as many pCPUs as entities, whose rates
+ * add up to all of them (a saturated level of the ideal), so each gets
+ * a pCPU to itself: a second entity on one would leave another idle.
  */
-void fair_rotate(const struct sched *s, struct lag_ent *e, unsigned int n, int64_t *room)
+void fair_rotate(const struct sched *s, struct lag_ent *e, unsigned int n, int64_t *room,
+		 const struct sched_cpumask *only, bool single)
 {
 	for (unsigned int k = 0; k < n; k++) {
-		uint64_t cap = largest_room(s, e[k].se);
+		uint64_t cap = largest_room(s, only ? only : &e[k].se->allowed);
 
 		/* no more than a pCPU can give: one whole pCPU's entity stays on it */
 		e[k].pred = need(&e[k]);
@@ -102,12 +109,14 @@ void fair_rotate(const struct sched *s, struct lag_ent *e, unsigned int n, int64
 	}
 	qsort(e, n, sizeof(*e), cmp_need_desc);
 	for (unsigned int k = 0; k < n; k++) {
+		const struct sched_cpumask *may = only ? only : &e[k].se->allowed;
 		int to = e[k].se->cpu;
 
-		if (room[to] < (int64_t)e[k].pred)
-			to = place(s, e[k].se, room, e[k].pred);
+		if ((only && !sched_cpumask_test(only, (unsigned int)to)) ||
+		    room[to] < (int64_t)e[k].pred)
+			to = place(s, may, room, e[k].pred, e[k].se->cpu);
 		room[to] -= (int64_t)e[k].pred;
-		if (fair_whole_pcpu(&s->rq[to], e[k].rate))
+		if (single || fair_whole_pcpu(&s->rq[to], e[k].rate))
 			room[to] = -1;
 		e[k].to = to;
 	}
