@@ -773,6 +773,7 @@ bool fair_pack(const struct sched *s, struct lag_ent *e, unsigned int n, int64_t
 	       const struct sched_cpumask *only);
 void fair_rotate(const struct sched *s, struct lag_ent *e, unsigned int n, int64_t *room,
 		 const struct sched_cpumask *only, bool single);
+void fair_plan_levels(const struct sched *s, struct lag_ent *e, unsigned int n);
 uint64_t fair_solver_weight(const struct sched *s, const struct sched_entity *se);
 uint32_t fair_payback_weight(const struct sched *s, const struct sched_entity *se, uint64_t w,
 			     uint64_t rate);
