@@ -768,7 +768,12 @@ unsigned int fair_sleepers_done(struct lag_ent *e, unsigned int n);
 uint64_t fair_sleeper_weight(const struct sched_entity *se, uint64_t w);
 void fair_repack(struct sched *s, unsigned int n, uint64_t now);
 bool fair_whole_pcpu(const struct sched_rq *rq, uint64_t rate);
-void fair_rotate(const struct sched *s, struct lag_ent *e, unsigned int n, int64_t *room);
+void fair_fresh_room(const struct sched *s, int64_t *room);
+bool fair_pack(const struct sched *s, struct lag_ent *e, unsigned int n, int64_t *room,
+	       const struct sched_cpumask *only);
+void fair_rotate(const struct sched *s, struct lag_ent *e, unsigned int n, int64_t *room,
+		 const struct sched_cpumask *only, bool single);
+void fair_plan_levels(const struct sched *s, struct lag_ent *e, unsigned int n);
 uint64_t fair_solver_weight(const struct sched *s, const struct sched_entity *se);
 uint32_t fair_payback_weight(const struct sched *s, const struct sched_entity *se, uint64_t w,
 			     uint64_t rate);

@@ -335,6 +335,86 @@ static void test_fairlag_rotation_on_mixed_capacities(void)
 	sched_destroy(s);
 }
 
+/*
+ * The ideal's levels are planned apart (sched/fair_levels.c): seed 6 #401
+ * of the fair corpus, pCPUs of 1024, 136 x 5, 846 x 2 and 1024. Five heavy
+ * entities and two of 0.14 and 0.18 of a 1024 pCPU fill seven pCPUs
+ * exactly (a rotation: the two need more than a 136 pCPU); twelve light
+ * ones fill the two other 136 pCPUs. Planned as one, the light ones
+ * ahead of their ideal stayed on a slow pCPU of the rotation while one of
+ * theirs had room to spare, and the entity of 0.102 that had it got
+ * 0.110 for 10 s (73 ms of work over, the bound is 50).
+ */
+static void test_fairlag_levels_planned_apart(void)
+{
+	static const uint32_t w[19] = {
+		531, 57644, 1728, 11242, 542, 60, 890, 884, 37741, 121, 401, 8703, 35478, 57,
+		1896, 47228, 50995, 24, 4463,
+	};
+	static const double ideal[19] = {
+		0.012162, 0.937647, 0.039579, 0.182864, 0.012414, 0.001374, 0.020385,
+		0.020248, 0.613902, 0.002771, 0.009185, 0.141565, 0.577091, 0.001306,
+		0.043427, 0.768219, 0.829493, 0.000550, 0.102223,
+	};
+	static const unsigned int nr[4] = { 1, 5, 2, 1 }, cap[4] = { 1024, 136, 846, 1024 };
+	struct sched_topology t;
+	uint64_t now = 0, dur = 10000 * MS;
+	char err[256];
+	struct sched *s;
+	int id[19];
+
+	memset(&t, 0, sizeof(t));
+	t.nr_clusters = 4;
+	for (int c = 0; c < 4; c++) {
+		snprintf(t.clusters[c].name, SCHED_NAME_MAX, "c%d", c);
+		t.clusters[c].nr_cpus = nr[c];
+		t.clusters[c].capacity = cap[c];
+	}
+	s = sched_create(&t, NULL, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	for (int i = 0; i < 19; i++)
+		id[i] = add_ent(s, "e", w[i], true, 0);
+	run_until(s, &now, dur, MS);
+	for (int i = 0; i < 19; i++) {
+		double want = (double)dur * ideal[i], d = (double)work_of(s, id[i]) - want;
+		double bound = want * 0.02 > dur * 0.005 ? want * 0.02 : dur * 0.005;
+
+		CU_ASSERT((d < 0 ? -d : d) <= bound);
+	}
+	sched_destroy(s);
+}
+
+/*
+ * In a rotating level, each of its pCPUs first gets one of the entities
+ * that need the most, and only the rest share (sched/fair_rotate.c): seed
+ * 2 #168 of the fair corpus, three 1024 pCPUs and two of 156. Two heavy
+ * entities take a 1024 pCPU each; 0.793, 0.238, 0.175 and 0.099 of a 1024
+ * pCPU rotate on the third and the two slow ones. Placed by need alone,
+ * the lightest, last, fitted a slow pCPU by itself at every interval and
+ * got all of it, 0.107 for 10 s (80 ms over, the bound is 50).
+ */
+static void test_fairlag_rotation_owners_first(void)
+{
+	static const uint32_t w[6] = { 88, 25275, 2197, 212, 156, 706 };
+	static const double ideal[6] = {
+		0.098806, 1.0, 1.0, 0.238032, 0.175156, 0.792693,
+	};
+	struct sched *s = mk_sched(3, 1024, 2, 156, NULL);
+	uint64_t now = 0, dur = 10000 * MS;
+	int id[6];
+
+	for (int i = 0; i < 6; i++)
+		id[i] = add_ent(s, "e", w[i], true, 0);
+	run_until(s, &now, dur, MS);
+	for (int i = 0; i < 6; i++) {
+		double want = (double)dur * ideal[i], d = (double)work_of(s, id[i]) - want;
+		double bound = want * 0.02 > dur * 0.005 ? want * 0.02 : dur * 0.005;
+
+		CU_ASSERT((d < 0 ? -d : d) <= bound);
+	}
+	sched_destroy(s);
+}
+
 /* Tick every ms to `until`; `id` runs 1 ms of every `period` ms (a sleeper). */
 static void run_with_sleeper(struct sched *s, uint64_t *now, uint64_t until, int id,
 			     uint64_t period)
@@ -617,6 +697,8 @@ UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_payback_in_group),
 	   UNIT_TEST(test_fairlag_repack_swaps_heavy_and_light),
 	   UNIT_TEST(test_fairlag_rotation_on_mixed_capacities),
+	   UNIT_TEST(test_fairlag_levels_planned_apart),
+	   UNIT_TEST(test_fairlag_rotation_owners_first),
 	   UNIT_TEST(test_fairlag_sleeper_in_solve_at_share),
 	   UNIT_TEST(test_fairlag_sleeper_over_share_held),
 	   UNIT_TEST(test_fairlag_capped_sleeper_not_held),

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ideal's levels, planned apart (docs/sched.md, "Rotation by levels").
+ *
+ * The water-filling (fairlag.c) freezes the tightest prefix, the k
+ * heaviest entities on the k fastest pCPUs, at its own level, then
+ * solves the rest on the rest. Each frozen prefix is a level: its
+ * entities' ideal rates add up to all of its pCPUs, and the other
+ * entities' rates add up to all of the other pCPUs. In the ideal, then,
+ * no entity of one level ever runs on a pCPU of another: each level is a
+ * problem of its own, with its own rotation or its own static placement.
+ *
+ * When a component's static packing failed, fair_rotate() planned the
+ * whole component at once, by need (rate plus lag), which mixed the
+ * levels: light entities ahead of their ideal (need 0) stayed on a slow
+ * pCPU of the heavy level's rotation, while a slow pCPU of theirs was
+ * left with less than its capacity of ideal rates, and the entity that
+ * had it ran ahead for seconds (seed 6 #401 of the fair corpus: five
+ * heavy entities and two of 0.14-0.18 of a 1024 pCPU rotate on seven
+ * pCPUs of 1024, 846 and 136, twelve light ones fit two 136 pCPUs
+ * exactly; one of those got 0.82 of its 136 pCPU for 5 s, ideal 0.77).
+ *
+ * So the component is cut into its levels: its entities by rate, its
+ * pCPUs by capacity, a cut after the k-th of both wherever the k largest
+ * rates add up to the k largest capacities (within the packing's
+ * tolerance). Each level gets pCPUs of the capacities its positions
+ * have; among equal ones, those where its entities' rates are. Each level
+ * is then packed statically if it can be, else rotated on its own pCPUs;
+ * a level of k entities on k pCPUs (all but the last) gives each entity
+ * a pCPU to itself. Components whose entities' affinities differ are
+ * planned whole, as before.
+ *
+ * Cost: O(n log n + m^2) per balance for a component of n entities on m
+ * pCPUs whose static packing failed, besides the packing and rotation
+ * themselves; nothing on the per-decision paths.
+ */
+#include "sched/internal.h"
+
+/* Tolerance of a level's cut: the solver's rounding, far below a gap that matters. */
+#define LEVEL_SHIFT	12
+
+/* Rate descending, then id: a deterministic order. */
+static int cmp_rate_desc(const void *a, const void *b)
+{
+	const struct lag_ent *x = a, *y = b;
+
+	if (x->rate != y->rate)
+		return x->rate < y->rate ? 1 : -1;
+	return x->se->id - y->se->id;
+}
+
+/* Do all of e[0..n) have the same affinity? */
+static bool same_affinity(const struct lag_ent *e, unsigned int n)
+{
+	for (unsigned int k = 1; k < n; k++)
+		if (memcmp(&e[k].se->allowed, &e[0].se->allowed, sizeof(e[0].se->allowed)))
+			return false;
+	return true;
+}
+
+/*
+ * The pCPUs of `may` into cpu[], by capacity descending (then by the
+ * capacity left to the tracked entities, then id); how many.
+ */
+static unsigned int cpus_by_capacity(const struct sched *s, const struct sched_cpumask *may,
+				     unsigned int *cpu)
+{
+	unsigned int m = 0;
+
+	for (unsigned int c = 0; c < s->nr_cpus; c++) {
+		unsigned int k;
+
+		if (!sched_cpumask_test(may, c))
+			continue;
+		/* insertion: m <= SCHED_MAX_CPUS, once per planned component */
+		for (k = m; k > 0; k--) {
+			const struct sched_rq *a = &s->rq[cpu[k - 1]], *b = &s->rq[c];
+
+			if (fair_capacity(a) > fair_capacity(b) ||
+			    (fair_capacity(a) == fair_capacity(b) && a->lag_cap >= b->lag_cap))
+				break;
+			cpu[k] = cpu[k - 1];
+		}
+		cpu[k] = c;
+		m++;
+	}
+	return m;
+}
+
+/*
+ * The pCPUs for the level whose entities are e[0..n) and whose positions
+ * are pos[0..np) (of cpu[], by capacity): for each position, the pCPU of
+ * its capacity not taken yet (taken[]) with the most of the level's rates
+ * on it, into *mask.
+ */
+static void level_cpus(const struct sched *s, const struct lag_ent *e, unsigned int n,
+		       const unsigned int *cpu, unsigned int m, unsigned int first, unsigned int np,
+		       bool *taken, struct sched_cpumask *mask)
+{
+	uint64_t here[SCHED_MAX_CPUS];
+
+	memset(here, 0, s->nr_cpus * sizeof(*here));
+	for (unsigned int k = 0; k < n; k++)
+		here[e[k].se->cpu] += e[k].rate + 1;	/* + 1: an entity of rate 0 counts */
+	sched_cpumask_clear(mask);
+	for (unsigned int p = first; p < first + np; p++) {
+		uint64_t cap = fair_capacity(&s->rq[cpu[p]]);
+		int best = -1;
+
+		for (unsigned int q = 0; q < m; q++) {
+			unsigned int c = cpu[q];
+
+			if (taken[q] || fair_capacity(&s->rq[c]) != cap)
+				continue;
+			if (best < 0 || here[c] > here[cpu[best]])
+				best = (int)q;
+		}
+		taken[best] = true;	/* position p itself is a candidate, so one is found */
+		sched_cpumask_set(mask, cpu[best]);
+	}
+}
+
+/* Plan one level: static if it packs, else a rotation on its pCPUs. */
+static void plan_level(const struct sched *s, struct lag_ent *e, unsigned int n,
+		       const struct sched_cpumask *mask, bool single)
+{
+	int64_t room[SCHED_MAX_CPUS];
+
+	fair_fresh_room(s, room);
+	if (fair_pack(s, e, n, room, mask))
+		return;
+	fair_fresh_room(s, room);
+	fair_rotate(s, e, n, room, mask, single);
+}
+
+/*
+ * The placement of one component's entities e[0..n), whose static
+ * packing failed, for the next interval, into e[k].to, level by level;
+ * reorders e[].
+ */
+void fair_plan_levels(const struct sched *s, struct lag_ent *e, unsigned int n)
+{
+	unsigned int cpu[SCHED_MAX_CPUS], m, first = 0, k;
+	bool taken[SCHED_MAX_CPUS] = { false };
+	struct sched_cpumask mask;
+	uint64_t rates = 0, caps = 0;
+	int64_t room[SCHED_MAX_CPUS];
+
+	if (!n)
+		return;
+	if (!same_affinity(e, n)) {
+		fair_fresh_room(s, room);
+		fair_rotate(s, e, n, room, NULL, false);
+		return;
+	}
+	m = cpus_by_capacity(s, &e[0].se->allowed, cpu);
+	qsort(e, n, sizeof(*e), cmp_rate_desc);
+	for (k = 0; k < n && k < m; k++) {
+		rates += e[k].rate;
+		caps += s->rq[cpu[k]].lag_cap;
+		/* a cut: the level's rates fill its pCPUs; not before the last pCPU */
+		if (k + 1 < m && rates + (caps >> LEVEL_SHIFT) >= caps) {
+			level_cpus(s, &e[first], k + 1 - first, cpu, m, first, k + 1 - first, taken,
+				   &mask);
+			plan_level(s, &e[first], k + 1 - first, &mask, true);
+			first = k + 1;
+			rates = caps = 0;
+		}
+	}
+	/* the last level: the rest of the entities on the rest of the pCPUs */
+	level_cpus(s, &e[first], n - first, cpu, m, first, m - first, taken, &mask);
+	plan_level(s, &e[first], n - first, &mask, n - first == m - first);
+}
