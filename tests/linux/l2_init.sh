@@ -150,10 +150,12 @@ wl_hetero() {
 	report_cpus end
 	# Each CPU at its top (governor performance), a task busy half of
 	# every 8 ms: its run queue idles, so PELT's util is its busy time
-	# scaled by the frequency scale.
+	# scaled by the frequency scale. Measured twice (half, halfb): a
+	# stall of the emulated host inside one window skews it.
 	set_governor performance
 	for n in $(cpus); do
 		duty_report $n 4000 8000 3 half$n
+		duty_report $n 4000 8000 1 halfb$n
 	done
 	set_governor schedutil
 }
@@ -331,6 +333,7 @@ wl_prefcore() {
 	set_governor performance
 	for n in $(cpus); do
 		duty_report $n 4000 8000 3 half$n
+		duty_report $n 4000 8000 1 halfb$n
 	done
 	report_cpus end
 }
