@@ -300,6 +300,30 @@ static void test_fairlag_repack_swaps_heavy_and_light(void)
 }
 
 /*
+ * n busy entities of weights w on s for 10 s: each one's work within the
+ * issue's bound of its ideal (2% of it, or 0.5% of a 1024 pCPU over the
+ * run if that is more), the ideal rates from tests/lib/fairshare.py.
+ * Destroys s.
+ */
+static void busy_against_ideal(struct sched *s, const uint32_t *w, const double *ideal, int n)
+{
+	uint64_t now = 0, dur = 10000 * MS;
+	int id[32];
+
+	CU_ASSERT_FATAL(n <= 32);
+	for (int i = 0; i < n; i++)
+		id[i] = add_ent(s, "e", w[i], true, 0);
+	run_until(s, &now, dur, MS);
+	for (int i = 0; i < n; i++) {
+		double want = (double)dur * ideal[i], d = (double)work_of(s, id[i]) - want;
+		double bound = want * 0.02 > dur * 0.005 ? want * 0.02 : dur * 0.005;
+
+		CU_ASSERT((d < 0 ? -d : d) <= bound);
+	}
+	sched_destroy(s);
+}
+
+/*
  * Seed 424242 #84 of the property test: 25 entities on 15 pCPUs of 1024
  * and 6 of 242 (ideal rates from tests/lib/fairshare.py). Twelve get a
  * fast pCPU each, eight the slow ones; the other five (0.37-0.99 of a
@@ -319,20 +343,8 @@ static void test_fairlag_rotation_on_mixed_capacities(void)
 		0.113222, 0.458581, 1.0, 1.0, 0.051219, 0.033697, 0.371581, 0.236328, 0.993326,
 		0.176572, 1.0, 0.047176, 1.0, 1.0,
 	};
-	struct sched *s = mk_sched(15, 1024, 6, 242, NULL);
-	uint64_t now = 0, dur = 10000 * MS;
-	int id[25];
 
-	for (int i = 0; i < 25; i++)
-		id[i] = add_ent(s, "e", w[i], true, 0);
-	run_until(s, &now, dur, MS);
-	for (int i = 0; i < 25; i++) {
-		double want = (double)dur * ideal[i], d = (double)work_of(s, id[i]) - want;
-		double bound = want * 0.02 > dur * 0.005 ? want * 0.02 : dur * 0.005;
-
-		CU_ASSERT((d < 0 ? -d : d) <= bound);
-	}
-	sched_destroy(s);
+	busy_against_ideal(mk_sched(15, 1024, 6, 242, NULL), w, ideal, 25);
 }
 
 /*
@@ -358,10 +370,8 @@ static void test_fairlag_levels_planned_apart(void)
 	};
 	static const unsigned int nr[4] = { 1, 5, 2, 1 }, cap[4] = { 1024, 136, 846, 1024 };
 	struct sched_topology t;
-	uint64_t now = 0, dur = 10000 * MS;
 	char err[256];
 	struct sched *s;
-	int id[19];
 
 	memset(&t, 0, sizeof(t));
 	t.nr_clusters = 4;
@@ -372,16 +382,7 @@ static void test_fairlag_levels_planned_apart(void)
 	}
 	s = sched_create(&t, NULL, err, sizeof(err));
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-	for (int i = 0; i < 19; i++)
-		id[i] = add_ent(s, "e", w[i], true, 0);
-	run_until(s, &now, dur, MS);
-	for (int i = 0; i < 19; i++) {
-		double want = (double)dur * ideal[i], d = (double)work_of(s, id[i]) - want;
-		double bound = want * 0.02 > dur * 0.005 ? want * 0.02 : dur * 0.005;
-
-		CU_ASSERT((d < 0 ? -d : d) <= bound);
-	}
-	sched_destroy(s);
+	busy_against_ideal(s, w, ideal, 19);
 }
 
 /*
@@ -399,20 +400,8 @@ static void test_fairlag_rotation_owners_first(void)
 	static const double ideal[6] = {
 		0.098806, 1.0, 1.0, 0.238032, 0.175156, 0.792693,
 	};
-	struct sched *s = mk_sched(3, 1024, 2, 156, NULL);
-	uint64_t now = 0, dur = 10000 * MS;
-	int id[6];
 
-	for (int i = 0; i < 6; i++)
-		id[i] = add_ent(s, "e", w[i], true, 0);
-	run_until(s, &now, dur, MS);
-	for (int i = 0; i < 6; i++) {
-		double want = (double)dur * ideal[i], d = (double)work_of(s, id[i]) - want;
-		double bound = want * 0.02 > dur * 0.005 ? want * 0.02 : dur * 0.005;
-
-		CU_ASSERT((d < 0 ? -d : d) <= bound);
-	}
-	sched_destroy(s);
+	busy_against_ideal(mk_sched(3, 1024, 2, 156, NULL), w, ideal, 6);
 }
 
 /* Tick every ms to `until`; `id` runs 1 ms of every `period` ms (a sleeper). */
