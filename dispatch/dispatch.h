@@ -167,6 +167,8 @@ enum dispatch_verdict dispatch_vcpu_enter_run(struct dispatch *d, unsigned int v
 					     struct dispatch_run *run);
 /* Returns the vCPU whose run this leave handed off to (hand_off()), else -1. */
 int dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu);
+/* The same, with the accounts as the leave charged them in *after (active_ns, run_ns). */
+int dispatch_vcpu_leave_run(struct dispatch *d, unsigned int vcpu, struct dispatch_run *after);
 
 /* stop / cont: hold every vCPU outside KVM_RUN, or let them go again. */
 void dispatch_pause(struct dispatch *d);
@@ -278,12 +280,6 @@ void dispatch_miss_counts(const struct dispatch_vcpu_report *r,
 /* Just run_ns and active_ns of dispatch_vcpu_report(), brought up to now. */
 void dispatch_vcpu_times(struct dispatch *d, unsigned int vcpu, uint64_t *active_ns,
 			 uint64_t *run_ns);
-/*
- * The same as charged at the vCPU's last enter or leave, without reading
- * its thread's clock (a system call where the thread is another process's).
- */
-void dispatch_vcpu_times_charged(struct dispatch *d, unsigned int vcpu, uint64_t *active_ns,
-				 uint64_t *run_ns);
 /* What the dispatcher did: engine ticks, times its thread woke, hand-offs. */
 struct dispatch_counters {
 	uint64_t ticks, wakeups;

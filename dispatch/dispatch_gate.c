@@ -487,6 +487,11 @@ static int hand_off(struct dispatch *d, unsigned int from)
 
 int dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
 {
+	return dispatch_vcpu_leave_run(d, vcpu, NULL);
+}
+
+int dispatch_vcpu_leave_run(struct dispatch *d, unsigned int vcpu, struct dispatch_run *after)
+{
 	struct dvcpu *v = &d->v[vcpu];
 	uint64_t now;
 	int next;
@@ -515,6 +520,10 @@ int dispatch_vcpu_leave(struct dispatch *d, unsigned int vcpu)
 	if (!v->halted)
 		dispatch_wake_host(d, v->pinned_host);
 	next = hand_off(d, vcpu);
+	if (after) {
+		after->active_ns = v->active_ns;
+		after->run_ns = v->run_ns;
+	}
 	dispatch_unlock_and_wake(d);
 	return next;
 }

@@ -246,15 +246,6 @@ void dispatch_vcpu_times(struct dispatch *d, unsigned int vcpu, uint64_t *active
 	pthread_mutex_unlock(&d->lock);
 }
 
-void dispatch_vcpu_times_charged(struct dispatch *d, unsigned int vcpu, uint64_t *active_ns,
-				 uint64_t *run_ns)
-{
-	pthread_mutex_lock(&d->lock);
-	*active_ns = d->v[vcpu].active_ns;
-	*run_ns = d->v[vcpu].run_ns;
-	pthread_mutex_unlock(&d->lock);
-}
-
 struct sched *dispatch_engine(struct dispatch *d)
 {
 	return d->sched;

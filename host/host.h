@@ -200,6 +200,8 @@ bool host_state_expects(const struct host *h, const char *name);
 /* host_proxy.c */
 extern const struct dispatch_vcpu_ops host_vcpu_ops;
 int host_proxy_start(struct host_proxy *p);
+/* The VM's vCPU thread's CPU time (schedstat, ns), 0 if unreadable; any thread. */
+uint64_t host_proxy_thread_cpu_ns(const struct host_proxy *p);
 void host_proxy_tell_cluster(struct host_proxy *p, const char *cluster);
 /* Wakes a proxy of a VM that is leaving and joins it. */
 void host_proxy_stop(struct host_proxy *p);

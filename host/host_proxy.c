@@ -88,16 +88,26 @@ static int proxy_halted(void *opaque, unsigned int slot)
 	return paren[2] == 'S';
 }
 
-/* sum_exec_runtime of the thread, the first field of schedstat (ns). */
+/* sum_exec_runtime of the thread, the first field of schedstat (ns), 0 if unreadable. */
+uint64_t host_proxy_thread_cpu_ns(const struct host_proxy *p)
+{
+	char buf[128];
+
+	if (read_proc(__atomic_load_n(&p->schedstat_fd, __ATOMIC_ACQUIRE), buf, sizeof(buf)) <= 0)
+		return 0;
+	return strtoull(buf, NULL, 10);
+}
+
+/* The last reading stands in for one that fails (a thread gone). */
 static uint64_t proxy_cpu_ns(void *opaque, unsigned int slot)
 {
 	struct host_proxy *p = proxy_of(opaque, slot);
-	char buf[128];
+	uint64_t ns = p ? host_proxy_thread_cpu_ns(p) : 0;
 
 	if (!p)
 		return 0;
-	if (read_proc(p->schedstat_fd, buf, sizeof(buf)) > 0)
-		p->last_cpu_ns = strtoull(buf, NULL, 10);
+	if (ns)
+		p->last_cpu_ns = ns;
 	return p->last_cpu_ns;
 }
 
@@ -205,14 +215,12 @@ static void take_hint(struct host_proxy *p)
  * What the host delivered, for the guest's APERF/MPERF and CPPC feedback:
  * as charged by the leave just passed.
  */
-static void publish_times(struct host_proxy *p)
+static void publish_times(struct host_proxy *p, const struct dispatch_run *after)
 {
 	struct join_slot *s = &p->vm->page->slot[p->index];
-	uint64_t active, run;
 
-	dispatch_vcpu_times_charged(p->h->d, p->slot, &active, &run);
-	__atomic_store_n(&s->active_ns, active, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->run_ns, run, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->active_ns, after->active_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->run_ns, after->run_ns, __ATOMIC_RELEASE);
 }
 
 /* Sequence numbers wrap within the gate word's bits, and skip 0 (no run yet). */
@@ -387,12 +395,12 @@ static void *proxy_thread(void *arg)
 		ended = wait_left(p);
 		if (ended)
 			take_hint(p);
-		dispatch_vcpu_leave(d, p->slot);
+		dispatch_vcpu_leave_run(d, p->slot, &run);
 		if (p->wake_gate) {
 			futex_wake_shared(p->wake_gate);
 			p->wake_gate = NULL;
 		}
-		publish_times(p);
+		publish_times(p, &run);
 		if (!ended)
 			wait_late(p);
 	}

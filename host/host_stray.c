@@ -17,24 +17,6 @@
 #include "host/host.h"
 #include "util/log.h"
 
-#include <stdlib.h>
-#include <unistd.h>
-
-/* The VM thread's CPU time now (ns), 0 if unreadable. */
-static uint64_t thread_cpu_ns(const struct host_proxy *p)
-{
-	int fd = __atomic_load_n(&p->schedstat_fd, __ATOMIC_ACQUIRE);
-	char buf[128];
-	ssize_t n;
-
-	if (fd < 0)
-		return 0;
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	return strtoull(buf, NULL, 10);
-}
 
 /*
  * CPU the vCPU's thread used since the last look outside the runs the
@@ -44,7 +26,7 @@ static uint64_t thread_cpu_ns(const struct host_proxy *p)
  */
 static uint64_t ran_between_runs(struct host_proxy *p)
 {
-	uint64_t cpu = thread_cpu_ns(p), active, run, ran = 0;
+	uint64_t cpu = host_proxy_thread_cpu_ns(p), active, run, ran = 0;
 
 	dispatch_vcpu_times(p->h->d, p->slot, &active, &run);
 	if (cpu && p->look_cpu_ns && cpu - p->look_cpu_ns > run - p->look_run_ns)
