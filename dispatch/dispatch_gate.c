@@ -348,7 +348,7 @@ static void first_entry(struct dispatch *d, struct dvcpu *v)
 	ask_full_speed(d);
 }
 
-/* A run another thread handed to v (dispatch_hand_off()): take it as passed. */
+/* A run another thread handed to v (hand_off()): take it as passed. */
 static enum dispatch_verdict take_handed(struct dispatch *d, struct dvcpu *v)
 {
 	__atomic_store_n(&v->handed, false, __ATOMIC_RELAXED);

@@ -74,16 +74,14 @@ void dispatch_gate_sleep(struct dispatch *d, unsigned int vcpu, uint64_t abs_ns)
 	if (run_end)
 		ended = __atomic_load_n(run_end, __ATOMIC_ACQUIRE);
 	pthread_mutex_unlock(&d->lock);
+	/*
+	 * Woken by the run-end word alone, with no run handed: the VM's thread
+	 * said something else (a CPPC request) or nothing. Sleep on without
+	 * the lock, so a VM that rings its word only spins its own proxy.
+	 */
 	for (;;) {
 		long rc = run_end ? wait_both(&v->gate_seq, seq, run_end, ended, abs_ns)
 				  : wait_own(&v->gate_seq, seq, abs_ns);
-
-		/*
-		 * Woken by the run-end word alone, with no run handed: the VM's
-		 * thread said something else (a CPPC request) or nothing. Sleep
-		 * on without the lock, so a VM that rings its word only spins
-		 * its own proxy.
-		 */
 		uint32_t now_ended;
 
 		if (rc != 1 && !(rc < 0 && errno == EAGAIN && run_end))

@@ -28,7 +28,7 @@ int kernelsched_weight_to_nice(unsigned int weight);
 int kernelsched_apply_self(const struct vcpu_qos *q, int host_cpu, char *err, size_t errlen);
 
 /*
- * SCHED_BATCH for the calling thread (nice kept at 0): its wakeups do not
+ * SCHED_BATCH at nice 0 for the calling thread: its wakeups do not
  * preempt the running task, whose turn it then waits for. For a thread
  * woken by a thread that is about to sleep (a proxy woken by its VM's
  * vCPU thread at a run's end), that saves two context switches. 0 or

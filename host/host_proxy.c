@@ -102,10 +102,11 @@ uint64_t host_proxy_thread_cpu_ns(const struct host_proxy *p)
 static uint64_t proxy_cpu_ns(void *opaque, unsigned int slot)
 {
 	struct host_proxy *p = proxy_of(opaque, slot);
-	uint64_t ns = p ? host_proxy_thread_cpu_ns(p) : 0;
+	uint64_t ns;
 
 	if (!p)
 		return 0;
+	ns = host_proxy_thread_cpu_ns(p);
 	if (ns)
 		p->last_cpu_ns = ns;
 	return p->last_cpu_ns;

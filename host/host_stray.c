@@ -12,11 +12,12 @@
  * stay out between runs (below HOST_STRAY_CLEAN_NS) for
  * HOST_STRAY_CLEAN_LOOKS looks in a row.
  *
- * On the main thread, every HOST_STRAY_LOOK_NS: one pread per joined vCPU.
+ * On the main thread, every HOST_STRAY_LOOK_NS, per joined vCPU: a pread of
+ * its schedstat, and the dispatcher's lock to read its run_ns (a second
+ * pread for a vCPU in a run, brought up to now).
  */
 #include "host/host.h"
 #include "util/log.h"
-
 
 /*
  * CPU the vCPU's thread used since the last look outside the runs the
