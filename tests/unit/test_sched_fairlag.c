@@ -622,6 +622,50 @@ static void test_fairlag_repack_calm_beside_sleepers(void)
 }
 
 /*
+ * Where the sleepers ran is no part of the ideal: two pCPUs where
+ * sleepers use 0.1 of each, A (a whole pCPU's share) and B (0.4) on
+ * pCPU 0, C (0.4) on pCPU 1. A fits no pCPU the sleepers leave 0.9 of,
+ * so the packing by where they ran finds nothing; on the whole
+ * capacities A keeps pCPU 0, B joins C, and the 0.2 left on pCPU 1
+ * holds the sleepers' 0.2, who are then sent away from A's full pCPU.
+ */
+static void test_fairlag_repack_sleepers_elsewhere(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	struct sched_cpumask one[2];
+	const uint64_t full = 1ull << 20;
+	const uint64_t rate[3] = { full, full * 4 / 10, full * 4 / 10 };
+	const int cpu[3] = { 0, 0, 1 };
+	uint64_t now = 0;
+	int id[3];
+
+	for (int c = 0; c < 2; c++) {
+		sched_cpumask_clear(&one[c]);
+		sched_cpumask_set(&one[c], (unsigned int)c);
+	}
+	for (int i = 0; i < 3; i++) {
+		id[i] = add_ent(s, "busy", 1024, true, 0);
+		CU_ASSERT_FATAL(sched_set_affinity(s, id[i], &one[cpu[i]], 0, NULL, 0) == 0);
+	}
+	run_until(s, &now, 20 * MS, MS);
+	for (int i = 0; i < 3; i++) {
+		struct sched_entity *se = sched_ent(s, id[i]);
+
+		CU_ASSERT_FATAL(sched_set_affinity(s, id[i], &s->all_cpus, now, NULL, 0) == 0);
+		CU_ASSERT_FATAL(se->cpu == cpu[i]);
+		se->lag_tracked = true;
+		s->lag_ents[i] = (struct lag_ent){ .se = se, .w = 1024, .rate = rate[i],
+						   .limit = UINT64_MAX };
+	}
+	s->rq[0].lag_cap = s->rq[1].lag_cap = full * 9 / 10;
+	fair_repack(s, 3, now);
+	CU_ASSERT_EQUAL(sched_ent(s, id[0])->cpu, 0);
+	CU_ASSERT_EQUAL(sched_ent(s, id[1])->cpu, 1);
+	CU_ASSERT_EQUAL(sched_ent(s, id[2])->cpu, 1);
+	sched_destroy(s);
+}
+
+/*
  * Three equal busy entities on two pCPUs need moves to get 2/3 each
  * (no placement gives it); a lag of FAIR_LAG_MOVE_NS (8 ms of work) is
  * worth one, so no entity gets twice that far from its ideal once the
@@ -694,5 +738,6 @@ UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_long_burst_still_a_sleeper),
 	   UNIT_TEST(test_fairlag_wakeup_goes_where_ahead),
 	   UNIT_TEST(test_fairlag_repack_calm_beside_sleepers),
+	   UNIT_TEST(test_fairlag_repack_sleepers_elsewhere),
 	   UNIT_TEST(test_fairlag_three_on_two_lags_small),
 	   UNIT_TEST(test_fairlag_misfit_spares_whole_share))
