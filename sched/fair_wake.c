@@ -14,6 +14,16 @@
  *   (a light busy entity that runs whenever the sleepers beside it
  *   sleep); so the wakeup goes to the pCPU furthest ahead.
  *
+ * And when some pCPU is idle that the capacity rule (entity_fits_cpu(): util_avg with the kernel's margin)
+ * finds too small, it goes to the biggest idle one if that one's capacity
+ * covers its demand (fair_sleepers.c) with IDLE_SPARE_SHIFT to spare:
+ * time taken there is no one's, while on a busy pCPU it is some busy
+ * entity's, and the ideal owes a sleeper its demand or its share, not a
+ * fast pCPU (seed 10 #289 of the fair corpus: fourteen busy entities on
+ * fourteen 1024 pCPUs, sleepers that the capacity rule kept off the
+ * seventeen idle 167 pCPUs; a quarter to spare instead of 1/64 helped
+ * that scenario less).
+ *
  * Both lists are made at each balance and handed out round robin, so a
  * burst of wakeups between two balances spreads out. O(m^2) at worst per
  * balance for m pCPUs (insertion into short lists), O(1) per wakeup.
@@ -21,6 +31,7 @@
 #include "sched/internal.h"
 
 #define TARGET_TRIES	4	/* list entries a wakeup looks at */
+#define IDLE_SPARE_SHIFT 6	/* a demand fits an idle pCPU with 1/64 to spare */
 
 /* Insert cpu into t, ascending by key[] (ties keep pCPU order). */
 static void targets_insert(struct fair_wake_targets *t, unsigned int cpu, const int64_t *key)
@@ -101,4 +112,21 @@ int fair_wake_target(struct sched *s, const struct sched_entity *se, unsigned in
 	if (rq->lag_behind)
 		return targets_next(s, &s->wake_ahead, se);
 	return -1;
+}
+
+/*
+ * May se, waking while no pCPU it fits is idle, go to the idle pCPU cpu
+ * that the capacity rule finds too small (see above)? A sleeper whose
+ * demand is known and fits cpu's capacity with IDLE_SPARE_SHIFT to spare, and
+ * whose uclamp minimum does not ask for more.
+ */
+bool fair_wake_idle_ok(const struct sched *s, const struct sched_entity *se, unsigned int cpu)
+{
+	uint64_t room = (uint64_t)s->rq[cpu].capacity << (RATE_SHIFT - 10);
+
+	if (!se->sl_init)
+		return false;
+	if (uclamp_is_used(s) && se->uc_eff[UCLAMP_MIN] > s->rq[cpu].capacity)
+		return false;
+	return se->sl_demand + (se->sl_demand >> IDLE_SPARE_SHIFT) <= room;
 }

@@ -760,6 +760,7 @@ uint64_t fair_cap_rate(const struct sched *s, const struct sched_entity *se);
 size_t fair_lag_scratch_size(void);
 void fair_wake_targets_update(struct sched *s, unsigned int n);
 int fair_wake_target(struct sched *s, const struct sched_entity *se, unsigned int prev);
+bool fair_wake_idle_ok(const struct sched *s, const struct sched_entity *se, unsigned int cpu);
 void fair_payback_reweight(struct sched *s, uint64_t now);
 bool fair_sleeper_use(struct sched_entity *se, uint64_t used_ns, uint64_t dt);
 bool fair_sleeper_collect(const struct sched *s, struct sched_entity *se, struct lag_ent *e);

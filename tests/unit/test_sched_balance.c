@@ -266,6 +266,91 @@ static void test_newidle_skips_entity_ahead(void)
 }
 
 /*
+ * Does the little pCPU (256), going idle, pull the entity that waits on
+ * the big one when that entity's ideal rate (fairlag.c) is `rate` (1 << 20
+ * = one 1024 pCPU)?
+ */
+static bool newidle_pulls_to_little(uint64_t rate)
+{
+	struct sched_config cfg = { 0 };
+	struct sched_cpu_stats cs;
+	struct sched *s;
+	uint64_t now = 2 * MS;
+	struct sched_entity *waiting;
+	int a, c;
+
+	cfg.balance_interval_ns = 1000 * MS;	/* keep the periodic balance out */
+	s = mk_sched(1, 1024, 1, 256, &cfg);
+	a = add_ent(s, "a", 1024, true, 0);	/* big */
+	add_ent(s, "b", 1024, true, 0);		/* little */
+	c = add_ent(s, "c", 1024, true, 0);	/* big too: a or c waits */
+	sched_tick(s, now);
+	waiting = s->ent[curr_of(s, 0) == a ? c : a];
+	CU_ASSERT_FATAL(waiting->cpu == 0 && s->rq[1].nr_running == 1);
+	waiting->lag_tracked = true;		/* as a round of the balance leaves it */
+	waiting->lag = 0;
+	waiting->lag_rate = rate;
+	sched_block(s, curr_of(s, 1), now);
+	sched_cpu_stats(s, 1, &cs);
+	sched_destroy(s);
+	return cs.nr_newidle_pulled == 1;
+}
+
+/*
+ * Newidle pulls a waiting entity only if its share is what the idle pCPU
+ * can give, even when no other waits: one whose share is more waited a
+ * moment on its fast pCPU, and ran on the slow one until the misfit
+ * balance took it back (seed 10 #289 of the fair corpus).
+ */
+static void test_newidle_only_where_share_fits(void)
+{
+	CU_ASSERT_TRUE(newidle_pulls_to_little((256ull << 10) - 1));
+	CU_ASSERT_FALSE(newidle_pulls_to_little((256ull << 10) + (1u << 14)));
+}
+
+/*
+ * Where does sleeper S wake, with a demand of `demand` (1 << 20 = one 1024
+ * pCPU), when it last ran on the big pCPU beside a busy entity and the
+ * little one (256) is idle but too small for its util_avg?
+ */
+static int sleeper_wakes_on(uint64_t demand)
+{
+	struct sched *s = mk_sched(1, 1024, 1, 256, NULL);
+	struct sched_cpumask big;
+	struct sched_entity *z;
+	uint64_t now = MS;
+	int cpu;
+
+	add_ent(s, "busy", 1024, true, 0);	/* big */
+	z = s->ent[add_ent(s, "sleeper", 1024, false, 0)];
+	sched_cpumask_clear(&big);
+	sched_cpumask_set(&big, 0);
+	CU_ASSERT_FATAL(sched_set_affinity(s, z->id, &big, now, NULL, 0) == 0);
+	sched_wakeup(s, z->id, now);
+	sched_block(s, z->id, now + US);
+	CU_ASSERT_FATAL(sched_set_affinity(s, z->id, NULL, now + US, NULL, 0) == 0);
+	CU_ASSERT_FATAL(z->cpu == 0 && s->rq[1].nr_running == 0);
+	z->pelt.util_avg = 600;			/* more than 80% of 256 */
+	z->sl_init = true;
+	z->sl_demand = demand;
+	sched_wakeup(s, z->id, now + 2 * US);
+	cpu = z->cpu;
+	sched_destroy(s);
+	return cpu;
+}
+
+/*
+ * A sleeper whose demand the idle little pCPU covers wakes there rather
+ * than beside the busy entity on its previous, big, pCPU (time it takes
+ * there is that entity's); one whose demand it does not cover stays.
+ */
+static void test_wakeup_idle_pcpu_that_covers_demand(void)
+{
+	CU_ASSERT_EQUAL(sleeper_wakes_on((1u << 20) / 10), 1);
+	CU_ASSERT_EQUAL(sleeper_wakes_on((1u << 20) / 4), 0);
+}
+
+/*
  * Walking the domains stops once avg_idle < cost so far + the next
  * domain's max cost (rule 26): the cluster domain is tried, the host
  * domain is not, and nothing is pulled from the other cluster.
@@ -428,6 +513,8 @@ UNIT_SUITE(sched_balance_perf, NULL, NULL,
 	   UNIT_TEST(test_newidle_cost_periodic_decay),
 	   UNIT_TEST(test_newidle_pull_and_skip),
 	   UNIT_TEST(test_newidle_skips_entity_ahead),
+	   UNIT_TEST(test_newidle_only_where_share_fits),
+	   UNIT_TEST(test_wakeup_idle_pcpu_that_covers_demand),
 	   UNIT_TEST(test_newidle_abort),
 	   UNIT_TEST(test_avg_idle),
 	   UNIT_TEST(test_perf_round),
