@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+/* Caps in the fluid-ideal balance (sched/fair_capped.c; docs/sched.md "Caps at their rate"). */
+#include "tests/unit/test_sched_util.h"
+
+/*
+ * Drive every pCPU the way the simulator does: to the next tick or the
+ * earliest engine event, whichever comes first; an event alone runs only
+ * the pCPUs it is due on.
+ */
+static void run_events_all(struct sched *s, uint64_t *now, uint64_t until)
+{
+	while (*now < until) {
+		uint64_t tick = (*now / MS + 1) * MS, next = tick;
+
+		for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+			uint64_t ev = sched_next_event(s, cpu);
+
+			if (ev > *now && ev < next)
+				next = ev;
+		}
+		*now = next < until ? next : until;
+		if (*now == tick) {
+			sched_tick(s, *now);
+			continue;
+		}
+		for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+			if (sched_next_event(s, cpu) <= *now)
+				sched_tick_cpu(s, cpu, *now);
+	}
+}
+
+/*
+ * A heavy entity capped at half a pCPU beside a light uncapped one: its
+ * cap binds, and it runs with the weight of its rate at the light one's
+ * level (with the margin), not its own, so it spreads its quota over the
+ * period instead of running it in one burst and leaving the rest of the
+ * period as one hole (5 ms of 10 throttled at its own weight; at 2.5 x
+ * its rate's weight it uses its quota in about 7 ms). It still gets all
+ * of its quota.
+ */
+static void test_capbal_runs_at_rate(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	struct sched_entity_stats st;
+	struct sched_entity_info info;
+	uint64_t now = 0;
+	int capped;
+
+	capped = add_ent(s, "capped", 88761, true, 0);
+	add_ent(s, "light", 15, true, 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, capped, 5 * MS, 10 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, 1000 * MS);
+	sched_entity_info(s, capped, &info);
+	CU_ASSERT(info.eff_weight < 100);
+	sched_entity_stats(s, capped, &st);
+	CU_ASSERT(st.cpu_time_ns >= 490 * MS);
+	CU_ASSERT(st.throttled_ns < 400 * MS);
+	sched_destroy(s);
+}
+
+/*
+ * The weight of a rate: rate / level, 5/2 of it; an entity capped at half
+ * a pCPU beside one of weight 1024 that gets the other half weighs 2560.
+ */
+static void test_capbal_weight_of_rate(void)
+{
+	uint64_t half = 1ull << (RATE_SHIFT - 1), level = (half << 20) / 1024;
+
+	CU_ASSERT_EQUAL(fair_capped_weight(half, level), 2560);
+	CU_ASSERT_EQUAL(fair_capped_weight(1, level << 20), SCHED_WEIGHT_MIN);
+	CU_ASSERT_EQUAL(fair_capped_weight(half, 1), SCHED_WEIGHT_MAX);
+}
+
+UNIT_SUITE(sched_capbal, NULL, NULL,
+	   UNIT_TEST(test_capbal_runs_at_rate),
+	   UNIT_TEST(test_capbal_weight_of_rate))
