@@ -350,10 +350,12 @@ struct sched_rq {
 	/* fluid-ideal balance (fairlag.c) */
 	uint64_t lag_cap;		/* capacity the sleepers left, 1 << 20 = 1024 */
 	uint64_t lag_weight;		/* weight of the tracked entities here */
+	uint64_t lag_free_weight;	/* ... of those no cap holds (fairlag.c) */
+	uint64_t lag_held;		/* the cap rates of those a cap holds */
 	bool lag_full;			/* runs an entity whose share is the whole pCPU */
 	bool lag_behind;		/* its tracked entities are behind in sum (fair_wake.c) */
 	bool lag_cap_init;		/* lag_cap has a first value */
-	double lag_aa, lag_ab, lag_bb;	/* the potential's sums (fairlag.c) */
+	double lag_pot[5];		/* the potential's sums (fairlag.c: POT_*) */
 } __attribute__((aligned(SCHED_CACHELINE)));
 
 _Static_assert(offsetof(struct sched_rq, pelt) % SCHED_CACHELINE == 0 &&
@@ -716,6 +718,12 @@ struct lag_ent {
 };
 
 #define RATE_SHIFT	20			/* rate 1 << 20 = one 1024-capacity pCPU */
+
+/* A cap as a rate: its quota is time, so the work it allows on a pCPU of `capacity`. */
+static inline uint64_t cap_rate_at(const struct sched_entity *se, unsigned int capacity)
+{
+	return ((se->cap_quota << RATE_SHIFT) / se->cap_period) * capacity >> 10;
+}
 
 /* Runnable, or out of its cap's quota only: busy as far as its share goes. */
 static inline bool wants_cpu(const struct sched_entity *se)
