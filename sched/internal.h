@@ -792,6 +792,7 @@ void fair_capped_reweight(struct sched *s, uint64_t now);
 /* Lag (work) from its fluid ideal worth moving an entity for (fairlag.c, newidle). */
 #define FAIR_LAG_MOVE_NS	(8 * NSEC_PER_MSEC)
 bool sched_balance_newidle(struct sched *s, struct sched_rq *rq, uint64_t now);
+void cap_hole_fill(struct sched *s, struct sched_rq *rq, uint64_t now);
 void update_misfit_slow(struct sched *s, struct sched_rq *rq);
 void update_misfit_util(struct sched *s, struct sched_rq *rq, unsigned long util);
 void update_idle_enter(struct sched *s, struct sched_rq *rq, uint64_t now);

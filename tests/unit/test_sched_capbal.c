@@ -113,7 +113,51 @@ static void test_capbal_hole_predicted(void)
 	sched_destroy(s);
 }
 
+/* A runnable entity of weight 1024 allowed only on pCPU cpu. */
+static int add_pinned(struct sched *s, const char *name, unsigned int cpu)
+{
+	struct sched_entity_params p;
+	int id;
+
+	sched_entity_params_init(&p, name);
+	p.runnable = true;
+	sched_cpumask_set(&p.affinity, cpu);
+	id = sched_entity_add(s, &p, 0, NULL, 0);
+	CU_ASSERT_FATAL(id >= 0);
+	return id;
+}
+
+/*
+ * Two pCPUs: a capped entity alone on one, throttled from 2 ms; B and C,
+ * allowed only on the other, share it. When C may go anywhere, the pCPU
+ * in the hole takes it at its next tick: the hole's time is lost for
+ * good, and newidle ran when the pCPU went idle, with nothing it could
+ * pull then (the periodic balance is out of the way here: every second).
+ */
+static void test_capbal_hole_filled(void)
+{
+	struct sched_config cfg = { .balance_interval_ns = 1000 * MS };
+	struct sched *s = mk_sched(2, 1024, 0, 0, &cfg);
+	uint64_t now = 0;
+	int capped, c;
+
+	capped = add_ent(s, "capped", 1024, true, 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, capped, 2 * MS, 100 * MS, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->cpu, 0);
+	add_pinned(s, "b", 1);
+	c = add_pinned(s, "c", 1);
+	run_until(s, &now, 5 * MS, MS);
+	CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->state, SCHED_THROTTLED);
+	CU_ASSERT_EQUAL(curr_of(s, 0), SCHED_NONE);
+	CU_ASSERT_EQUAL(sched_set_affinity(s, c, &s->all_cpus, now, NULL, 0), 0);
+	run_until(s, &now, 6 * MS, MS);
+	CU_ASSERT_EQUAL(sched_ent(s, c)->cpu, 0);
+	CU_ASSERT_EQUAL(curr_of(s, 0), c);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_capbal, NULL, NULL,
 	   UNIT_TEST(test_capbal_runs_at_rate),
 	   UNIT_TEST(test_capbal_hole_predicted),
+	   UNIT_TEST(test_capbal_hole_filled),
 	   UNIT_TEST(test_capbal_weight_of_rate))
