@@ -39,12 +39,6 @@
 #define CAP_MARGIN_NUM	5	/* a capped entity's weight: 5/2 of its rate's */
 #define CAP_MARGIN_DEN	2
 
-/* Is se's own cap what the balance holds it to (its ideal rate is the cap)? */
-bool fair_cap_holds(const struct sched *s, const struct sched_entity *se)
-{
-	return se->lag_tracked && se->cap_period && se->lag_rate >= fair_cap_rate(s, se);
-}
-
 /*
  * The run weight for ideal rate `rate` at water level `level` (rate per
  * weight, LEVEL_SHIFT), with the margin; within the weight limits.
@@ -75,31 +69,26 @@ static void levels(const struct sched *s, uint64_t *lvl)
 }
 
 /*
- * Every tracked entity whose cap binds: the weight of its ideal rate at
- * the water level of the pCPUs it may use. Where no uncapped entity
- * shares them, its weight stays as the payback set it.
+ * Every tracked entity outside groups whose cap binds: the weight of its
+ * ideal rate at the water level of the pCPUs it may use; where no
+ * uncapped entity shares them, its payback weight (fair_payback.c).
+ * Called by fair_payback_reweight() when there is one.
  */
 void fair_capped_reweight(struct sched *s, uint64_t now)
 {
 	uint64_t lvl[SCHED_MAX_CPUS];
-	bool any = false;
 
-	for (unsigned int id = 0; id < s->nr_ent_slots && !any; id++)
-		any = s->ent[id] && s->ent[id]->cap_period;
-	if (!any)
-		return;
 	levels(s, lvl);
 	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
 		struct sched_entity *se = s->ent[id];
 		uint64_t l = 0;
 
-		if (!se || dl_entity(se) || se->cpu < 0 || se->group != SCHED_NONE ||
-		    !fair_cap_holds(s, se))
+		if (!se || dl_entity(se) || !fair_cap_holds(s, se))
 			continue;
 		for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
 			if (sched_cpumask_test(&se->allowed, cpu) && lvl[cpu] > l)
 				l = lvl[cpu];
-		if (l)
-			fair_set_run_weight(s, se, fair_capped_weight(se->lag_rate, l), now);
+		fair_set_run_weight(s, se, l ? fair_capped_weight(se->lag_rate, l) :
+				    fair_payback_weight(s, se, se->own_weight, se->lag_rate), now);
 	}
 }

@@ -725,6 +725,16 @@ static inline uint64_t cap_rate_at(const struct sched_entity *se, unsigned int c
 	return ((se->cap_quota << RATE_SHIFT) / se->cap_period) * capacity >> 10;
 }
 
+/*
+ * Is se's own cap what the fluid balance holds it to (its ideal rate is
+ * its cap where it is)? Inline: the lag moves ask it for every option.
+ */
+static inline bool fair_cap_holds(const struct sched *s, const struct sched_entity *se)
+{
+	return se->cap_period && se->lag_tracked && se->cpu >= 0 &&
+	       se->lag_rate >= cap_rate_at(se, s->rq[se->cpu].capacity);
+}
+
 /* Runnable, or out of its cap's quota only: busy as far as its share goes. */
 static inline bool wants_cpu(const struct sched_entity *se)
 {
@@ -786,7 +796,6 @@ uint64_t fair_solver_weight(const struct sched *s, const struct sched_entity *se
 uint32_t fair_payback_weight(const struct sched *s, const struct sched_entity *se, uint64_t w,
 			     uint64_t rate);
 void fair_set_run_weight(struct sched *s, struct sched_entity *se, uint32_t w, uint64_t now);
-bool fair_cap_holds(const struct sched *s, const struct sched_entity *se);
 uint32_t fair_capped_weight(uint64_t rate, uint64_t level);
 void fair_capped_reweight(struct sched *s, uint64_t now);
 /* Lag (work) from its fluid ideal worth moving an entity for (fairlag.c, newidle). */
