@@ -40,6 +40,17 @@
 #define CAP_MARGIN_DEN	2
 
 /*
+ * Does se's period leave no more than a slice beside its quota? Then any
+ * slice another entity runs on its pCPU inside the period, including one
+ * it finds running when its period begins (RUN_TO_PARITY), costs it quota
+ * for good, at any weight short of all.
+ */
+bool fair_cap_tight(const struct sched *s, const struct sched_entity *se)
+{
+	return se->cap_quota + s->cfg.slice_ns >= se->cap_period;
+}
+
+/*
  * The run weight for ideal rate `rate` at water level `level` (rate per
  * weight, LEVEL_SHIFT), with the margin; within the weight limits.
  */
@@ -71,7 +82,9 @@ static void levels(const struct sched *s, uint64_t *lvl)
 /*
  * Every tracked entity outside groups whose cap binds: the weight of its
  * ideal rate at the water level of the pCPUs it may use; where no
- * uncapped entity shares them, its payback weight (fair_payback.c).
+ * uncapped entity shares them, its payback weight (fair_payback.c); the
+ * largest weight where its period is tight (fair_cap_tight()): it takes
+ * its quota as soon as it can, and its cap gives the others the rest.
  * Called by fair_payback_reweight() when there is one.
  */
 void fair_capped_reweight(struct sched *s, uint64_t now)
@@ -82,13 +95,19 @@ void fair_capped_reweight(struct sched *s, uint64_t now)
 	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
 		struct sched_entity *se = s->ent[id];
 		uint64_t l = 0;
+		uint32_t w;
 
 		if (!se || dl_entity(se) || !fair_cap_holds(s, se))
 			continue;
 		for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
 			if (sched_cpumask_test(&se->allowed, cpu) && lvl[cpu] > l)
 				l = lvl[cpu];
-		fair_set_run_weight(s, se, l ? fair_capped_weight(se->lag_rate, l) :
-				    fair_payback_weight(s, se, se->own_weight, se->lag_rate), now);
+		if (fair_cap_tight(s, se))
+			w = SCHED_WEIGHT_MAX;	/* its cap ends its run */
+		else if (l)
+			w = fair_capped_weight(se->lag_rate, l);
+		else
+			w = fair_payback_weight(s, se, se->own_weight, se->lag_rate);
+		fair_set_run_weight(s, se, w, now);
 	}
 }

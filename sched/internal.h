@@ -796,6 +796,7 @@ uint64_t fair_solver_weight(const struct sched *s, const struct sched_entity *se
 uint32_t fair_payback_weight(const struct sched *s, const struct sched_entity *se, uint64_t w,
 			     uint64_t rate);
 void fair_set_run_weight(struct sched *s, struct sched_entity *se, uint32_t w, uint64_t now);
+bool fair_cap_tight(const struct sched *s, const struct sched_entity *se);
 uint32_t fair_capped_weight(uint64_t rate, uint64_t level);
 void fair_capped_reweight(struct sched *s, uint64_t now);
 /* Lag (work) from its fluid ideal worth moving an entity for (fairlag.c, newidle). */

@@ -156,8 +156,32 @@ static void test_capbal_hole_filled(void)
 	sched_destroy(s);
 }
 
+/*
+ * A heavy entity capped at 8 ms every 10 ms beside one of weight 1024 on
+ * one pCPU: its cap binds (ideal 0.8, the other 0.2), and its period
+ * leaves less than a slice (3 ms) to spare. At its rate's weight a slice
+ * of the other one inside a period, or one running when the period
+ * begins, cost it quota for good; with the largest weight, and the other
+ * one's run-to-parity ended when it comes back, it gets its quota.
+ */
+static void test_capbal_tight_period(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t now = 0;
+	int capped, other;
+
+	capped = add_ent(s, "capped", 88761, true, 0);
+	other = add_ent(s, "other", 1024, true, 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, capped, 8 * MS, 10 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, 2000 * MS);
+	CU_ASSERT(cpu_time(s, capped) >= 1590 * MS);
+	CU_ASSERT_EQUAL(cpu_time(s, capped) + cpu_time(s, other), 2000 * MS);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_capbal, NULL, NULL,
 	   UNIT_TEST(test_capbal_runs_at_rate),
 	   UNIT_TEST(test_capbal_hole_predicted),
 	   UNIT_TEST(test_capbal_hole_filled),
+	   UNIT_TEST(test_capbal_tight_period),
 	   UNIT_TEST(test_capbal_weight_of_rate))
