@@ -533,6 +533,78 @@ static bool pull_one(struct sched *s, struct sched_rq *dst, const struct sched_d
 	return true;
 }
 
+/*
+ * se's lag (fairlag.c) brought up to now: its ideal work since the last
+ * balance less the work it did since. Between balances the lags stand
+ * still, and the entity furthest behind at the last one would take every
+ * hole until the next.
+ */
+static int64_t lag_now(const struct sched *s, const struct sched_entity *se, uint64_t now)
+{
+	if (!se->lag_tracked)
+		return se->lag;
+	return se->lag + (int64_t)((se->lag_rate * (now - s->lag_last)) >> RATE_SHIFT) -
+	       (int64_t)(se->st.work_ns + se->run_work_ns - se->lag_work);
+}
+
+/* The waiting fair entity furthest behind, on any pCPU of `span` but dst, that may run on dst. */
+static struct sched_entity *furthest_behind(struct sched *s, struct sched_rq *dst,
+					    const struct sched_cpumask *span, uint64_t now)
+{
+	struct sched_entity *best = NULL;
+	int64_t bl = 0;
+
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		struct sched_rq *rq = &s->rq[cpu];
+
+		if (rq == dst || rq->nr_running < 2 || !sched_cpumask_test(span, cpu))
+			continue;
+		for (struct slist *pos = rq->queued.next; pos != &rq->queued; pos = pos->next) {
+			struct sched_entity *se = slist_entry(pos, struct sched_entity, rq_link);
+			int64_t l;
+
+			/* a member of a group out of quota would only go off again */
+			if (se == rq->curr || dl_entity(se) ||
+			    !sched_cpumask_test(&se->allowed, dst->cpu) ||
+			    (se->grp_capped && cap_exhausted(s, se, now)))
+				continue;
+			l = lag_now(s, se, now);
+			if (!best || l > bl) {
+				best = se;
+				bl = l;
+			}
+		}
+	}
+	return best;
+}
+
+/*
+ * A pCPU idle while capped entities are throttled on it (a cap hole) takes
+ * the waiting entity furthest behind, wherever it waits, at every tick
+ * and event of the hole, not only when it went idle: the entities that
+ * should fill a hole may start waiting later (preempted where a period
+ * ended, moved by the balance), and a hole's time is lost for good
+ * (docs/sched.md, "Caps at their rate"). Newidle's rules (the busiest
+ * pCPU only, none ahead of its ideal) are for sleepers' gaps, which come
+ * back; a throttled entity's do not. O(queued entities) per tick of a
+ * pCPU in a hole, nothing on the per-decision paths.
+ */
+void cap_hole_fill(struct sched *s, struct sched_rq *rq, uint64_t now)
+{
+	const struct sched_cpumask *span = NULL;
+	struct sched_entity *se;
+
+	if (rq->curr || slist_empty(&rq->cap_throttled) || !s->nr_overloaded || s->cfg.no_newidle)
+		return;
+	for (int d = 0; d < SCHED_DOMAINS && rq->sd[d].valid; d++)
+		span = &rq->sd[d].span;		/* the widest */
+	if (!span || !(se = furthest_behind(s, rq, span, now)))
+		return;
+	move_queued(s, se, rq, SCHED_MIGRATE_NEWIDLE, now);
+	rq->nr_newidle_pulled++;
+	schedule_rq(s, rq, now);
+}
+
 static uint64_t measure(const struct sched *s)
 {
 	return s->cfg.clock ? s->cfg.clock(s->cfg.clock_opaque) : 0;

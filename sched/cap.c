@@ -112,6 +112,14 @@ void cap_unthrottle(struct sched *s, struct sched_entity *se, uint64_t now)
 		se->vlag = 0;
 	update_rq_clock(s, rq, now);
 	enqueue_entity(s, rq, se, ENQ_REPLENISH, now);
+	/*
+	 * One whose cap binds in the ideal and leaves no more than a slice
+	 * of its period to spare does not wait for the running entity's
+	 * slice to end: that would cost it quota for good (fair_capped.c).
+	 */
+	if (rq->curr && rq->curr != se && rq->curr->class == &fair_sched_class &&
+	    fair_cap_holds(s, se) && fair_cap_tight(s, se))
+		rq->curr->protect = false;
 	wakeup_preempt(s, rq, se);
 }
 

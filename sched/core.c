@@ -626,8 +626,10 @@ static inline __attribute__((always_inline)) void tick_rq(struct sched *s, struc
 		dl_replenish_due(s, rq, now);
 		dl_check_misses(s, rq, now);
 	}
-	if (!slist_empty(&rq->cap_throttled))
+	if (!slist_empty(&rq->cap_throttled)) {
 		cap_unthrottle_due(s, rq, now);
+		cap_hole_fill(s, rq, now);
+	}
 	if (rq->curr && rq->curr->on_rq)
 		rq->curr->class->tick(s, rq, now);
 	update_misfit(s, rq);

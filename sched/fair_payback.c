@@ -52,7 +52,8 @@ static uint64_t payback_factor(int64_t lag, uint64_t rate, int64_t band)
 	return (uint64_t)f;
 }
 
-static void set_weight(struct sched *s, struct sched_entity *se, uint32_t w, uint64_t now)
+/* Run se with weight w from now (its vruntime charged up to now first). */
+void fair_set_run_weight(struct sched *s, struct sched_entity *se, uint32_t w, uint64_t now)
 {
 	struct sched_rq *rq = se->on_rq ? &s->rq[se->cpu] : NULL;
 
@@ -78,11 +79,14 @@ uint32_t fair_payback_weight(const struct sched *s, const struct sched_entity *s
 /*
  * Every fair entity's run weight: tracked ones (lag_tracked, lag and
  * lag_rate of this balance) with their payback factor, the others with
- * their own weight. Called by fair_lag_balance() after the solve, before
+ * their own weight; those whose cap binds the weight of their rate
+ * (fair_capped.c). Called by fair_lag_balance() after the solve, before
  * the moves are predicted (they predict with these weights).
  */
 void fair_payback_reweight(struct sched *s, uint64_t now)
 {
+	bool held = false;
+
 	if (s->nr_groups)
 		return;
 	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
@@ -91,13 +95,19 @@ void fair_payback_reweight(struct sched *s, uint64_t now)
 
 		if (!se || dl_entity(se))
 			continue;
+		if (fair_cap_holds(s, se)) {
+			held = true;	/* fair_capped_reweight() */
+			continue;
+		}
 		w = se->own_weight;
 		if (se->lag_tracked)
 			w = fair_payback_weight(s, se, w, se->lag_rate);
 		else
 			w = fair_sleeper_weight(se, w);
-		set_weight(s, se, (uint32_t)w, now);
+		fair_set_run_weight(s, se, (uint32_t)w, now);
 	}
+	if (held)
+		fair_capped_reweight(s, now);
 }
 
 /* The weight the solver shares by: as set, not as the payback scales it. */

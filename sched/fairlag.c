@@ -119,9 +119,7 @@ static void water_fill(struct lag_ent *e, unsigned int n, const uint64_t *caps, 
  */
 uint64_t fair_cap_rate(const struct sched *s, const struct sched_entity *se)
 {
-	uint64_t frac = (se->cap_quota << RATE_SHIFT) / se->cap_period;
-
-	return frac * (se->cpu >= 0 ? s->rq[se->cpu].capacity : SCHED_CAPACITY_SCALE) >> 10;
+	return cap_rate_at(se, se->cpu >= 0 ? s->rq[se->cpu].capacity : SCHED_CAPACITY_SCALE);
 }
 
 /* Held ones last, the others by weight as water_fill() wants them. */
@@ -401,20 +399,58 @@ static void solve(struct sched *s, unsigned int n, uint64_t dt, const uint64_t *
 }
 
 /*
- * Rate (RATE_SHIFT) at which se progresses on rq with `extra` weight added
- * there: the capacity the sleepers left over the last interval, shared by
- * weight among the tracked entities.
+ * An entity whose own cap binds in the ideal progresses at its cap
+ * wherever it has room (its run weight asks for that rate, fair_capped.c,
+ * and its quota stops it there); the others share what those leave by
+ * weight. Predicted by weight alone, an entity beside throttled ones
+ * looked starved while it collected their holes (seed 1 #72 of the caps
+ * corpus: a light one beside an entity capped at 0.865 of a pCPU got 13%
+ * of it for an ideal of 0.6%, and no move was predicted to help).
  */
-static uint64_t rate_on(const struct sched_rq *rq, const struct sched_entity *se, int64_t extra)
+static uint64_t held_rate(const struct sched *s, const struct sched_rq *rq,
+			  const struct sched_entity *se)
 {
-	uint64_t w = (uint64_t)((int64_t)rq->lag_weight + extra), prod;
+	return se && fair_cap_holds(s, se) ? cap_rate_at(se, rq->capacity) : 0;
+}
 
+/* The weight se adds to the entities of rq that share by weight. */
+static int64_t free_weight(const struct sched *s, const struct sched_entity *se)
+{
+	return se && !fair_cap_holds(s, se) ? (int64_t)se->weight : 0;
+}
+
+/* What rq's capped entities leave to the others, with `held` more held there. */
+static uint64_t free_cap(const struct sched_rq *rq, int64_t held)
+{
+	int64_t h = (int64_t)rq->lag_held + held;
+
+	return h >= (int64_t)rq->lag_cap ? 0 : h <= 0 ? rq->lag_cap : rq->lag_cap - (uint64_t)h;
+}
+
+/*
+ * Rate (RATE_SHIFT) at which se progresses on rq with `extra` weight added
+ * there: its cap's where one holds it (a share of the capacity where the
+ * caps there add up to more), else its weight's share of the capacity
+ * the sleepers and those held left over the last interval.
+ */
+static uint64_t rate_on(const struct sched *s, const struct sched_rq *rq,
+			const struct sched_entity *se, int64_t extra)
+{
+	uint64_t w = (uint64_t)((int64_t)rq->lag_free_weight + extra), prod, cap;
+
+	if (fair_cap_holds(s, se)) {
+		uint64_t r = cap_rate_at(se, rq->capacity);
+		uint64_t held = rq->lag_held + (se->cpu == (int)rq->cpu ? 0 : r);
+
+		return held > rq->lag_cap ? (uint64_t)((unsigned __int128)r * rq->lag_cap / held) : r;
+	}
 	if (!w)
 		return 0;
+	cap = free_cap(rq, 0);
 	/* lag_cap < 2^21 and weights < 2^17: a 64-bit division, not __udivti3 */
-	if (!__builtin_mul_overflow(rq->lag_cap, (uint64_t)se->weight, &prod))
+	if (!__builtin_mul_overflow(cap, (uint64_t)se->weight, &prod))
 		return prod / w;
-	return (uint64_t)((unsigned __int128)rq->lag_cap * se->weight / w);
+	return (uint64_t)((unsigned __int128)cap * se->weight / w);
 }
 
 /* Lag (work ns) of se predicted `h` ns ahead at progress rate `r`. */
@@ -426,61 +462,81 @@ static int64_t predict(const struct sched_entity *se, uint64_t r, uint64_t h)
 
 /*
  * The potential the moves lower: the sum of squared lags predicted
- * LAG_HORIZON_NS ahead. On a pCPU of tracked weight W, entity e's is
- * a_e - b_e / W (a: its lag plus its ideal work to come, b: what its
- * share of the pCPU gives it, times W), so each runqueue keeps the sums
- * of a^2, a b and b^2 and any change of W costs O(1) to evaluate.
+ * LAG_HORIZON_NS ahead. On a pCPU whose entities that share by weight
+ * weigh W and have capacity C left, such an entity e's is a_e - C b_e / W
+ * (a: its lag plus its ideal work to come, b: its weight over the
+ * horizon), so each runqueue keeps the sums of a^2, a b and b^2 and any
+ * change of W or C costs O(1) to evaluate; a held entity's is a_e - its
+ * cap's work over the horizon, whatever W.
  */
 static double term_a(const struct sched_entity *se)
 {
 	return (double)se->lag + (double)((se->lag_rate * LAG_HORIZON_NS) >> RATE_SHIFT);
 }
 
-static double term_b(const struct sched_rq *rq, const struct sched_entity *se)
+static double term_b(const struct sched_entity *se)
 {
-	return (double)rq->lag_cap * se->weight * (LAG_HORIZON_NS / (double)(1 << RATE_SHIFT));
+	return (double)se->weight * (LAG_HORIZON_NS / (double)(1 << RATE_SHIFT));
 }
 
-static void sums_update(struct sched_rq *rq, const struct sched_entity *se, double sign)
+/* A held entity's cap over the horizon on rq (its r). */
+static double held_b(const struct sched_rq *rq, const struct sched_entity *se)
 {
-	double a = term_a(se), b = term_b(rq, se);
+	return (double)cap_rate_at(se, rq->capacity) * (LAG_HORIZON_NS / (double)(1 << RATE_SHIFT));
+}
 
-	rq->lag_aa += sign * a * a;
-	rq->lag_ab += sign * a * b;
-	rq->lag_bb += sign * b * b;
+/* The potential's sums: a^2 of all, a b and b^2 of those by weight, a r and r^2 of the held. */
+enum { POT_AA, POT_AB, POT_BB, POT_AR, POT_RR, POT_N };
+
+/* Add se's terms on rq, times sign, to the sums v[POT_N]. */
+static void pot_add(const struct sched *s, const struct sched_rq *rq,
+		    const struct sched_entity *se, double sign, double *v)
+{
+	bool held = fair_cap_holds(s, se);
+	double a = term_a(se), b = held ? held_b(rq, se) : term_b(se);
+
+	v[POT_AA] += sign * a * a;
+	v[held ? POT_AR : POT_AB] += sign * a * b;
+	v[held ? POT_RR : POT_BB] += sign * b * b;
+}
+
+static void sums_update(const struct sched *s, struct sched_rq *rq, const struct sched_entity *se,
+			double sign)
+{
+	pot_add(s, rq, se, sign, rq->lag_pot);
 }
 
 /*
- * The potential of rq with its tracked weight changed by dw, without
- * `skip`, with `add`. In double precision: it only ranks moves, the sums
- * are rebuilt at every balance, and IEEE arithmetic (no libm) gives the
- * same ranks everywhere.
+ * The potential of rq without `skip`, with `add`. The held entities get
+ * their caps while those fit the capacity, each the same fraction k of
+ * its cap beyond, the others what is left (c). In double precision: it
+ * only ranks moves, the sums are rebuilt at every balance, and IEEE
+ * arithmetic (no libm) gives the same ranks everywhere.
  */
-static double rq_cost(struct sched_rq *rq, int64_t dw, const struct sched_entity *skip,
+static double rq_cost(const struct sched *s, struct sched_rq *rq, const struct sched_entity *skip,
 		      const struct sched_entity *add)
 {
-	double aa = rq->lag_aa, ab = rq->lag_ab, bb = rq->lag_bb, cost, p;
-	int64_t w = (int64_t)rq->lag_weight + dw;
+	int64_t w = (int64_t)rq->lag_free_weight - free_weight(s, skip) + free_weight(s, add);
+	int64_t held = (int64_t)held_rate(s, rq, add) - (int64_t)held_rate(s, rq, skip);
+	double c = (double)free_cap(rq, held), k = 1, v[POT_N], cost;
 
-	if (skip) {
-		double a = term_a(skip), b = term_b(rq, skip);
-
-		aa -= a * a;
-		ab -= a * b;
-		bb -= b * b;
-	}
-	if (w <= 0)
-		return aa;
-	cost = aa - 2 * ab / (double)w + bb / ((double)w * (double)w);
-	if (add) {
-		p = term_a(add) - term_b(rq, add) / (double)w;
-		cost += p * p;
-	}
+	held += (int64_t)rq->lag_held;
+	if (held > (int64_t)rq->lag_cap)
+		k = (double)rq->lag_cap / (double)held;
+	memcpy(v, rq->lag_pot, sizeof(v));
+	if (skip)
+		pot_add(s, rq, skip, -1, v);
+	if (add)
+		pot_add(s, rq, add, 1, v);
+	cost = v[POT_AA] - 2 * k * v[POT_AR] + k * k * v[POT_RR];
+	if (w > 0)
+		cost += -2 * c * v[POT_AB] / (double)w + c * c * v[POT_BB] / ((double)w * (double)w);
 	return cost;
 }
 
 /* The tracked entity of rq but `skip` with the lowest (ahead) or highest predicted lag. */
-static struct sched_entity *extreme(struct sched_rq *rq, bool ahead, const struct sched_entity *skip)
+static struct sched_entity *extreme(const struct sched *s, struct sched_rq *rq, bool ahead,
+				    const struct sched_entity *skip)
 {
 	struct sched_entity *best = NULL;
 	int64_t bl = 0;
@@ -491,7 +547,7 @@ static struct sched_entity *extreme(struct sched_rq *rq, bool ahead, const struc
 
 		if (se == skip || dl_entity(se) || !se->lag_tracked)
 			continue;
-		l = predict(se, rate_on(rq, se, 0), LAG_HORIZON_NS);
+		l = predict(se, rate_on(s, rq, se, 0), LAG_HORIZON_NS);
 		if (!best || (ahead ? l < bl : l > bl)) {
 			best = se;
 			bl = l;
@@ -502,10 +558,16 @@ static struct sched_entity *extreme(struct sched_rq *rq, bool ahead, const struc
 
 static void lag_move(struct sched *s, struct sched_entity *se, unsigned int to, uint64_t now)
 {
-	sums_update(&s->rq[se->cpu], se, -1);
-	sums_update(&s->rq[to], se, 1);
-	s->rq[se->cpu].lag_weight -= se->weight;
-	s->rq[to].lag_weight += se->weight;
+	struct sched_rq *src = &s->rq[se->cpu], *dst = &s->rq[to];
+
+	sums_update(s, src, se, -1);
+	sums_update(s, dst, se, 1);
+	src->lag_weight -= se->weight;
+	dst->lag_weight += se->weight;
+	src->lag_free_weight -= (uint64_t)free_weight(s, se);
+	dst->lag_free_weight += (uint64_t)free_weight(s, se);
+	src->lag_held -= held_rate(s, src, se);
+	dst->lag_held += held_rate(s, dst, se);
 	s->rq[se->cpu].nr_lb_migrations++;
 	se->lag_moving = true;
 	migrate_entity(s, se, to, SCHED_MIGRATE_BALANCE, now);
@@ -537,19 +599,20 @@ static void consider_plan(struct lag_plan *best, double gain, struct sched_entit
  * its share with x added to everything there. Saves evaluating moves that
  * cannot help x.
  */
-static bool may_help(const struct sched_rq *dst, const struct sched_entity *x, uint64_t now_rate)
+static bool may_help(const struct sched *s, const struct sched_rq *dst,
+		     const struct sched_entity *x, uint64_t now_rate)
 {
 	if (x->lag > 0)
 		return dst->lag_cap > now_rate;
-	return rate_on(dst, x, x->weight) < now_rate;
+	return rate_on(s, dst, x, free_weight(s, x)) < now_rate;
 }
 
 /* The options on one destination pCPU for x (on src), into *best. */
-static void plans_on(struct sched_rq *src, struct sched_rq *dst, struct sched_entity *x,
-		     uint64_t now_rate, struct sched_entity *push, double base,
-		     struct lag_plan *best)
+static void plans_on(const struct sched *s, struct sched_rq *src, struct sched_rq *dst,
+		     struct sched_entity *x, uint64_t now_rate, struct sched_entity *push,
+		     double base, struct lag_plan *best)
 {
-	double before = base + rq_cost(dst, 0, NULL, NULL);
+	double before = base + rq_cost(s, dst, NULL, NULL);
 	unsigned int tries = 0;
 
 	/*
@@ -561,26 +624,24 @@ static void plans_on(struct sched_rq *src, struct sched_rq *dst, struct sched_en
 	bool room = !dst->lag_full;
 
 	/* x alone, only when src keeps work: an idle pCPU helps no lag */
-	if (room && src->nr_running > 1 && may_help(dst, x, now_rate))
-		consider_plan(best, before - rq_cost(src, -(int64_t)x->weight, x, NULL) -
-			      rq_cost(dst, x->weight, NULL, x), x, dst->cpu, NULL, 0);
+	if (room && src->nr_running > 1 && may_help(s, dst, x, now_rate))
+		consider_plan(best, before - rq_cost(s, src, x, NULL) - rq_cost(s, dst, NULL, x),
+			      x, dst->cpu, NULL, 0);
 	/* the one furthest ahead on src makes room for x */
 	if (room && push && sched_cpumask_test(&push->allowed, dst->cpu))
-		consider_plan(best, before - rq_cost(src, -(int64_t)push->weight, push, NULL) -
-			      rq_cost(dst, push->weight, NULL, push), push, dst->cpu, NULL, 0);
-	if (!may_help(dst, x, now_rate))
+		consider_plan(best, before - rq_cost(s, src, push, NULL) -
+			      rq_cost(s, dst, NULL, push), push, dst->cpu, NULL, 0);
+	if (!may_help(s, dst, x, now_rate))
 		return;
 	/* x in exchange for one of the first SWAP_TRIES entities there */
 	for (struct slist *p = dst->queued.next; p != &dst->queued && tries < SWAP_TRIES;
 	     p = p->next) {
 		struct sched_entity *y = slist_entry(p, struct sched_entity, rq_link);
-		int64_t dw;
 
 		if (dl_entity(y) || !y->lag_tracked || !sched_cpumask_test(&y->allowed, src->cpu))
 			continue;
 		tries++;
-		dw = (int64_t)x->weight - y->weight;
-		consider_plan(best, before - rq_cost(src, -dw, x, y) - rq_cost(dst, dw, y, x),
+		consider_plan(best, before - rq_cost(s, src, x, y) - rq_cost(s, dst, y, x),
 			      y, src->cpu, x, dst->cpu);
 	}
 }
@@ -594,9 +655,9 @@ static void plans_on(struct sched_rq *src, struct sched_rq *dst, struct sched_en
 static bool improve(struct sched *s, struct sched_entity *x, uint64_t now)
 {
 	struct sched_rq *src = &s->rq[x->cpu];
-	struct sched_entity *push = extreme(src, true, x);
-	double base = rq_cost(src, 0, NULL, NULL);
-	uint64_t now_rate = rate_on(src, x, 0);
+	struct sched_entity *push = extreme(s, src, true, x);
+	double base = rq_cost(s, src, NULL, NULL);
+	uint64_t now_rate = rate_on(s, src, x, 0);
 	struct lag_plan best = { NULL, NULL, 0, 0, 0 };
 
 	best.gain = (double)LAG_GAIN_MIN_NS * LAG_GAIN_MIN_NS;
@@ -604,7 +665,7 @@ static bool improve(struct sched *s, struct sched_entity *x, uint64_t now)
 		best.gain = base / 16;
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
 		if (cpu != src->cpu && sched_cpumask_test(&x->allowed, cpu))
-			plans_on(src, &s->rq[cpu], x, now_rate, push, base, &best);
+			plans_on(s, src, &s->rq[cpu], x, now_rate, push, base, &best);
 	if (!best.a)
 		return false;
 	/*
@@ -701,15 +762,18 @@ void fair_lag_balance(struct sched *s, uint64_t now)
 	fair_payback_reweight(s, now);
 	fair_repack(s, n, now);
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
-		s->rq[cpu].lag_weight = 0;
-		s->rq[cpu].lag_aa = s->rq[cpu].lag_ab = s->rq[cpu].lag_bb = 0;
+		s->rq[cpu].lag_weight = s->rq[cpu].lag_free_weight = s->rq[cpu].lag_held = 0;
+		memset(s->rq[cpu].lag_pot, 0, sizeof(s->rq[cpu].lag_pot));
 	}
 	for (unsigned int k = 0; k < n; k++) {
 		struct sched_entity *se = s->lag_ents[k].se;
+		struct sched_rq *rq = &s->rq[se->cpu];
 
 		if (se->lag_tracked) {
-			s->rq[se->cpu].lag_weight += se->weight;
-			sums_update(&s->rq[se->cpu], se, 1);
+			rq->lag_weight += se->weight;
+			rq->lag_free_weight += (uint64_t)free_weight(s, se);
+			rq->lag_held += held_rate(s, rq, se);
+			sums_update(s, rq, se, 1);
 		}
 	}
 	fair_wake_targets_update(s, n);

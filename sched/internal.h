@@ -350,10 +350,18 @@ struct sched_rq {
 	/* fluid-ideal balance (fairlag.c) */
 	uint64_t lag_cap;		/* capacity the sleepers left, 1 << 20 = 1024 */
 	uint64_t lag_weight;		/* weight of the tracked entities here */
+	uint64_t lag_free_weight;	/* ... of those no cap holds (fairlag.c) */
 	bool lag_full;			/* runs an entity whose share is the whole pCPU */
 	bool lag_behind;		/* its tracked entities are behind in sum (fair_wake.c) */
 	bool lag_cap_init;		/* lag_cap has a first value */
-	double lag_aa, lag_ab, lag_bb;	/* the potential's sums (fairlag.c) */
+	/*
+	 * The cap rates of those a cap holds (fairlag.c). 32 bits, in the
+	 * bools' padding, to keep the runqueue at 12 cache lines (one more
+	 * cost 5-8 ns per decision at 1024 entities): they add up to at
+	 * most the ideal rates of the pCPUs' entities, 2^28 for 256 pCPUs.
+	 */
+	uint32_t lag_held;
+	double lag_pot[5];		/* the potential's sums (fairlag.c: POT_*) */
 } __attribute__((aligned(SCHED_CACHELINE)));
 
 _Static_assert(offsetof(struct sched_rq, pelt) % SCHED_CACHELINE == 0 &&
@@ -717,6 +725,22 @@ struct lag_ent {
 
 #define RATE_SHIFT	20			/* rate 1 << 20 = one 1024-capacity pCPU */
 
+/* A cap as a rate: its quota is time, so the work it allows on a pCPU of `capacity`. */
+static inline uint64_t cap_rate_at(const struct sched_entity *se, unsigned int capacity)
+{
+	return ((se->cap_quota << RATE_SHIFT) / se->cap_period) * capacity >> 10;
+}
+
+/*
+ * Is se's own cap what the fluid balance holds it to (its ideal rate is
+ * its cap where it is)? Inline: the lag moves ask it for every option.
+ */
+static inline bool fair_cap_holds(const struct sched *s, const struct sched_entity *se)
+{
+	return se->cap_period && se->lag_tracked && se->cpu >= 0 &&
+	       se->lag_rate >= cap_rate_at(se, s->rq[se->cpu].capacity);
+}
+
 /* Runnable, or out of its cap's quota only: busy as far as its share goes. */
 static inline bool wants_cpu(const struct sched_entity *se)
 {
@@ -778,9 +802,14 @@ void fair_plan_levels(const struct sched *s, struct lag_ent *e, unsigned int n);
 uint64_t fair_solver_weight(const struct sched *s, const struct sched_entity *se);
 uint32_t fair_payback_weight(const struct sched *s, const struct sched_entity *se, uint64_t w,
 			     uint64_t rate);
+void fair_set_run_weight(struct sched *s, struct sched_entity *se, uint32_t w, uint64_t now);
+bool fair_cap_tight(const struct sched *s, const struct sched_entity *se);
+uint32_t fair_capped_weight(uint64_t rate, uint64_t level);
+void fair_capped_reweight(struct sched *s, uint64_t now);
 /* Lag (work) from its fluid ideal worth moving an entity for (fairlag.c, newidle). */
 #define FAIR_LAG_MOVE_NS	(8 * NSEC_PER_MSEC)
 bool sched_balance_newidle(struct sched *s, struct sched_rq *rq, uint64_t now);
+void cap_hole_fill(struct sched *s, struct sched_rq *rq, uint64_t now);
 void update_misfit_slow(struct sched *s, struct sched_rq *rq);
 void update_misfit_util(struct sched *s, struct sched_rq *rq, unsigned long util);
 void update_idle_enter(struct sched *s, struct sched_rq *rq, uint64_t now);

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Capped entities at their cap's rate (docs/sched.md, "Caps at their
+ * rate").
+ *
+ * The fluid balance (fairlag.c) gives an entity whose cap binds its cap
+ * as its ideal rate, and the entities beside it the rest of the pCPU.
+ * Run at its own weight, a heavy capped entity runs alone until its
+ * quota is gone and leaves the rest of the period to the others in one
+ * block; a light one waits behind the others and may not get its quota
+ * before the period ends. Either way what each gets over an interval is
+ * not what its weight says: the lag moves, which predict every entity's
+ * progress as its weight's share of the pCPU, saw a light entity beside
+ * throttled ones as starved while it collected their holes (seed 1 #125
+ * of the caps corpus: 0.45 of a pCPU for an ideal of 0.26).
+ *
+ * So at every balance a tracked entity whose cap binds runs with the
+ * weight its ideal rate asks for beside the entities that share the
+ * water level: rate / level, the level being the largest ideal rate per
+ * weight of the uncapped entities on the pCPUs it may use (those whose
+ * share is a whole pCPU are below it). On a pCPU whose ideal rates add up
+ * it then runs through the period rather than in one burst, and the
+ * others get about what the lag moves predict, whoever they are. With a
+ * margin (CAP_MARGIN_NUM / CAP_MARGIN_DEN): at exactly its rate it would
+ * use its quota just as the period ends, and any slice of another entity
+ * at the wrong time, or a neighbour whose payback raised its weight,
+ * costs it quota for good. 5/4 (the group caps' margin) still left
+ * seed 997320 #4's v7 (13.8 ms every 36 ms) short in 33 of 138 periods,
+ * 5/2 in 7; 2 and 3 did about as well as 5/2 on the corpus (with the
+ * predictor and the hole filling of docs/sched.md, "Caps at their rate").
+ *
+ * Entities outside groups (group_ideal.c sets the weights of the others
+ * from their ideal rates). O(n + c x m) per balance for n entities, c of
+ * them capped, on m pCPUs; nothing on the per-decision paths.
+ */
+#include "sched/internal.h"
+
+#define LEVEL_SHIFT	20	/* rate per weight, fixed point */
+#define CAP_MARGIN_NUM	5	/* a capped entity's weight: 5/2 of its rate's */
+#define CAP_MARGIN_DEN	2
+
+/*
+ * Does se's period leave no more than a slice beside its quota? Then any
+ * slice another entity runs on its pCPU inside the period, including one
+ * it finds running when its period begins (RUN_TO_PARITY), costs it quota
+ * for good, at any weight short of all.
+ */
+bool fair_cap_tight(const struct sched *s, const struct sched_entity *se)
+{
+	return se->cap_quota + s->cfg.slice_ns >= se->cap_period;
+}
+
+/*
+ * The run weight for ideal rate `rate` at water level `level` (rate per
+ * weight, LEVEL_SHIFT), with the margin; within the weight limits.
+ */
+uint32_t fair_capped_weight(uint64_t rate, uint64_t level)
+{
+	uint64_t w = (uint64_t)(((unsigned __int128)rate << LEVEL_SHIFT) / level);
+
+	w = w * CAP_MARGIN_NUM / CAP_MARGIN_DEN;
+	return w < SCHED_WEIGHT_MIN ? SCHED_WEIGHT_MIN : w > SCHED_WEIGHT_MAX ? SCHED_WEIGHT_MAX :
+	       (uint32_t)w;
+}
+
+/* The water level of each pCPU: the largest rate per weight of an uncapped entity there. */
+static void levels(const struct sched *s, uint64_t *lvl)
+{
+	memset(lvl, 0, s->nr_cpus * sizeof(*lvl));
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		const struct sched_entity *se = s->ent[id];
+		uint64_t l;
+
+		if (!se || dl_entity(se) || se->cpu < 0 || !se->lag_tracked || se->cap_period)
+			continue;
+		l = (se->lag_rate << LEVEL_SHIFT) / se->own_weight;
+		if (l > lvl[se->cpu])
+			lvl[se->cpu] = l;
+	}
+}
+
+/*
+ * Every tracked entity outside groups whose cap binds: the weight of its
+ * ideal rate at the water level of the pCPUs it may use; where no
+ * uncapped entity shares them, its payback weight (fair_payback.c); the
+ * largest weight where its period is tight (fair_cap_tight()): it takes
+ * its quota as soon as it can, and its cap gives the others the rest.
+ * Called by fair_payback_reweight() when there is one.
+ */
+void fair_capped_reweight(struct sched *s, uint64_t now)
+{
+	uint64_t lvl[SCHED_MAX_CPUS];
+
+	levels(s, lvl);
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		struct sched_entity *se = s->ent[id];
+		uint64_t l = 0;
+		uint32_t w;
+
+		if (!se || dl_entity(se) || !fair_cap_holds(s, se))
+			continue;
+		for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+			if (sched_cpumask_test(&se->allowed, cpu) && lvl[cpu] > l)
+				l = lvl[cpu];
+		if (fair_cap_tight(s, se))
+			w = SCHED_WEIGHT_MAX;	/* its cap ends its run */
+		else if (l)
+			w = fair_capped_weight(se->lag_rate, l);
+		else
+			w = fair_payback_weight(s, se, se->own_weight, se->lag_rate);
+		fair_set_run_weight(s, se, w, now);
+	}
+}
