@@ -578,6 +578,34 @@ static void test_fairlag_wakeup_goes_where_ahead(void)
 }
 
 /*
+ * Three busy entities placed on pCPUs cpu[0..3) (pinned there, then free
+ * again), tracked by the balance at the ideal rates rate[0..3), as a
+ * round of the balance leaves them in s->lag_ents; their ids into id[].
+ */
+static void three_tracked_at(struct sched *s, const int *cpu, const uint64_t *rate, int *id,
+			     uint64_t *now)
+{
+	struct sched_cpumask one;
+
+	for (int i = 0; i < 3; i++) {
+		sched_cpumask_clear(&one);
+		sched_cpumask_set(&one, (unsigned int)cpu[i]);
+		id[i] = add_ent(s, "busy", 1024, true, 0);
+		CU_ASSERT_FATAL(sched_set_affinity(s, id[i], &one, 0, NULL, 0) == 0);
+	}
+	run_until(s, now, 20 * MS, MS);
+	for (int i = 0; i < 3; i++) {
+		struct sched_entity *se = sched_ent(s, id[i]);
+
+		CU_ASSERT_FATAL(sched_set_affinity(s, id[i], &s->all_cpus, *now, NULL, 0) == 0);
+		CU_ASSERT_FATAL(se->cpu == cpu[i]);
+		se->lag_tracked = true;
+		s->lag_ents[i] = (struct lag_ent){ .se = se, .w = 1024, .rate = rate[i],
+						   .limit = UINT64_MAX };
+	}
+}
+
+/*
  * Beside sleepers a placement is re-packed only when a pCPU's ideal
  * rates are over the capacity the sleepers leave it by an eighth, not a
  * sixty-fourth: that capacity is their average use, which their wakeups
@@ -588,29 +616,13 @@ static void test_fairlag_wakeup_goes_where_ahead(void)
 static void test_fairlag_repack_calm_beside_sleepers(void)
 {
 	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
-	struct sched_cpumask one[2];
 	const uint64_t full = 1ull << 20;
 	const uint64_t rate[3] = { full * 55 / 100, full / 2, full * 45 / 100 };
 	const int cpu[3] = { 1, 0, 0 };
 	uint64_t now = 0;
 	int id[3];
 
-	for (int i = 0; i < 3; i++) {
-		sched_cpumask_clear(&one[i % 2]);
-		sched_cpumask_set(&one[i % 2], (unsigned int)cpu[i]);
-		id[i] = add_ent(s, "busy", 1024, true, 0);
-		CU_ASSERT_FATAL(sched_set_affinity(s, id[i], &one[i % 2], 0, NULL, 0) == 0);
-	}
-	run_until(s, &now, 20 * MS, MS);
-	for (int i = 0; i < 3; i++) {
-		struct sched_entity *se = sched_ent(s, id[i]);
-
-		CU_ASSERT_FATAL(sched_set_affinity(s, id[i], &s->all_cpus, now, NULL, 0) == 0);
-		CU_ASSERT_FATAL(se->cpu == cpu[i]);
-		se->lag_tracked = true;
-		s->lag_ents[i] = (struct lag_ent){ .se = se, .w = 1024, .rate = rate[i],
-						   .limit = UINT64_MAX };
-	}
+	three_tracked_at(s, cpu, rate, id, &now);
 	s->rq[0].lag_cap = full * 9 / 10;
 	s->rq[1].lag_cap = full;
 	fair_repack(s, 3, now);
@@ -632,31 +644,13 @@ static void test_fairlag_repack_calm_beside_sleepers(void)
 static void test_fairlag_repack_sleepers_elsewhere(void)
 {
 	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
-	struct sched_cpumask one[2];
 	const uint64_t full = 1ull << 20;
 	const uint64_t rate[3] = { full, full * 4 / 10, full * 4 / 10 };
 	const int cpu[3] = { 0, 0, 1 };
 	uint64_t now = 0;
 	int id[3];
 
-	for (int c = 0; c < 2; c++) {
-		sched_cpumask_clear(&one[c]);
-		sched_cpumask_set(&one[c], (unsigned int)c);
-	}
-	for (int i = 0; i < 3; i++) {
-		id[i] = add_ent(s, "busy", 1024, true, 0);
-		CU_ASSERT_FATAL(sched_set_affinity(s, id[i], &one[cpu[i]], 0, NULL, 0) == 0);
-	}
-	run_until(s, &now, 20 * MS, MS);
-	for (int i = 0; i < 3; i++) {
-		struct sched_entity *se = sched_ent(s, id[i]);
-
-		CU_ASSERT_FATAL(sched_set_affinity(s, id[i], &s->all_cpus, now, NULL, 0) == 0);
-		CU_ASSERT_FATAL(se->cpu == cpu[i]);
-		se->lag_tracked = true;
-		s->lag_ents[i] = (struct lag_ent){ .se = se, .w = 1024, .rate = rate[i],
-						   .limit = UINT64_MAX };
-	}
+	three_tracked_at(s, cpu, rate, id, &now);
 	s->rq[0].lag_cap = s->rq[1].lag_cap = full * 9 / 10;
 	fair_repack(s, 3, now);
 	CU_ASSERT_EQUAL(sched_ent(s, id[0])->cpu, 0);
