@@ -48,17 +48,22 @@ def make_work(rng, sleepers):
             "sleep_mean_us": rng.randint(2000, 20000)}
 
 
-def make_scenario(seed, index):
-    """Scenario number `index` of the corpus of `seed`, and a description."""
+def make_scenario(seed, index, sleepers_allowed=True):
+    """Scenario number `index` of the corpus of `seed`, and a description;
+    without sleepers_allowed, the same scenario with every vCPU busy."""
     rng = random.Random(seed * 1000003 + index)
     clusters = make_host(rng)
     n = log_uniform_int(rng, 1, 512)
     pinned = len(clusters) > 1 and rng.random() < 0.4
     sleepers = rng.random() < 0.35
+    drawn = sleepers
+    sleepers = sleepers and sleepers_allowed
     vcpus = []
     for i in range(n):
         v = {"name": f"v{i}", "weight": log_uniform_int(rng, 15, 88761),
-             "work": make_work(rng, sleepers)}
+             "work": make_work(rng, drawn)}
+        if not sleepers:
+            v["work"] = {"type": "busy"}
         if pinned:
             v["cluster"] = rng.choice(clusters)["name"]
         vcpus.append(v)
