@@ -438,6 +438,22 @@ static void set_ideal_weight(struct sched *s, struct sched_entity *se, uint64_t 
 }
 
 /*
+ * A tracked root entity: its own weight (as scaled), with the payback
+ * factor of its lag as members have (fair_payback.c). Without it only a
+ * move corrected a root entity's lag, and below a move's worth lags
+ * added up (seed 1 #199 of the groups corpus: two root entities on two
+ * pCPUs 0.52 s over and under their ideals, 5.6 x the bound).
+ */
+static void set_root_weight(struct sched *s, struct sched_entity *se, uint64_t rate)
+{
+	uint32_t w = fair_payback_weight(s, se, root_weight(s, se), rate);
+
+	se->ideal_round = s->lag_round;
+	if (w != se->weight)
+		set_run_weight(s, se, w, s->now);
+}
+
+/*
  * The scale that brings the largest weight of an entity below its bound
  * near SCALE_TARGET, and no weight beyond SCHED_WEIGHT_MAX; changed only
  * by a factor of 2 or more, as every change reweights all.
@@ -476,7 +492,10 @@ static void update_scale(struct sched *s, const struct lag_ent *e, unsigned int 
 	}
 }
 
-/* The others in groups (not runnable since the last balance): flattened weights. */
+/*
+ * The others (not runnable since the last balance): flattened weights,
+ * own weights at the root.
+ */
 static void flat_weights_untracked(struct sched *s)
 {
 	count_active(s);
@@ -484,10 +503,9 @@ static void flat_weights_untracked(struct sched *s)
 		struct sched_entity *se = s->ent[id];
 		uint32_t w;
 
-		if (!se || se->group == SCHED_NONE || dl_entity(se) ||
-		    se->ideal_round == s->lag_round)
+		if (!se || dl_entity(se) || se->ideal_round == s->lag_round)
 			continue;
-		w = flat_weight(s, se);
+		w = se->group == SCHED_NONE ? root_weight(s, se) : flat_weight(s, se);
 		if (w != se->weight)
 			set_run_weight(s, se, w, s->now);
 	}
@@ -525,6 +543,8 @@ bool group_solve(struct sched *s, struct lag_ent *e, unsigned int n, const uint6
 			continue;
 		if (e[k].se->group != SCHED_NONE)
 			set_ideal_weight(s, e[k].se, e[k].rate);
+		else
+			set_root_weight(s, e[k].se, e[k].rate);
 		e[k].w = e[k].rate ? e[k].rate : 1;
 		e[k].rate = 0;
 	}
