@@ -454,8 +454,24 @@ static void set_root_weight(struct sched *s, struct sched_entity *se, uint64_t r
 }
 
 /*
+ * Is e a root entity below its bound? Its own weight is then the weight
+ * of its rate at the root's water level. One at its bound (a whole pCPU,
+ * its cap) has an own weight beyond its rate's, by any amount: bounding
+ * the scale by it (no weight beyond SCHED_WEIGHT_MAX) left the light
+ * members of light groups at weight 1 or a few, a slice every ~350 ms
+ * each for an ideal near 0. The scale is bounded by its rate's weight
+ * instead, and its own weight is clamped to SCHED_WEIGHT_MAX, still at
+ * least its rate's: beside others it keeps at least its ideal ratio.
+ */
+static bool root_at_level(const struct lag_ent *e)
+{
+	return e->se->group == SCHED_NONE && e->rate < e->pred;
+}
+
+/*
  * The scale that brings the largest weight of an entity below its bound
- * near SCALE_TARGET, and no weight beyond SCHED_WEIGHT_MAX; changed only
+ * near SCALE_TARGET, and no weight of a rate (root_at_level()) beyond
+ * SCHED_WEIGHT_MAX; changed only
  * by a factor of 2 or more, as every change reweights all.
  */
 static void update_scale(struct sched *s, const struct lag_ent *e, unsigned int n)
@@ -467,7 +483,7 @@ static void update_scale(struct sched *s, const struct lag_ent *e, unsigned int 
 
 		if (e[k].comp < 0)
 			continue;
-		w16 = e[k].se->group == SCHED_NONE ? (uint64_t)e[k].se->own_weight << 16 :
+		w16 = root_at_level(&e[k]) ? (uint64_t)e[k].se->own_weight << 16 :
 		      ideal_weight16(s, e[k].rate);
 		if (w16 > top_all)
 			top_all = w16;
@@ -477,7 +493,7 @@ static void update_scale(struct sched *s, const struct lag_ent *e, unsigned int 
 	if (!top)
 		return;
 	scale = (uint64_t)(((unsigned __int128)SCALE_TARGET << 32) / top);
-	/* ... and none beyond the largest weight: a clamped weight is a wrong ratio */
+	/* ... and no rate's weight beyond the limit: a clamped one is a wrong ratio */
 	if ((unsigned __int128)top_all * scale > (unsigned __int128)SCHED_WEIGHT_MAX << 32)
 		scale = (uint64_t)(((unsigned __int128)SCHED_WEIGHT_MAX << 32) / top_all);
 	scale = scale < SCALE_MIN ? SCALE_MIN : scale > SCALE_MAX ? SCALE_MAX : scale;

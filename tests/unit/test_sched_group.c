@@ -45,6 +45,14 @@ static uint64_t group_work(struct sched *s, int gid)
 	return st.work_ns;
 }
 
+static uint64_t work_of(struct sched *s, int id)
+{
+	struct sched_entity_stats st;
+
+	CU_ASSERT_FATAL(sched_entity_stats(s, id, &st) == 0);
+	return st.work_ns;
+}
+
 /* Bad names, parents, depths and weights are refused, naming the field; nothing changes. */
 static void test_group_add_errors(void)
 {
@@ -437,6 +445,39 @@ static void test_group_ideal_by_hand(void)
 	sched_destroy(s);
 }
 
+/*
+ * A root entity whose ideal is a whole pCPU does not bound the scale by its
+ * own weight (docs/sched.md, "Groups and group caps", bounded root
+ * entities): big (88761) gets one of two pCPUs, r (1024) and group g (15)
+ * share the other, and in g a light member beside a heavy one. The run
+ * weight of r, the largest below its bound, is near 2^18 as the scale
+ * asks (12100 when big's own weight bounded the scale, and the light
+ * member's weight rounded to 1 for a ratio of 3.9e-6 to r's); big keeps
+ * at least its rate's weight, and every share is met.
+ */
+static void test_group_scale_beside_whole_pcpu(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	uint64_t now = 0, dur = 4000 * MS, t0, w0[2];
+	int g = sched_group_add(s, "g", SCHED_NONE, 15, 0, NULL, 0);
+	int big = add_ent(s, "big", 88761, true, 0), r = add_ent(s, "r", 1024, true, 0);
+	int heavy = add_member(s, "heavy", 88761, g, 0);
+
+	add_member(s, "light", 1024, g, 0);
+	run_events_all(s, &now, 400 * MS);
+	CU_ASSERT(sched_ent(s, r)->weight >= 1u << 17 && sched_ent(s, r)->weight <= 1u << 19);
+	CU_ASSERT(sched_ent(s, big)->weight >= sched_ent(s, r)->weight);
+	t0 = now;
+	w0[0] = work_of(s, big);
+	w0[1] = work_of(s, r);
+	run_events_all(s, &now, now + dur);
+	CU_ASSERT_DOUBLE_EQUAL((double)(work_of(s, big) - w0[0]) / (double)(now - t0), 1.0, 0.02);
+	CU_ASSERT_DOUBLE_EQUAL((double)(work_of(s, r) - w0[1]) / (double)(now - t0),
+			       1024.0 / 1039, 0.02);
+	CU_ASSERT_DOUBLE_EQUAL(ideal_of(s, heavy), 15.0 / 1039 * 88761 / 89785, 0.001);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_ideal_by_hand),
 	   UNIT_TEST(test_group_add_errors),
@@ -449,4 +490,5 @@ UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_equal_work),
 	   UNIT_TEST(test_group_cap_binds),
 	   UNIT_TEST(test_group_cap_removed_while_throttled),
-	   UNIT_TEST(test_group_stats))
+	   UNIT_TEST(test_group_stats),
+	   UNIT_TEST(test_group_scale_beside_whole_pcpu))
