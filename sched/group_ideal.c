@@ -453,24 +453,39 @@ static void set_root_weight(struct sched *s, struct sched_entity *se, uint64_t r
 		set_run_weight(s, se, w, s->now);
 }
 
-/*
- * Is e a root entity below its bound? Its own weight is then the weight
- * of its rate at the root's water level. One at its bound (a whole pCPU,
- * its cap) has an own weight beyond its rate's, by any amount: bounding
- * the scale by it (no weight beyond SCHED_WEIGHT_MAX) left the light
- * members of light groups at weight 1 or a few, a slice every ~350 ms
- * each for an ideal near 0. The scale is bounded by its rate's weight
- * instead, and its own weight is clamped to SCHED_WEIGHT_MAX, still at
- * least its rate's: beside others it keeps at least its ideal ratio.
- */
+/* Is e a root entity below its bound? Its own weight is its rate's then. */
 static bool root_at_level(const struct lag_ent *e)
 {
 	return e->se->group == SCHED_NONE && e->rate < e->pred;
 }
 
 /*
+ * The weight (16.16, unscaled) that e must keep within SCHED_WEIGHT_MAX
+ * once scaled. A root entity at its bound (a whole pCPU, its cap) runs
+ * with its own weight, beyond its rate's by any amount: bounding the
+ * scale by it left the light members of light groups at run weight 1 or
+ * a few, a slice every ~350 ms each for an ideal near 0. It bounds the
+ * scale by its rate's weight with the headroom SCALE_TARGET leaves (4x)
+ * instead, its own weight clamped to the limit: beside others it keeps
+ * its own ratio, or at least 4 times its ideal one. With no headroom (the
+ * rate's weight alone) a light entity the balance put beside a
+ * whole-pCPU one took 6% of that pCPU for 2.6% (seed 3 #128).
+ */
+static uint64_t scale_weight16(const struct sched *s, const struct lag_ent *e)
+{
+	uint64_t own = (uint64_t)e->se->own_weight << 16, rate16;
+
+	if (e->se->group != SCHED_NONE)
+		return ideal_weight16(s, e->rate);
+	if (root_at_level(e))
+		return own;
+	rate16 = ideal_weight16(s, e->rate) * (SCHED_WEIGHT_MAX / SCALE_TARGET);
+	return rate16 < own ? rate16 : own;
+}
+
+/*
  * The scale that brings the largest weight of an entity below its bound
- * near SCALE_TARGET, and no weight of a rate (root_at_level()) beyond
+ * near SCALE_TARGET, and none of scale_weight16() beyond
  * SCHED_WEIGHT_MAX; changed only
  * by a factor of 2 or more, as every change reweights all.
  */
@@ -483,8 +498,7 @@ static void update_scale(struct sched *s, const struct lag_ent *e, unsigned int 
 
 		if (e[k].comp < 0)
 			continue;
-		w16 = root_at_level(&e[k]) ? (uint64_t)e[k].se->own_weight << 16 :
-		      ideal_weight16(s, e[k].rate);
+		w16 = scale_weight16(s, &e[k]);
 		if (w16 > top_all)
 			top_all = w16;
 		if (e[k].rate < e[k].pred && w16 > top)
@@ -493,7 +507,7 @@ static void update_scale(struct sched *s, const struct lag_ent *e, unsigned int 
 	if (!top)
 		return;
 	scale = (uint64_t)(((unsigned __int128)SCALE_TARGET << 32) / top);
-	/* ... and no rate's weight beyond the limit: a clamped one is a wrong ratio */
+	/* ... and none beyond the limit: a clamped weight is a wrong ratio */
 	if ((unsigned __int128)top_all * scale > (unsigned __int128)SCHED_WEIGHT_MAX << 32)
 		scale = (uint64_t)(((unsigned __int128)SCHED_WEIGHT_MAX << 32) / top_all);
 	scale = scale < SCALE_MIN ? SCALE_MIN : scale > SCALE_MAX ? SCALE_MAX : scale;

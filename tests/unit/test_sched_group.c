@@ -448,33 +448,39 @@ static void test_group_ideal_by_hand(void)
 /*
  * A root entity whose ideal is a whole pCPU does not bound the scale by its
  * own weight (docs/sched.md, "Groups and group caps", bounded root
- * entities): big (88761) gets one of two pCPUs, r (1024) and group g (15)
- * share the other, and in g a light member beside a heavy one. The run
- * weight of r, the largest below its bound, is near 2^18 as the scale
- * asks (12100 when big's own weight bounded the scale, and the light
- * member's weight rounded to 1 for a ratio of 3.9e-6 to r's); big keeps
- * at least its rate's weight, and every share is met.
+ * entities): big (88761) gets one of two pCPUs; five root entities of
+ * 1024 (0.1994 each) and group g (15: 0.0029) share the other, and in g a
+ * light member beside a heavy one. The scale is bounded by 4 times big's
+ * rate's weight (5135 at the root's level): the five run near 52000
+ * (12100 when big's own weight bounded the scale, the light member's
+ * weight then rounding to 1 for a ratio of 2e-6 to theirs), and big at
+ * the limit, 20 times theirs (5 times with its rate's weight alone: a
+ * light entity put beside it would take a fifth more than it does).
  */
 static void test_group_scale_beside_whole_pcpu(void)
 {
 	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
-	uint64_t now = 0, dur = 4000 * MS, t0, w0[2];
+	uint64_t now = 0, t0, w0[6];
 	int g = sched_group_add(s, "g", SCHED_NONE, 15, 0, NULL, 0);
-	int big = add_ent(s, "big", 88761, true, 0), r = add_ent(s, "r", 1024, true, 0);
-	int heavy = add_member(s, "heavy", 88761, g, 0);
+	int id[6];
 
+	id[0] = add_ent(s, "big", 88761, true, 0);
+	for (int i = 1; i < 6; i++)
+		id[i] = add_ent(s, "r", 1024, true, 0);
+	add_member(s, "heavy", 88761, g, 0);
 	add_member(s, "light", 1024, g, 0);
 	run_events_all(s, &now, 400 * MS);
-	CU_ASSERT(sched_ent(s, r)->weight >= 1u << 17 && sched_ent(s, r)->weight <= 1u << 19);
-	CU_ASSERT(sched_ent(s, big)->weight >= sched_ent(s, r)->weight);
+	for (int i = 1; i < 6; i++) {
+		CU_ASSERT(sched_ent(s, id[i])->weight >= 1u << 15);
+		CU_ASSERT(sched_ent(s, id[0])->weight >= 16 * sched_ent(s, id[i])->weight);
+	}
 	t0 = now;
-	w0[0] = work_of(s, big);
-	w0[1] = work_of(s, r);
-	run_events_all(s, &now, now + dur);
-	CU_ASSERT_DOUBLE_EQUAL((double)(work_of(s, big) - w0[0]) / (double)(now - t0), 1.0, 0.02);
-	CU_ASSERT_DOUBLE_EQUAL((double)(work_of(s, r) - w0[1]) / (double)(now - t0),
-			       1024.0 / 1039, 0.02);
-	CU_ASSERT_DOUBLE_EQUAL(ideal_of(s, heavy), 15.0 / 1039 * 88761 / 89785, 0.001);
+	for (int i = 0; i < 6; i++)
+		w0[i] = work_of(s, id[i]);
+	run_events_all(s, &now, now + 4000 * MS);
+	for (int i = 0; i < 6; i++)
+		CU_ASSERT_DOUBLE_EQUAL((double)(work_of(s, id[i]) - w0[i]) / (double)(now - t0),
+				       i ? 1024.0 / 5135 : 1.0, 0.02);
 	sched_destroy(s);
 }
 
