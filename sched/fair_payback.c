@@ -18,7 +18,8 @@
  *
  * Entities outside groups here; with groups, group_ideal.c sets the run
  * weights from the hierarchical ideal and applies the same factor to
- * them (fair_payback_weight()), but not to members a group cap binds.
+ * them (fair_payback_weight()), root entities' included, but not to
+ * members a group cap binds.
  * The solver keeps sharing by the weights as set (own_weight, or the
  * groups' shares), so the factors never feed back into the ideal. O(n) per balance plus one reweight per entity whose factor
  * changed; nothing on the per-decision paths.

@@ -438,8 +438,55 @@ static void set_ideal_weight(struct sched *s, struct sched_entity *se, uint64_t 
 }
 
 /*
+ * A tracked root entity: its own weight (as scaled), with the payback
+ * factor of its lag as members have (fair_payback.c). Without it only a
+ * move corrected a root entity's lag, and below a move's worth lags
+ * added up (seed 1 #199 of the groups corpus: two root entities on two
+ * pCPUs 0.52 s over and under their ideals, 5.6 x the bound).
+ */
+static void set_root_weight(struct sched *s, struct sched_entity *se, uint64_t rate)
+{
+	uint32_t w = fair_payback_weight(s, se, root_weight(s, se), rate);
+
+	se->ideal_round = s->lag_round;
+	if (w != se->weight)
+		set_run_weight(s, se, w, s->now);
+}
+
+/* Is e a root entity below its bound? Its own weight is its rate's then. */
+static bool root_at_level(const struct lag_ent *e)
+{
+	return e->se->group == SCHED_NONE && e->rate < e->pred;
+}
+
+/*
+ * The weight (16.16, unscaled) that e must keep within SCHED_WEIGHT_MAX
+ * once scaled. A root entity at its bound (a whole pCPU, its cap) runs
+ * with its own weight, beyond its rate's by any amount: bounding the
+ * scale by it left the light members of light groups at run weight 1 or
+ * a few, a slice every ~350 ms each for an ideal near 0. It bounds the
+ * scale by its rate's weight with the headroom SCALE_TARGET leaves (4x)
+ * instead, its own weight clamped to the limit: beside others it keeps
+ * its own ratio, or at least 4 times its ideal one. With no headroom (the
+ * rate's weight alone) a light entity the balance put beside a
+ * whole-pCPU one took 6% of that pCPU for 2.6% (seed 3 #128).
+ */
+static uint64_t scale_weight16(const struct sched *s, const struct lag_ent *e)
+{
+	uint64_t own = (uint64_t)e->se->own_weight << 16, rate16;
+
+	if (e->se->group != SCHED_NONE)
+		return ideal_weight16(s, e->rate);
+	if (root_at_level(e))
+		return own;
+	rate16 = ideal_weight16(s, e->rate) * (SCHED_WEIGHT_MAX / SCALE_TARGET);
+	return rate16 < own ? rate16 : own;
+}
+
+/*
  * The scale that brings the largest weight of an entity below its bound
- * near SCALE_TARGET, and no weight beyond SCHED_WEIGHT_MAX; changed only
+ * near SCALE_TARGET, and none of scale_weight16() beyond
+ * SCHED_WEIGHT_MAX; changed only
  * by a factor of 2 or more, as every change reweights all.
  */
 static void update_scale(struct sched *s, const struct lag_ent *e, unsigned int n)
@@ -451,8 +498,7 @@ static void update_scale(struct sched *s, const struct lag_ent *e, unsigned int 
 
 		if (e[k].comp < 0)
 			continue;
-		w16 = e[k].se->group == SCHED_NONE ? (uint64_t)e[k].se->own_weight << 16 :
-		      ideal_weight16(s, e[k].rate);
+		w16 = scale_weight16(s, &e[k]);
 		if (w16 > top_all)
 			top_all = w16;
 		if (e[k].rate < e[k].pred && w16 > top)
@@ -461,7 +507,7 @@ static void update_scale(struct sched *s, const struct lag_ent *e, unsigned int 
 	if (!top)
 		return;
 	scale = (uint64_t)(((unsigned __int128)SCALE_TARGET << 32) / top);
-	/* ... and none beyond the largest weight: a clamped weight is a wrong ratio */
+	/* ... and none beyond the limit: a clamped weight is a wrong ratio */
 	if ((unsigned __int128)top_all * scale > (unsigned __int128)SCHED_WEIGHT_MAX << 32)
 		scale = (uint64_t)(((unsigned __int128)SCHED_WEIGHT_MAX << 32) / top_all);
 	scale = scale < SCALE_MIN ? SCALE_MIN : scale > SCALE_MAX ? SCALE_MAX : scale;
@@ -476,7 +522,10 @@ static void update_scale(struct sched *s, const struct lag_ent *e, unsigned int 
 	}
 }
 
-/* The others in groups (not runnable since the last balance): flattened weights. */
+/*
+ * The others (not runnable since the last balance): flattened weights,
+ * own weights at the root.
+ */
 static void flat_weights_untracked(struct sched *s)
 {
 	count_active(s);
@@ -484,10 +533,9 @@ static void flat_weights_untracked(struct sched *s)
 		struct sched_entity *se = s->ent[id];
 		uint32_t w;
 
-		if (!se || se->group == SCHED_NONE || dl_entity(se) ||
-		    se->ideal_round == s->lag_round)
+		if (!se || dl_entity(se) || se->ideal_round == s->lag_round)
 			continue;
-		w = flat_weight(s, se);
+		w = se->group == SCHED_NONE ? root_weight(s, se) : flat_weight(s, se);
 		if (w != se->weight)
 			set_run_weight(s, se, w, s->now);
 	}
@@ -525,6 +573,8 @@ bool group_solve(struct sched *s, struct lag_ent *e, unsigned int n, const uint6
 			continue;
 		if (e[k].se->group != SCHED_NONE)
 			set_ideal_weight(s, e[k].se, e[k].rate);
+		else
+			set_root_weight(s, e[k].se, e[k].rate);
 		e[k].w = e[k].rate ? e[k].rate : 1;
 		e[k].rate = 0;
 	}

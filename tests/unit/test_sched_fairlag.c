@@ -240,6 +240,41 @@ static void test_fairlag_payback_in_group(void)
 }
 
 /*
+ * Beside groups, root entities get the factor too (on their own weights
+ * as scaled): two equal root entities and a group on one pCPU, one set
+ * behind and the other ahead, the one behind runs heavier, and once the
+ * lags are paid back both run with equal weights again. Without it only
+ * a move corrected a root entity's lag (docs/sched.md, "Groups and group
+ * caps", root entities' payback).
+ */
+static void test_fairlag_payback_root_beside_group(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t now = 0;
+	int g = sched_group_add(s, "vm", SCHED_NONE, 1024, 0, NULL, 0);
+	int m = add_ent(s, "m", 1024, true, 0);
+	int a = add_ent(s, "a", 1024, true, 0);
+	int b = add_ent(s, "b", 1024, true, 0);
+	struct sched_entity *ea = sched_ent(s, a), *eb = sched_ent(s, b);
+	int64_t slice = (int64_t)s->cfg.slice_ns;
+
+	CU_ASSERT_FATAL(g >= 0);
+	CU_ASSERT_FATAL(sched_set_group(s, m, g, 0, NULL, 0) == 0);
+	run_until(s, &now, 200 * MS, MS);
+	CU_ASSERT_EQUAL(ea->weight, eb->weight);
+	ea->lag += FAIR_LAG_MOVE_NS;
+	eb->lag -= FAIR_LAG_MOVE_NS;
+	run_until(s, &now, now + s->cfg.balance_interval_ns * s->cfg.busy_factor + MS, MS);
+	CU_ASSERT(ea->weight > eb->weight && ea->weight <= 16 * eb->weight);
+	run_until(s, &now, now + 2000 * MS, MS);
+	/* only the excess over a slice is paid back: it nears a slice from above */
+	CU_ASSERT(llabs(ea->lag) <= slice + slice / 4);
+	CU_ASSERT(llabs(eb->lag) <= slice);
+	CU_ASSERT(ea->weight >= eb->weight && ea->weight - eb->weight <= eb->weight / 64);
+	sched_destroy(s);
+}
+
+/*
  * Two heavy entities and three light ones on pCPUs of 1024, 1024 and 945
  * (the heavy ones' share is a 1024 pCPU each, the light ones share the
  * 945 one): started with a heavy one on the 945 pCPU and a light one on
@@ -722,6 +757,7 @@ UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_payback_without_moves),
 	   UNIT_TEST(test_fairlag_payback_bounded),
 	   UNIT_TEST(test_fairlag_payback_in_group),
+	   UNIT_TEST(test_fairlag_payback_root_beside_group),
 	   UNIT_TEST(test_fairlag_repack_swaps_heavy_and_light),
 	   UNIT_TEST(test_fairlag_rotation_on_mixed_capacities),
 	   UNIT_TEST(test_fairlag_levels_planned_apart),

@@ -45,6 +45,14 @@ static uint64_t group_work(struct sched *s, int gid)
 	return st.work_ns;
 }
 
+static uint64_t work_of(struct sched *s, int id)
+{
+	struct sched_entity_stats st;
+
+	CU_ASSERT_FATAL(sched_entity_stats(s, id, &st) == 0);
+	return st.work_ns;
+}
+
 /* Bad names, parents, depths and weights are refused, naming the field; nothing changes. */
 static void test_group_add_errors(void)
 {
@@ -437,6 +445,45 @@ static void test_group_ideal_by_hand(void)
 	sched_destroy(s);
 }
 
+/*
+ * A root entity whose ideal is a whole pCPU does not bound the scale by its
+ * own weight (docs/sched.md, "Groups and group caps", bounded root
+ * entities): big (88761) gets one of two pCPUs; five root entities of
+ * 1024 (0.1994 each) and group g (15: 0.0029) share the other, and in g a
+ * light member beside a heavy one. The scale is bounded by 4 times big's
+ * rate's weight (5135 at the root's level): the five run near 52000
+ * (12100 when big's own weight bounded the scale, the light member's
+ * weight then rounding to 1 for a ratio of 2e-6 to theirs), and big at
+ * the limit, 20 times theirs (5 times with its rate's weight alone: a
+ * light entity put beside it would take a fifth more than it does).
+ */
+static void test_group_scale_beside_whole_pcpu(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	uint64_t now = 0, t0, w0[6];
+	int g = sched_group_add(s, "g", SCHED_NONE, 15, 0, NULL, 0);
+	int id[6];
+
+	id[0] = add_ent(s, "big", 88761, true, 0);
+	for (int i = 1; i < 6; i++)
+		id[i] = add_ent(s, "r", 1024, true, 0);
+	add_member(s, "heavy", 88761, g, 0);
+	add_member(s, "light", 1024, g, 0);
+	run_events_all(s, &now, 400 * MS);
+	for (int i = 1; i < 6; i++) {
+		CU_ASSERT(sched_ent(s, id[i])->weight >= 1u << 15);
+		CU_ASSERT(sched_ent(s, id[0])->weight >= 16 * sched_ent(s, id[i])->weight);
+	}
+	t0 = now;
+	for (int i = 0; i < 6; i++)
+		w0[i] = work_of(s, id[i]);
+	run_events_all(s, &now, now + 4000 * MS);
+	for (int i = 0; i < 6; i++)
+		CU_ASSERT_DOUBLE_EQUAL((double)(work_of(s, id[i]) - w0[i]) / (double)(now - t0),
+				       i ? 1024.0 / 5135 : 1.0, 0.02);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_ideal_by_hand),
 	   UNIT_TEST(test_group_add_errors),
@@ -449,4 +496,5 @@ UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_equal_work),
 	   UNIT_TEST(test_group_cap_binds),
 	   UNIT_TEST(test_group_cap_removed_while_throttled),
-	   UNIT_TEST(test_group_stats))
+	   UNIT_TEST(test_group_stats),
+	   UNIT_TEST(test_group_scale_beside_whole_pcpu))
