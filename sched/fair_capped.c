@@ -35,7 +35,7 @@
  */
 #include "sched/internal.h"
 
-#define LEVEL_SHIFT	20	/* rate per weight, fixed point */
+#define WATER_SHIFT	20	/* rate per weight, fixed point */
 #define CAP_MARGIN_NUM	5	/* a capped entity's weight: 5/2 of its rate's */
 #define CAP_MARGIN_DEN	2
 
@@ -52,11 +52,11 @@ bool fair_cap_tight(const struct sched *s, const struct sched_entity *se)
 
 /*
  * The run weight for ideal rate `rate` at water level `level` (rate per
- * weight, LEVEL_SHIFT), with the margin; within the weight limits.
+ * weight, WATER_SHIFT), with the margin; within the weight limits.
  */
 uint32_t fair_capped_weight(uint64_t rate, uint64_t level)
 {
-	uint64_t w = (uint64_t)(((unsigned __int128)rate << LEVEL_SHIFT) / level);
+	uint64_t w = (uint64_t)(((unsigned __int128)rate << WATER_SHIFT) / level);
 
 	w = w * CAP_MARGIN_NUM / CAP_MARGIN_DEN;
 	return w < SCHED_WEIGHT_MIN ? SCHED_WEIGHT_MIN : w > SCHED_WEIGHT_MAX ? SCHED_WEIGHT_MAX :
@@ -73,7 +73,7 @@ static void levels(const struct sched *s, uint64_t *lvl)
 
 		if (!se || dl_entity(se) || se->cpu < 0 || !se->lag_tracked || se->cap_period)
 			continue;
-		l = (se->lag_rate << LEVEL_SHIFT) / se->own_weight;
+		l = (se->lag_rate << WATER_SHIFT) / se->own_weight;
 		if (l > lvl[se->cpu])
 			lvl[se->cpu] = l;
 	}
