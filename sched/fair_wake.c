@@ -14,9 +14,10 @@
  *   (a light busy entity that runs whenever the sleepers beside it
  *   sleep); so the wakeup goes to the pCPU furthest ahead.
  *
- * And when some pCPU is idle that the capacity rule (entity_fits_cpu(): util_avg with the kernel's margin)
- * finds too small, it goes to the biggest idle one if that one's capacity
- * covers its demand (fair_sleepers.c) with IDLE_SPARE_SHIFT to spare:
+ * And when some pCPU is idle that the capacity rule (entity_fits_cpu():
+ * util_avg with the kernel's margin) finds too small, it goes to the
+ * biggest idle one if that one's capacity covers its demand
+ * (fair_sleepers.c) with IDLE_SPARE_SHIFT to spare:
  * time taken there is no one's, while on a busy pCPU it is some busy
  * entity's, and the ideal owes a sleeper its demand or its share, not a
  * fast pCPU (seed 10 #289 of the fair corpus: fourteen busy entities on
@@ -117,8 +118,8 @@ int fair_wake_target(struct sched *s, const struct sched_entity *se, unsigned in
 /*
  * May se, waking while no pCPU it fits is idle, go to the idle pCPU cpu
  * that the capacity rule finds too small (see above)? A sleeper whose
- * demand is known and fits cpu's capacity with IDLE_SPARE_SHIFT to spare, and
- * whose uclamp minimum does not ask for more.
+ * demand is known and fits cpu's capacity with IDLE_SPARE_SHIFT to
+ * spare, and whose uclamp minimum does not ask for more.
  */
 bool fair_wake_idle_ok(const struct sched *s, const struct sched_entity *se, unsigned int cpu)
 {
