@@ -3,33 +3,6 @@
 #include "tests/unit/test_sched_util.h"
 
 /*
- * Drive every pCPU the way the simulator does: to the next tick or the
- * earliest engine event, whichever comes first; an event alone runs only
- * the pCPUs it is due on.
- */
-static void run_events_all(struct sched *s, uint64_t *now, uint64_t until)
-{
-	while (*now < until) {
-		uint64_t tick = (*now / MS + 1) * MS, next = tick;
-
-		for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
-			uint64_t ev = sched_next_event(s, cpu);
-
-			if (ev > *now && ev < next)
-				next = ev;
-		}
-		*now = next < until ? next : until;
-		if (*now == tick) {
-			sched_tick(s, *now);
-			continue;
-		}
-		for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
-			if (sched_next_event(s, cpu) <= *now)
-				sched_tick_cpu(s, cpu, *now);
-	}
-}
-
-/*
  * A heavy entity capped at half a pCPU beside a light uncapped one: its
  * cap binds, and it runs with the weight of its rate at the light one's
  * level (with the margin), not its own, so it spreads its quota over the

@@ -211,6 +211,21 @@ static void test_fairlag_payback_bounded(void)
 }
 
 /*
+ * Let two equal busy entities settle for 200 ms (equal run weights), set
+ * ea a move's worth behind its ideal and eb as far ahead, and run one
+ * balance interval, so that the payback has acted once.
+ */
+static void skew_lags(struct sched *s, struct sched_entity *ea, struct sched_entity *eb,
+		      uint64_t *now)
+{
+	run_until(s, now, 200 * MS, MS);
+	CU_ASSERT_EQUAL(ea->weight, eb->weight);
+	ea->lag += FAIR_LAG_MOVE_NS;
+	eb->lag -= FAIR_LAG_MOVE_NS;
+	run_until(s, now, *now + s->cfg.balance_interval_ns * s->cfg.busy_factor + MS, MS);
+}
+
+/*
  * In a group too: two equal members sharing one pCPU run with equal
  * weights (their ideal rates are equal) until one is set behind and the
  * other ahead; then the one behind runs heavier, by at most the bound.
@@ -227,11 +242,7 @@ static void test_fairlag_payback_in_group(void)
 	CU_ASSERT_FATAL(g >= 0);
 	CU_ASSERT_FATAL(sched_set_group(s, a, g, 0, NULL, 0) == 0);
 	CU_ASSERT_FATAL(sched_set_group(s, b, g, 0, NULL, 0) == 0);
-	run_until(s, &now, 200 * MS, MS);
-	CU_ASSERT_EQUAL(ea->weight, eb->weight);
-	ea->lag += FAIR_LAG_MOVE_NS;
-	eb->lag -= FAIR_LAG_MOVE_NS;
-	run_until(s, &now, now + s->cfg.balance_interval_ns * s->cfg.busy_factor + MS, MS);
+	skew_lags(s, ea, eb, &now);
 	CU_ASSERT(ea->weight > eb->weight && ea->weight <= 4 * eb->weight);
 	run_until(s, &now, now + 2000 * MS, MS);
 	CU_ASSERT(llabs(ea->lag) <= (int64_t)s->cfg.slice_ns);
@@ -260,11 +271,7 @@ static void test_fairlag_payback_root_beside_group(void)
 
 	CU_ASSERT_FATAL(g >= 0);
 	CU_ASSERT_FATAL(sched_set_group(s, m, g, 0, NULL, 0) == 0);
-	run_until(s, &now, 200 * MS, MS);
-	CU_ASSERT_EQUAL(ea->weight, eb->weight);
-	ea->lag += FAIR_LAG_MOVE_NS;
-	eb->lag -= FAIR_LAG_MOVE_NS;
-	run_until(s, &now, now + s->cfg.balance_interval_ns * s->cfg.busy_factor + MS, MS);
+	skew_lags(s, ea, eb, &now);
 	CU_ASSERT(ea->weight > eb->weight && ea->weight <= 16 * eb->weight);
 	run_until(s, &now, now + 2000 * MS, MS);
 	/* only the excess over a slice is paid back: it nears a slice from above */

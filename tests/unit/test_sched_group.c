@@ -2,27 +2,6 @@
 /* Groups: weights and caps above the entities (sched/group.c). */
 #include "tests/unit/test_sched_util.h"
 
-/* Wake at every tick and at the engine's earliest next event, as the simulator does. */
-static void run_events_all(struct sched *s, uint64_t *now, uint64_t until)
-{
-	while (*now < until) {
-		uint64_t tick = (*now / MS + 1) * MS, next = tick;
-
-		for (unsigned int cpu = 0; cpu < sched_nr_cpus(s); cpu++) {
-			uint64_t ev = sched_next_event(s, cpu);
-
-			if (ev > *now && ev < next)
-				next = ev;
-		}
-		*now = next < until ? next : until;
-		if (*now == tick)
-			sched_tick(s, *now);
-		else
-			for (unsigned int cpu = 0; cpu < sched_nr_cpus(s); cpu++)
-				sched_tick_cpu(s, cpu, *now);
-	}
-}
-
 static int add_member(struct sched *s, const char *name, uint32_t weight, int gid, uint64_t now)
 {
 	struct sched_entity_params p;
