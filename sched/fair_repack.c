@@ -221,8 +221,7 @@ static bool pack_sleepers_elsewhere(const struct sched *s, struct lag_ent *e, un
 
 	sched_cpumask_clear(&comp);
 	for (unsigned int k = 0; k < n; k++)
-		for (unsigned int w = 0; w < SCHED_MAX_CPUS / 64; w++)
-			comp.bits[w] |= e[k].se->allowed.bits[w];
+		sched_cpumask_or(&comp, &e[k].se->allowed);
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		uint64_t full = (uint64_t)fair_capacity(&s->rq[cpu]) << (RATE_SHIFT - 10);
 

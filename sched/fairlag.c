@@ -194,8 +194,7 @@ static int component_of(struct sched_cpumask *comp, unsigned int *nr,
 		if (!overlap)
 			continue;
 		/* Partly overlapping affinities are solved together (an approximation). */
-		for (unsigned int w = 0; w < SCHED_MAX_CPUS / 64; w++)
-			comp[c].bits[w] |= allowed->bits[w];
+		sched_cpumask_or(&comp[c], allowed);
 		if (hit < 0)
 			hit = (int)c;
 	}

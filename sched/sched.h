@@ -92,6 +92,13 @@ static inline bool sched_cpumask_test(const struct sched_cpumask *m, unsigned in
 	return cpu < SCHED_MAX_CPUS && (m->bits[cpu / 64] >> (cpu % 64)) & 1;
 }
 
+/* m |= other */
+static inline void sched_cpumask_or(struct sched_cpumask *m, const struct sched_cpumask *other)
+{
+	for (unsigned int i = 0; i < SCHED_MAX_CPUS / 64; i++)
+		m->bits[i] |= other->bits[i];
+}
+
 static inline bool sched_cpumask_empty(const struct sched_cpumask *m)
 {
 	for (unsigned int i = 0; i < SCHED_MAX_CPUS / 64; i++)
