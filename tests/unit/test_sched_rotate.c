@@ -52,5 +52,36 @@ static void test_rotate_furthest_behind_gets_fast(void)
 	sched_destroy(s);
 }
 
+/*
+ * A light entity on the fast pCPU of a level, where the owner leaves room,
+ * goes to the slow pCPU that has room for its rate: the fast pCPU's room
+ * is for the work that fits nowhere. It stayed where it was, and lighter
+ * ones alone on slow pCPUs ran ahead (seed 3 #285 of the fair corpus).
+ */
+static void test_rotate_light_leaves_fast_for_slow_room(void)
+{
+	struct sched *s = mk_sched(1, 1024, 2, 256, NULL);
+	struct lag_ent e[4];
+	int64_t room[SCHED_MAX_CPUS];
+	const uint64_t one = 1u << 20;	/* a 1024 pCPU's rate */
+
+	for (unsigned int cpu = 0; cpu < 3; cpu++)
+		s->rq[cpu].lag_cap = (uint64_t)s->rq[cpu].capacity << 10;
+	track_on(s, &e[0], "owner", 0, one * 6 / 10, 0);
+	track_on(s, &e[1], "slow-whole", 1, one / 4, 0);
+	track_on(s, &e[2], "slow-part", 2, one * 15 / 100, 0);
+	track_on(s, &e[3], "light", 0, one * 5 / 100, 0);
+	fair_fresh_room(s, room);
+	fair_rotate(s, e, 4, room, &s->all_cpus, false);
+	for (int k = 0; k < 4; k++) {
+		if (!strcmp(e[k].se->name, "light"))
+			CU_ASSERT_EQUAL(e[k].to, 2);
+		if (!strcmp(e[k].se->name, "owner"))
+			CU_ASSERT_EQUAL(e[k].to, 0);
+	}
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_rotate, NULL, NULL,
-	   UNIT_TEST(test_rotate_furthest_behind_gets_fast))
+	   UNIT_TEST(test_rotate_furthest_behind_gets_fast),
+	   UNIT_TEST(test_rotate_light_leaves_fast_for_slow_room))
