@@ -463,6 +463,37 @@ static void test_group_scale_beside_whole_pcpu(void)
 	sched_destroy(s);
 }
 
+/*
+ * Run time across a period boundary is charged to a member's share of a
+ * group cap as acct_charge() charges the cap: the part before the
+ * boundary to the period it ran in, before the refill. A share of a whole
+ * 10 ms period with 5 ms left at 9 ms: 2 ms to 11 ms leave 4 ms of the
+ * old period (beyond the depth, so gone) and 9 ms of the new one. Charged
+ * after the refill, the member had 8 ms: one whose ideal is a whole pCPU
+ * was throttled a millisecond early at every such boundary, and lost a
+ * slice to another entity after it (seed 1 #136 of the groups corpus).
+ */
+static void test_group_share_charged_to_its_period(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	int g = sched_group_add(s, "vm", SCHED_NONE, 1024, 0, NULL, 0);
+	struct sched_entity *se = sched_ent(s, add_member(s, "m", 1024, g, 0));
+	struct share_bucket *b = &se->grp_share;
+
+	CU_ASSERT_FATAL(se->on_rq && se->cpu == 0);
+	*b = (struct share_bucket){ .quota = 10 * MS, .period = 10 * MS, .depth = 10 * MS,
+				    .tokens = 5 * MS, .index = 0 };
+	s->rq[0].clock = 9 * MS;
+	group_charge(s, &s->rq[0], se, 2 * MS, SCHED_CAPACITY_SCALE);
+	CU_ASSERT_EQUAL(b->index, 1);
+	CU_ASSERT_EQUAL(b->tokens, (int64_t)(9 * MS));
+	/* within a period: as before */
+	s->rq[0].clock = 11 * MS;
+	group_charge(s, &s->rq[0], se, 3 * MS, SCHED_CAPACITY_SCALE);
+	CU_ASSERT_EQUAL(b->tokens, (int64_t)(6 * MS));
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_ideal_by_hand),
 	   UNIT_TEST(test_group_add_errors),
@@ -476,4 +507,5 @@ UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_cap_binds),
 	   UNIT_TEST(test_group_cap_removed_while_throttled),
 	   UNIT_TEST(test_group_stats),
-	   UNIT_TEST(test_group_scale_beside_whole_pcpu))
+	   UNIT_TEST(test_group_scale_beside_whole_pcpu),
+	   UNIT_TEST(test_group_share_charged_to_its_period))
