@@ -494,6 +494,36 @@ static void test_group_share_charged_to_its_period(void)
 	sched_destroy(s);
 }
 
+/*
+ * A member whose share of a binding group cap is less than a slice asks
+ * for no more than its share at once, as a capped entity asks for its
+ * quota (fair.c place_entity()): the earlier deadline lets it run in
+ * every period. Group vm, capped at 1 ms every 20 ms, beside eight root
+ * entities on one pCPU: at a slice's deadline its member missed one
+ * period in five, and the group's quota of those was lost for good (seed
+ * 1 #18 of the groups corpus: a member 0.06 s under its ideal).
+ */
+static void test_group_share_slice(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	struct sched_group_stats st;
+	uint64_t now = 0, run0;
+	int g = sched_group_add(s, "vm", SCHED_NONE, 1024, 0, NULL, 0);
+
+	add_member(s, "m", 1024, g, 0);
+	for (int i = 0; i < 8; i++)
+		add_ent(s, "r", 1024, true, 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 1 * MS, 20 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, 400 * MS);
+	CU_ASSERT_FATAL(sched_group_stats(s, g, &st) == 0);
+	run0 = st.run_ns;
+	run_events_all(s, &now, now + 2000 * MS);
+	CU_ASSERT_FATAL(sched_group_stats(s, g, &st) == 0);
+	/* 100 periods of 1 ms */
+	CU_ASSERT(st.run_ns - run0 >= 97 * MS);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_ideal_by_hand),
 	   UNIT_TEST(test_group_add_errors),
@@ -508,4 +538,5 @@ UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_cap_removed_while_throttled),
 	   UNIT_TEST(test_group_stats),
 	   UNIT_TEST(test_group_scale_beside_whole_pcpu),
-	   UNIT_TEST(test_group_share_charged_to_its_period))
+	   UNIT_TEST(test_group_share_charged_to_its_period),
+	   UNIT_TEST(test_group_share_slice))
