@@ -518,6 +518,7 @@ void cap_charge(struct sched_rq *rq, struct sched_entity *se, uint64_t delta, ui
 bool cap_exhausted(const struct sched *s, const struct sched_entity *se, uint64_t now);
 void cap_throttle(struct sched *s, struct sched_rq *rq, struct sched_entity *se, uint64_t now);
 void cap_hold(struct sched *s, struct sched_entity *se, uint64_t now);
+bool cap_hole_short(const struct sched *s, const struct sched_rq *rq, uint64_t now);
 void cap_unthrottle_due(struct sched *s, struct sched_rq *rq, uint64_t now);
 void cap_unthrottle(struct sched *s, struct sched_entity *se, uint64_t now);
 uint64_t cap_next_event(const struct sched *s, const struct sched_rq *rq);
