@@ -456,7 +456,7 @@ uint64_t group_exhausted_until(const struct sched *s, const struct sched_entity 
  */
 bool group_throttle_binds(const struct sched *s, const struct sched_entity *se, uint64_t now)
 {
-	if (share_exhausted(&se->grp_share, now))
+	if (share_exhausted(&se->grp_share, now) && s->grp[se->share_gid].binding)
 		return true;
 	for (int gid = se->group; gid != SCHED_NONE; gid = s->grp[gid].parent)
 		if (acct_exhausted(&s->grp[gid].cap, now) && s->grp[gid].binding)

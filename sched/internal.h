@@ -297,6 +297,7 @@ struct sched_group {
 	int head_ent, head_grp, next_grp;	/* tracked members, active child groups */
 	bool limited;			/* its cap is below what its members can use */
 	bool binding;			/* ... and below its share: its cap is its ideal */
+	uint64_t alloc, cap_rate;	/* its ideal rate; its cap's rate (0: none) */
 };
 
 /* pCPUs a waking sleeper may be sent to, handed out round robin (fair_wake.c) */
