@@ -385,17 +385,22 @@ static uint64_t share_end(const struct share_bucket *b, uint64_t now)
  */
 static bool share_charge(struct share_bucket *b, uint64_t delta, uint64_t now)
 {
-	uint64_t into = now % b->period;
+	uint64_t index = now / b->period, into = now - index * b->period;
 
-	if (now / b->period != b->index && delta > into) {
-		uint64_t last = now - into - 1;	/* the previous period's last ns */
+	if (index != b->index) {
+		if (delta > into) {
+			uint64_t last = now - into - 1;	/* the previous period's last ns */
 
-		b->tokens = share_tokens(b, last) - (int64_t)(delta - into);
-		b->index = last / b->period;
-		delta = into;
+			b->tokens = share_tokens(b, last) - (int64_t)(delta - into);
+			b->index = index - 1;
+			delta = into;
+		}
+		b->tokens = share_tokens(b, now);
+		b->index = index;
+	} else if (b->tokens > (int64_t)b->depth) {
+		b->tokens = (int64_t)b->depth;	/* a smaller share since */
 	}
-	b->tokens = share_tokens(b, now) - (int64_t)delta;
-	b->index = now / b->period;
+	b->tokens -= (int64_t)delta;
 	return b->tokens <= 0;
 }
 
