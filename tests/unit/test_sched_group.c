@@ -586,6 +586,33 @@ static void test_group_slack_shares(void)
 	sched_destroy(s);
 }
 
+/*
+ * A share of a cap's room is a limit only: its member keeps the weight of
+ * its ideal rate (with the binding cap's margin, m, capped at 0.9 pCPU
+ * through its group, ran 0.595 of one pCPU beside r for an ideal of
+ * half), and throttled by it, it keeps its debt (it ran ahead).
+ */
+static void test_group_slack_share_weight(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t now = 0, t0, c0;
+	int g = sched_group_add(s, "vm", SCHED_NONE, 1024, 0, NULL, 0);
+	int m = add_member(s, "m", 1024, g, 0);
+	struct sched_entity *se = sched_ent(s, m);
+
+	add_ent(s, "r", 1024, true, 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 18 * MS, 20 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, 500 * MS);
+	t0 = now;
+	c0 = cpu_time(s, m);
+	run_events_all(s, &now, now + 2000 * MS);
+	CU_ASSERT_DOUBLE_EQUAL((double)(cpu_time(s, m) - c0) / (double)(now - t0), 0.5, 0.01);
+	CU_ASSERT_FATAL(se->grp_share.period == 20 * MS && !s->grp[g].binding);
+	se->grp_share.tokens = 0;
+	CU_ASSERT(!group_throttle_binds(s, se, now));
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_ideal_by_hand),
 	   UNIT_TEST(test_group_add_errors),
@@ -603,4 +630,5 @@ UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_share_charged_to_its_period),
 	   UNIT_TEST(test_group_share_slice),
 	   UNIT_TEST(test_group_short_hole_not_filled),
-	   UNIT_TEST(test_group_slack_shares))
+	   UNIT_TEST(test_group_slack_shares),
+	   UNIT_TEST(test_group_slack_share_weight))
