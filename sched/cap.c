@@ -137,6 +137,27 @@ void cap_unthrottle_due(struct sched *s, struct sched_rq *rq, uint64_t now)
 	}
 }
 
+/*
+ * Does a member of a capped group throttled on rq run again within a
+ * tick? Then rq's hole is not worth a newidle pull: the entity pulled
+ * stays beside it when it comes back (seed 1 #136 of the groups corpus:
+ * members whose share is a whole pCPU, throttled up to a fraction of a
+ * millisecond before their period ended as their group's quota ran out
+ * with it, lost a slice to the light member newidle pulled in).
+ */
+bool cap_hole_short(const struct sched *s, const struct sched_rq *rq, uint64_t now)
+{
+	const struct slist *pos;
+
+	for (pos = rq->cap_throttled.next; pos != &rq->cap_throttled; pos = pos->next) {
+		const struct sched_entity *se = slist_entry(pos, struct sched_entity, cap_link);
+
+		if (se->grp_capped && se->cap_until < now + s->cfg.tick_ns)
+			return true;
+	}
+	return false;
+}
+
 /* The running entity's quota ends (its own, its groups') and the throttled ones' period ends on rq. */
 uint64_t cap_next_event(const struct sched *s, const struct sched_rq *rq)
 {

@@ -325,7 +325,8 @@ void schedule_rq(struct sched *s, struct sched_rq *rq, uint64_t now)
 		cap_throttle(s, rq, next, now);
 		next = pick_next(s, rq);
 	}
-	if (!next && !s->cfg.no_newidle && !s->lag_in_move && sched_balance_newidle(s, rq, now))
+	if (!next && !s->cfg.no_newidle && !s->lag_in_move && !cap_hole_short(s, rq, now) &&
+	    sched_balance_newidle(s, rq, now))
 		next = pick_next(s, rq);
 	if (next == prev)
 		return;

@@ -206,19 +206,34 @@ static int64_t scale_lag(int64_t lag, int64_t num, int64_t den)
 	return (int64_t)((__int128)lag * num / den);
 }
 
+/*
+ * A capped entity never runs longer than its quota at once: that is its
+ * request, and the earlier deadline it gives lets it use the quota early
+ * in the period instead of waiting for longer requests. So does a member
+ * with a share of a binding group cap (group_ideal.c), down to the
+ * smallest quota a cap may have: at a slice's deadline a member with a
+ * fraction of a slice per period missed whole periods, and its group's
+ * quota of those was lost for good (seed 1 #18 of the groups corpus).
+ */
+static uint64_t request_slice(const struct sched *s, const struct sched_entity *se)
+{
+	uint64_t slice = s->cfg.slice_ns;
+
+	if (se->cap_period && se->cap_quota < slice)
+		slice = se->cap_quota;
+	if (se->grp_share.period && se->grp_share.quota < slice)
+		slice = se->grp_share.quota > SCHED_CAP_QUOTA_MIN_NS ? se->grp_share.quota :
+			SCHED_CAP_QUOTA_MIN_NS;
+	return slice < s->cfg.slice_ns ? slice : s->cfg.slice_ns;
+}
+
 /* place_entity(): position a (re)joining entity from its preserved lag. */
 static void place_entity(struct sched *s, struct sched_rq *rq, struct sched_entity *se)
 {
 	uint64_t v = avg_vruntime(rq), vslice;
 	int64_t lag = 0;
 
-	/*
-	 * A capped entity never runs longer than its quota at once: that is
-	 * its request, and the earlier deadline it gives lets it use the
-	 * quota early in the period instead of waiting for longer requests.
-	 */
-	se->slice = se->cap_period && se->cap_quota < s->cfg.slice_ns ? se->cap_quota :
-		    s->cfg.slice_ns;
+	se->slice = request_slice(s, se);
 	vslice = calc_delta_fair(se->slice, se->weight);
 	/*
 	 * Moved by the fluid-ideal balance, which keeps the lag across pCPUs

@@ -297,6 +297,7 @@ struct sched_group {
 	int head_ent, head_grp, next_grp;	/* tracked members, active child groups */
 	bool limited;			/* its cap is below what its members can use */
 	bool binding;			/* ... and below its share: its cap is its ideal */
+	uint64_t alloc, cap_rate;	/* its ideal rate; its cap's rate (0: none) */
 };
 
 /* pCPUs a waking sleeper may be sent to, handed out round robin (fair_wake.c) */
@@ -518,6 +519,7 @@ void cap_charge(struct sched_rq *rq, struct sched_entity *se, uint64_t delta, ui
 bool cap_exhausted(const struct sched *s, const struct sched_entity *se, uint64_t now);
 void cap_throttle(struct sched *s, struct sched_rq *rq, struct sched_entity *se, uint64_t now);
 void cap_hold(struct sched *s, struct sched_entity *se, uint64_t now);
+bool cap_hole_short(const struct sched *s, const struct sched_rq *rq, uint64_t now);
 void cap_unthrottle_due(struct sched *s, struct sched_rq *rq, uint64_t now);
 void cap_unthrottle(struct sched *s, struct sched_entity *se, uint64_t now);
 uint64_t cap_next_event(const struct sched *s, const struct sched_rq *rq);
