@@ -680,6 +680,7 @@ bool fair_pack(const struct sched *s, struct lag_ent *e, unsigned int n, int64_t
 void fair_rotate(const struct sched *s, struct lag_ent *e, unsigned int n, int64_t *room,
 		 const struct sched_cpumask *only, bool single);
 void fair_plan_levels(const struct sched *s, struct lag_ent *e, unsigned int n);
+int fair_cmp_rate_desc(const void *a, const void *b);
 uint64_t fair_solver_weight(const struct sched *s, const struct sched_entity *se);
 uint32_t fair_payback_weight(const struct sched *s, const struct sched_entity *se, uint64_t w,
 			     uint64_t rate);

@@ -152,9 +152,53 @@ static void test_capbal_tight_period(void)
 	sched_destroy(s);
 }
 
+/*
+ * Two pCPUs, four entities held at their caps, heaviest first: A (0.5)
+ * and B (0.3) on pCPU 0, C (0.6) and D (0.5) on pCPU 1, 0.1 over. Packed
+ * in that order, each where it is while it fits, D fits nowhere (0.2 and
+ * 0.4 left) and nothing is found; by rate, C and A stay, D joins A and B
+ * joins C, and both pCPUs fit.
+ */
+static void test_capbal_packed_by_rate(void)
+{
+	static const uint64_t tenths[] = { 5, 3, 6, 5 };
+	static const unsigned int on[] = { 0, 0, 1, 1 };
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	const uint64_t full = 1ull << RATE_SHIFT;
+	struct sched_cpumask one;
+	uint64_t now = 0;
+	int id[4];
+
+	for (int i = 0; i < 4; i++) {
+		sched_cpumask_clear(&one);
+		sched_cpumask_set(&one, on[i]);
+		id[i] = add_ent(s, "capped", 8000 - 2000 * (uint32_t)i, true, 0);
+		CU_ASSERT_FATAL(sched_set_affinity(s, id[i], &one, 0, NULL, 0) == 0);
+		CU_ASSERT_FATAL(sched_set_cap(s, id[i], tenths[i] * 2 * MS, 20 * MS, 0, NULL, 0) == 0);
+	}
+	run_until(s, &now, 10 * MS, MS);
+	for (int i = 0; i < 4; i++) {
+		struct sched_entity *se = sched_ent(s, id[i]);
+
+		CU_ASSERT_FATAL(sched_set_affinity(s, id[i], &s->all_cpus, now, NULL, 0) == 0);
+		CU_ASSERT_FATAL(se->cpu == (int)on[i]);
+		se->lag_tracked = true;
+		s->lag_ents[i] = (struct lag_ent){ .se = se, .w = se->weight, .capped = true,
+						   .rate = full * tenths[i] / 10, .limit = UINT64_MAX };
+	}
+	s->rq[0].lag_cap = s->rq[1].lag_cap = full;
+	fair_repack(s, 4, now);
+	CU_ASSERT_EQUAL(sched_ent(s, id[0])->cpu, 0);
+	CU_ASSERT_EQUAL(sched_ent(s, id[1])->cpu, 1);
+	CU_ASSERT_EQUAL(sched_ent(s, id[2])->cpu, 1);
+	CU_ASSERT_EQUAL(sched_ent(s, id[3])->cpu, 0);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_capbal, NULL, NULL,
 	   UNIT_TEST(test_capbal_runs_at_rate),
 	   UNIT_TEST(test_capbal_hole_predicted),
 	   UNIT_TEST(test_capbal_hole_filled),
 	   UNIT_TEST(test_capbal_tight_period),
+	   UNIT_TEST(test_capbal_packed_by_rate),
 	   UNIT_TEST(test_capbal_weight_of_rate))
