@@ -153,6 +153,36 @@ static void test_capbal_tight_period(void)
 }
 
 /*
+ * The tight entity above, back from its throttling when its period
+ * begins: it is placed a slice of its own virtual time ahead of V, not at
+ * V. At V it lost its eligibility after any slice it ran beside an
+ * entity at V (one moved there, or one back from its own throttling with
+ * its debt forgiven), which then ran a whole slice inside its period:
+ * quota lost for good (seed 1 #39 of the caps corpus: v3, 10.3 ms every
+ * 12 ms, short in 88 of 416 periods, 30 with the credit).
+ */
+static void test_capbal_tight_placed_ahead(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t now = 0, period = 12 * MS;
+	struct sched_entity *se;
+	int capped;
+
+	capped = add_ent(s, "capped", 88761, true, 0);
+	add_ent(s, "light", 15, true, 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, capped, 10 * MS, period, 0, NULL, 0), 0);
+	run_events_all(s, &now, 20 * period - MS);
+	se = sched_ent(s, capped);
+	CU_ASSERT_EQUAL_FATAL(se->state, SCHED_THROTTLED);
+	CU_ASSERT_FATAL(fair_cap_holds(s, se) && fair_cap_tight(s, se));
+	run_events_all(s, &now, 20 * period);
+	CU_ASSERT_EQUAL_FATAL(se->state, SCHED_RUNNING);
+	CU_ASSERT((int64_t)(avg_vruntime(&s->rq[0]) - se->vruntime) >=
+		  (int64_t)calc_delta_fair(s->cfg.slice_ns, se->weight) / 2);
+	sched_destroy(s);
+}
+
+/*
  * Two pCPUs, four entities held at their caps, heaviest first: A (0.5)
  * and B (0.3) on pCPU 0, C (0.6) and D (0.5) on pCPU 1, 0.1 over. Packed
  * in that order, each where it is while it fits, D fits nowhere (0.2 and
@@ -200,5 +230,6 @@ UNIT_SUITE(sched_capbal, NULL, NULL,
 	   UNIT_TEST(test_capbal_hole_predicted),
 	   UNIT_TEST(test_capbal_hole_filled),
 	   UNIT_TEST(test_capbal_tight_period),
+	   UNIT_TEST(test_capbal_tight_placed_ahead),
 	   UNIT_TEST(test_capbal_packed_by_rate),
 	   UNIT_TEST(test_capbal_weight_of_rate))
