@@ -670,6 +670,8 @@ void fair_payback_reweight(struct sched *s, uint64_t now);
 bool fair_sleeper_use(struct sched_entity *se, uint64_t used_ns, uint64_t dt);
 bool fair_sleeper_collect(const struct sched *s, struct sched_entity *se, struct lag_ent *e);
 bool fair_sleeper_recent(const struct sched *s, struct sched_entity *se);
+bool fair_runnable_throughout(const struct sched_entity *se, bool starts);
+bool fair_any_capped(const struct sched *s);
 unsigned int fair_sleepers_done(struct lag_ent *e, unsigned int n);
 uint64_t fair_sleeper_weight(const struct sched_entity *se, uint64_t w);
 void fair_repack(struct sched *s, unsigned int n, uint64_t now);

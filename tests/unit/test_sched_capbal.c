@@ -183,6 +183,29 @@ static void test_capbal_tight_placed_ahead(void)
 }
 
 /*
+ * Where entities have caps, an entity busy since its start is solved at
+ * the first balance (16 ms), not only at the second (32 ms): a capped
+ * entity alone on its pCPU is throttled within a few ms, and what newidle
+ * pulls into its hole should not have it to itself until then. Without
+ * caps, still at the second.
+ */
+static void test_capbal_solved_from_start(void)
+{
+	for (int capped = 0; capped < 2; capped++) {
+		struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+		uint64_t now = 0;
+		int a = add_ent(s, "a", 1024, true, 0);
+		int b = add_ent(s, "b", 15, true, 0);
+
+		if (capped)
+			CU_ASSERT_EQUAL(sched_set_cap(s, a, 2 * MS, 50 * MS, 0, NULL, 0), 0);
+		run_until(s, &now, 17 * MS, MS);
+		CU_ASSERT_EQUAL(sched_ent(s, b)->lag_tracked, capped);
+		sched_destroy(s);
+	}
+}
+
+/*
  * Two pCPUs, four entities held at their caps, heaviest first: A (0.5)
  * and B (0.3) on pCPU 0, C (0.6) and D (0.5) on pCPU 1, 0.1 over. Packed
  * in that order, each where it is while it fits, D fits nowhere (0.2 and
@@ -232,4 +255,5 @@ UNIT_SUITE(sched_capbal, NULL, NULL,
 	   UNIT_TEST(test_capbal_tight_period),
 	   UNIT_TEST(test_capbal_tight_placed_ahead),
 	   UNIT_TEST(test_capbal_packed_by_rate),
+	   UNIT_TEST(test_capbal_solved_from_start),
 	   UNIT_TEST(test_capbal_weight_of_rate))
