@@ -39,8 +39,8 @@
 /* Tolerance of a level's cut: the solver's rounding, far below a gap that matters. */
 #define LEVEL_SHIFT	12
 
-/* Rate descending, then id: a deterministic order. */
-static int cmp_rate_desc(const void *a, const void *b)
+/* Rate descending, then id: a deterministic order (qsort). */
+int fair_cmp_rate_desc(const void *a, const void *b)
 {
 	const struct lag_ent *x = a, *y = b;
 
@@ -154,7 +154,7 @@ void fair_plan_levels(const struct sched *s, struct lag_ent *e, unsigned int n)
 		return;
 	}
 	m = cpus_by_capacity(s, &e[0].se->allowed, cpu);
-	qsort(e, n, sizeof(*e), cmp_rate_desc);
+	qsort(e, n, sizeof(*e), fair_cmp_rate_desc);
 	for (k = 0; k < n && k < m; k++) {
 		rates += e[k].rate;
 		caps += s->rq[cpu[k]].lag_cap;

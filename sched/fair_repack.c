@@ -243,6 +243,23 @@ static bool pack_sleepers_elsewhere(const struct sched *s, struct lag_ent *e, un
 }
 
 /*
+ * Order e[0..n) for the packing. The solver leaves them heaviest first,
+ * which is by rate for entities that share by weight, but the rate of an
+ * entity held at its cap is its quota, whatever its weight: packed by
+ * weight, capped entities whose caps fill their pCPUs found no placement
+ * where one by rate (first-fit decreasing) does (docs/sched.md, "Caps":
+ * "Packed by rate"). So where any is held, by rate, most first.
+ */
+static void pack_order(struct lag_ent *e, unsigned int n)
+{
+	for (unsigned int k = 0; k < n; k++)
+		if (e[k].capped) {
+			qsort(e, n, sizeof(*e), fair_cmp_rate_desc);
+			return;
+		}
+}
+
+/*
  * Re-pack one component's entities e[0..n) if it is over; whether it
  * did. Without sleepers beside them, the entities it places are marked
  * (lag_packed) until their component is over again with no packing
@@ -265,6 +282,7 @@ static bool repack_component(struct sched *s, struct lag_ent *e, unsigned int n,
 	 */
 	if (!over(s, sum, sleepers_beside(s, e, n) ? SLEEPY_SHIFT : TRIGGER_SHIFT))
 		return false;
+	pack_order(e, n);
 	fair_fresh_room(s, room);
 	moved = fair_pack(s, e, n, room, NULL);
 	if (!moved && sleepers_beside(s, e, n))

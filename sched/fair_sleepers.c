@@ -59,6 +59,36 @@ bool fair_sleeper_use(struct sched_entity *se, uint64_t used_ns, uint64_t dt)
 }
 
 /*
+ * Was se runnable all through the interval since the last balance? On a
+ * runqueue at that balance and not woken since; or, where entities have
+ * caps (`starts`), new: no balance saw it runnable, at most its first
+ * wakeup since, and runnable now. Solved only at the second balance
+ * after it started (32 ms), a capped entity that started alone on its
+ * pCPU was throttled within a few ms, and the entity newidle pulled into
+ * the hole had the pCPU to itself until then (seed 1 #10 of the caps
+ * corpus: a light entity 42 ms over its ideal within the first 100 ms).
+ * Only with caps, where a hole is what the early solve fixes: for every
+ * entity it cost the fair corpus 4959 -> 4952 of 5000 (docs/sched.md,
+ * "Caps": "Solved from the start").
+ */
+bool fair_runnable_throughout(const struct sched_entity *se, bool starts)
+{
+	bool started = starts && !se->sl_was_runnable && se->st.nr_wakeups <= 1;
+
+	return wants_cpu(se) &&
+	       (started || (se->lag_on_rq && se->lag_wakeups == se->st.nr_wakeups));
+}
+
+/* Has any fair entity a cap? O(n), once per balance. */
+bool fair_any_capped(const struct sched *s)
+{
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++)
+		if (s->ent[id] && s->ent[id]->cap_period)
+			return true;
+	return false;
+}
+
+/*
  * Did se wake from a sleep within the last SLEEPER_MEMORY balances? Then
  * it is a sleeper even through an interval it was runnable all along (a
  * light one queued behind heavier ones): solved as busy there, it got a

@@ -244,6 +244,7 @@ static void update_order(struct sched *s)
 static unsigned int collect(struct sched *s, uint64_t dt, uint64_t *used)
 {
 	unsigned int n = 0;
+	bool caps = fair_any_capped(s);
 
 	memset(used, 0, s->nr_cpus * sizeof(*used));
 	update_order(s);
@@ -255,9 +256,9 @@ static unsigned int collect(struct sched *s, uint64_t dt, uint64_t *used)
 		if (!se || dl_entity(se))
 			continue;
 		work = entity_work(se);
+		tracked = fair_runnable_throughout(se, caps);	/* before fair_sleeper_recent() */
 		recent = fair_sleeper_recent(s, se);
-		tracked = wants_cpu(se) && se->lag_on_rq && se->lag_wakeups == se->st.nr_wakeups &&
-			  !recent;
+		tracked = tracked && !recent;
 		fresh = fair_sleeper_use(se, work - se->lag_work, dt);
 		if (tracked) {
 			s->lag_ents[n].se = se;

@@ -672,6 +672,8 @@ void fair_payback_reweight(struct sched *s, uint64_t now);
 bool fair_sleeper_use(struct sched_entity *se, uint64_t used_ns, uint64_t dt);
 bool fair_sleeper_collect(const struct sched *s, struct sched_entity *se, struct lag_ent *e);
 bool fair_sleeper_recent(const struct sched *s, struct sched_entity *se);
+bool fair_runnable_throughout(const struct sched_entity *se, bool starts);
+bool fair_any_capped(const struct sched *s);
 unsigned int fair_sleepers_done(struct lag_ent *e, unsigned int n);
 uint64_t fair_sleeper_weight(const struct sched_entity *se, uint64_t w);
 void fair_repack(struct sched *s, unsigned int n, uint64_t now);
@@ -682,11 +684,13 @@ bool fair_pack(const struct sched *s, struct lag_ent *e, unsigned int n, int64_t
 void fair_rotate(const struct sched *s, struct lag_ent *e, unsigned int n, int64_t *room,
 		 const struct sched_cpumask *only, bool single);
 void fair_plan_levels(const struct sched *s, struct lag_ent *e, unsigned int n);
+int fair_cmp_rate_desc(const void *a, const void *b);
 uint64_t fair_solver_weight(const struct sched *s, const struct sched_entity *se);
 uint32_t fair_payback_weight(const struct sched *s, const struct sched_entity *se, uint64_t w,
 			     uint64_t rate);
 void fair_set_run_weight(struct sched *s, struct sched_entity *se, uint32_t w, uint64_t now);
 bool fair_cap_tight(const struct sched *s, const struct sched_entity *se);
+int64_t fair_cap_tight_lag(const struct sched *s, const struct sched_entity *se, int64_t vlag);
 uint32_t fair_capped_weight(uint64_t rate, uint64_t level);
 void fair_capped_reweight(struct sched *s, uint64_t now);
 /* Lag (work) from its fluid ideal worth moving an entity for (fairlag.c, newidle). */

@@ -152,9 +152,110 @@ static void test_capbal_tight_period(void)
 	sched_destroy(s);
 }
 
+/*
+ * The tight entity above is placed (back from its throttling, or moved)
+ * a quarter slice of its own virtual time ahead of V, or further if its
+ * lag says so; one whose period has room to spare keeps its lag. At V
+ * it lost its eligibility after any slice it ran beside an entity at V
+ * (one moved there, or one back from its own throttling with its debt
+ * forgiven), which then ran a whole slice inside its period: quota lost
+ * for good (seed 1 #39 of the caps corpus: v3, 10.3 ms every 12 ms,
+ * short in 88 of 416 periods, 41 with the lead).
+ */
+static void test_capbal_tight_placed_ahead(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t now = 0, period = 12 * MS;
+	struct sched_entity *se;
+	int64_t lead;
+
+	se = sched_ent(s, add_ent(s, "capped", 88761, true, 0));
+	add_ent(s, "light", 15, true, 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, se->id, 10 * MS, period, 0, NULL, 0), 0);
+	run_events_all(s, &now, 20 * period);
+	CU_ASSERT_FATAL(fair_cap_holds(s, se) && fair_cap_tight(s, se));
+	lead = (int64_t)calc_delta_fair(s->cfg.slice_ns / 4, se->weight);
+	CU_ASSERT(lead > 0);
+	CU_ASSERT_EQUAL(fair_cap_tight_lag(s, se, 0), lead);
+	CU_ASSERT_EQUAL(fair_cap_tight_lag(s, se, -lead), lead);
+	CU_ASSERT_EQUAL(fair_cap_tight_lag(s, se, 2 * lead), 2 * lead);
+	CU_ASSERT_EQUAL(sched_set_cap(s, se->id, 5 * MS, period, now, NULL, 0), 0);
+	CU_ASSERT_EQUAL(fair_cap_tight_lag(s, se, -lead), -lead);
+	sched_destroy(s);
+}
+
+/*
+ * Where entities have caps, an entity busy since its start is solved at
+ * the first balance (16 ms), not only at the second (32 ms): a capped
+ * entity alone on its pCPU is throttled within a few ms, and what newidle
+ * pulls into its hole should not have it to itself until then. Without
+ * caps, still at the second.
+ */
+static void test_capbal_solved_from_start(void)
+{
+	for (int capped = 0; capped < 2; capped++) {
+		struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+		uint64_t now = 0;
+		int a = add_ent(s, "a", 1024, true, 0);
+		int b = add_ent(s, "b", 15, true, 0);
+
+		if (capped)
+			CU_ASSERT_EQUAL(sched_set_cap(s, a, 2 * MS, 50 * MS, 0, NULL, 0), 0);
+		run_until(s, &now, 17 * MS, MS);
+		CU_ASSERT_EQUAL(sched_ent(s, b)->lag_tracked, capped);
+		sched_destroy(s);
+	}
+}
+
+/*
+ * Two pCPUs, four entities held at their caps, heaviest first: A (0.5)
+ * and B (0.3) on pCPU 0, C (0.6) and D (0.5) on pCPU 1, 0.1 over. Packed
+ * in that order, each where it is while it fits, D fits nowhere (0.2 and
+ * 0.4 left) and nothing is found; by rate, C and A stay, D joins A and B
+ * joins C, and both pCPUs fit.
+ */
+static void test_capbal_packed_by_rate(void)
+{
+	static const uint64_t tenths[] = { 5, 3, 6, 5 };
+	static const unsigned int on[] = { 0, 0, 1, 1 };
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	const uint64_t full = 1ull << RATE_SHIFT;
+	struct sched_cpumask one;
+	uint64_t now = 0;
+	int id[4];
+
+	for (int i = 0; i < 4; i++) {
+		sched_cpumask_clear(&one);
+		sched_cpumask_set(&one, on[i]);
+		id[i] = add_ent(s, "capped", 8000 - 2000 * (uint32_t)i, true, 0);
+		CU_ASSERT_FATAL(sched_set_affinity(s, id[i], &one, 0, NULL, 0) == 0);
+		CU_ASSERT_FATAL(sched_set_cap(s, id[i], tenths[i] * 2 * MS, 20 * MS, 0, NULL, 0) == 0);
+	}
+	run_until(s, &now, 10 * MS, MS);
+	for (int i = 0; i < 4; i++) {
+		struct sched_entity *se = sched_ent(s, id[i]);
+
+		CU_ASSERT_FATAL(sched_set_affinity(s, id[i], &s->all_cpus, now, NULL, 0) == 0);
+		CU_ASSERT_FATAL(se->cpu == (int)on[i]);
+		se->lag_tracked = true;
+		s->lag_ents[i] = (struct lag_ent){ .se = se, .w = se->weight, .capped = true,
+						   .rate = full * tenths[i] / 10, .limit = UINT64_MAX };
+	}
+	s->rq[0].lag_cap = s->rq[1].lag_cap = full;
+	fair_repack(s, 4, now);
+	CU_ASSERT_EQUAL(sched_ent(s, id[0])->cpu, 0);
+	CU_ASSERT_EQUAL(sched_ent(s, id[1])->cpu, 1);
+	CU_ASSERT_EQUAL(sched_ent(s, id[2])->cpu, 1);
+	CU_ASSERT_EQUAL(sched_ent(s, id[3])->cpu, 0);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_capbal, NULL, NULL,
 	   UNIT_TEST(test_capbal_runs_at_rate),
 	   UNIT_TEST(test_capbal_hole_predicted),
 	   UNIT_TEST(test_capbal_hole_filled),
 	   UNIT_TEST(test_capbal_tight_period),
+	   UNIT_TEST(test_capbal_tight_placed_ahead),
+	   UNIT_TEST(test_capbal_packed_by_rate),
+	   UNIT_TEST(test_capbal_solved_from_start),
 	   UNIT_TEST(test_capbal_weight_of_rate))
