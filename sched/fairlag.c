@@ -15,24 +15,19 @@
  *    their demand (fair_sleepers.c; with groups, what the sleepers used
  *    is taken off the capacity instead);
  * 2. each such entity's lag (ideal work - work done) is accumulated;
- * 3. the entities with the largest lags (ahead or behind, beyond
- *    LAG_MOVE_NS) may each move once: alone, or in exchange for the entity
- *    furthest ahead or behind on another pCPU, whichever lowers most the
- *    sum of squared lags predicted LAG_HORIZON_NS ahead on the two pCPUs
- *    (at the rates the new placement gives). Entities whose placement is
- *    exact never drift, so nothing moves; smaller lags are left alone
- *    (they bound the error, and a move costs a cache).
+ * 3. the entities with the largest lags (ahead or behind, beyond a
+ *    move's worth) may each move once: alone, or in exchange for the
+ *    entity furthest ahead or behind on another pCPU, whichever lowers
+ *    most the sum of squared lags predicted ahead on the two pCPUs (at
+ *    the rates the new placement gives; fair_moves.c). Entities whose
+ *    placement is exact never drift, so nothing moves; smaller lags are
+ *    left alone (they bound the error, and a move costs a cache).
  *
  * Cost: O(n log n) per balance for n runnable entities (the sort of the
  * solver), nothing on the per-decision paths.
  */
 #include "sched/internal.h"
 
-#define LAG_MOVE_NS	FAIR_LAG_MOVE_NS	/* lag (work) worth a move */
-#define LAG_GAIN_MIN_NS	(1 * NSEC_PER_MSEC)	/* smallest improvement worth a move */
-#define LAG_HORIZON_NS	(200 * NSEC_PER_MSEC)	/* how far ahead lags are predicted */
-#define LAG_ATTEMPTS	16			/* entities tried per balance: bounds its cost */
-#define SWAP_TRIES	8			/* exchange partners tried per pCPU */
 #define MAX_COMPONENTS	16			/* distinct affinities solved apart */
 #define CAP_ROUNDS	4			/* cap_fill() passes: bounds its cost */
 
@@ -398,328 +393,12 @@ static void solve(struct sched *s, unsigned int n, uint64_t dt, const uint64_t *
 	}
 }
 
-/*
- * An entity whose own cap binds in the ideal progresses at its cap
- * wherever it has room (its run weight asks for that rate, fair_capped.c,
- * and its quota stops it there); the others share what those leave by
- * weight. Predicted by weight alone, an entity beside throttled ones
- * looked starved while it collected their holes (seed 1 #72 of the caps
- * corpus: a light one beside an entity capped at 0.865 of a pCPU got 13%
- * of it for an ideal of 0.6%, and no move was predicted to help).
- */
-static uint64_t held_rate(const struct sched *s, const struct sched_rq *rq,
-			  const struct sched_entity *se)
-{
-	return se && fair_cap_holds(s, se) ? cap_rate_at(se, rq->capacity) : 0;
-}
-
-/* The weight se adds to the entities of rq that share by weight. */
-static int64_t free_weight(const struct sched *s, const struct sched_entity *se)
-{
-	return se && !fair_cap_holds(s, se) ? (int64_t)se->weight : 0;
-}
-
-/* What rq's capped entities leave to the others, with `held` more held there. */
-static uint64_t free_cap(const struct sched_rq *rq, int64_t held)
-{
-	int64_t h = (int64_t)rq->lag_held + held;
-
-	return h >= (int64_t)rq->lag_cap ? 0 : h <= 0 ? rq->lag_cap : rq->lag_cap - (uint64_t)h;
-}
-
-/*
- * Rate (RATE_SHIFT) at which se progresses on rq with `extra` weight added
- * there: its cap's where one holds it (a share of the capacity where the
- * caps there add up to more), else its weight's share of the capacity
- * the sleepers and those held left over the last interval.
- */
-static uint64_t rate_on(const struct sched *s, const struct sched_rq *rq,
-			const struct sched_entity *se, int64_t extra)
-{
-	uint64_t w = (uint64_t)((int64_t)rq->lag_free_weight + extra), prod, cap;
-
-	if (fair_cap_holds(s, se)) {
-		uint64_t r = cap_rate_at(se, rq->capacity);
-		uint64_t held = rq->lag_held + (se->cpu == (int)rq->cpu ? 0 : r);
-
-		return held > rq->lag_cap ? (uint64_t)((unsigned __int128)r * rq->lag_cap / held) : r;
-	}
-	if (!w)
-		return 0;
-	cap = free_cap(rq, 0);
-	/* lag_cap < 2^21 and weights < 2^17: a 64-bit division, not __udivti3 */
-	if (!__builtin_mul_overflow(cap, (uint64_t)se->weight, &prod))
-		return prod / w;
-	return (uint64_t)((unsigned __int128)cap * se->weight / w);
-}
-
-/* Lag (work ns) of se predicted `h` ns ahead at progress rate `r`. */
-static int64_t predict(const struct sched_entity *se, uint64_t r, uint64_t h)
-{
-	return se->lag + (int64_t)((se->lag_rate * h) >> RATE_SHIFT) -
-	       (int64_t)((r * h) >> RATE_SHIFT);
-}
-
-/*
- * The potential the moves lower: the sum of squared lags predicted
- * LAG_HORIZON_NS ahead. On a pCPU whose entities that share by weight
- * weigh W and have capacity C left, such an entity e's is a_e - C b_e / W
- * (a: its lag plus its ideal work to come, b: its weight over the
- * horizon), so each runqueue keeps the sums of a^2, a b and b^2 and any
- * change of W or C costs O(1) to evaluate; a held entity's is a_e - its
- * cap's work over the horizon, whatever W.
- */
-static double term_a(const struct sched_entity *se)
-{
-	return (double)se->lag + (double)((se->lag_rate * LAG_HORIZON_NS) >> RATE_SHIFT);
-}
-
-static double term_b(const struct sched_entity *se)
-{
-	return (double)se->weight * (LAG_HORIZON_NS / (double)(1 << RATE_SHIFT));
-}
-
-/* A held entity's cap over the horizon on rq (its r). */
-static double held_b(const struct sched_rq *rq, const struct sched_entity *se)
-{
-	return (double)cap_rate_at(se, rq->capacity) * (LAG_HORIZON_NS / (double)(1 << RATE_SHIFT));
-}
-
-/* The potential's sums: a^2 of all, a b and b^2 of those by weight, a r and r^2 of the held. */
-enum { POT_AA, POT_AB, POT_BB, POT_AR, POT_RR, POT_N };
-
-/* Add se's terms on rq, times sign, to the sums v[POT_N]. */
-static void pot_add(const struct sched *s, const struct sched_rq *rq,
-		    const struct sched_entity *se, double sign, double *v)
-{
-	bool held = fair_cap_holds(s, se);
-	double a = term_a(se), b = held ? held_b(rq, se) : term_b(se);
-
-	v[POT_AA] += sign * a * a;
-	v[held ? POT_AR : POT_AB] += sign * a * b;
-	v[held ? POT_RR : POT_BB] += sign * b * b;
-}
-
-static void sums_update(const struct sched *s, struct sched_rq *rq, const struct sched_entity *se,
-			double sign)
-{
-	pot_add(s, rq, se, sign, rq->lag_pot);
-}
-
-/*
- * The potential of rq without `skip`, with `add`. The held entities get
- * their caps while those fit the capacity, each the same fraction k of
- * its cap beyond, the others what is left (c). In double precision: it
- * only ranks moves, the sums are rebuilt at every balance, and IEEE
- * arithmetic (no libm) gives the same ranks everywhere.
- */
-static double rq_cost(const struct sched *s, struct sched_rq *rq, const struct sched_entity *skip,
-		      const struct sched_entity *add)
-{
-	int64_t w = (int64_t)rq->lag_free_weight - free_weight(s, skip) + free_weight(s, add);
-	int64_t held = (int64_t)held_rate(s, rq, add) - (int64_t)held_rate(s, rq, skip);
-	double c = (double)free_cap(rq, held), k = 1, v[POT_N], cost;
-
-	held += (int64_t)rq->lag_held;
-	if (held > (int64_t)rq->lag_cap)
-		k = (double)rq->lag_cap / (double)held;
-	memcpy(v, rq->lag_pot, sizeof(v));
-	if (skip)
-		pot_add(s, rq, skip, -1, v);
-	if (add)
-		pot_add(s, rq, add, 1, v);
-	cost = v[POT_AA] - 2 * k * v[POT_AR] + k * k * v[POT_RR];
-	if (w > 0)
-		cost += -2 * c * v[POT_AB] / (double)w + c * c * v[POT_BB] / ((double)w * (double)w);
-	return cost;
-}
-
-/* The tracked entity of rq but `skip` with the lowest (ahead) or highest predicted lag. */
-static struct sched_entity *extreme(const struct sched *s, struct sched_rq *rq, bool ahead,
-				    const struct sched_entity *skip)
-{
-	struct sched_entity *best = NULL;
-	int64_t bl = 0;
-
-	for (struct slist *p = rq->queued.next; p != &rq->queued; p = p->next) {
-		struct sched_entity *se = slist_entry(p, struct sched_entity, rq_link);
-		int64_t l;
-
-		if (se == skip || dl_entity(se) || !se->lag_tracked)
-			continue;
-		l = predict(se, rate_on(s, rq, se, 0), LAG_HORIZON_NS);
-		if (!best || (ahead ? l < bl : l > bl)) {
-			best = se;
-			bl = l;
-		}
-	}
-	return best;
-}
-
-static void lag_move(struct sched *s, struct sched_entity *se, unsigned int to, uint64_t now)
-{
-	struct sched_rq *src = &s->rq[se->cpu], *dst = &s->rq[to];
-
-	sums_update(s, src, se, -1);
-	sums_update(s, dst, se, 1);
-	src->lag_weight -= se->weight;
-	dst->lag_weight += se->weight;
-	src->lag_free_weight -= (uint64_t)free_weight(s, se);
-	dst->lag_free_weight += (uint64_t)free_weight(s, se);
-	src->lag_held -= held_rate(s, src, se);
-	dst->lag_held += held_rate(s, dst, se);
-	s->rq[se->cpu].nr_lb_migrations++;
-	se->lag_moving = true;
-	migrate_entity(s, se, to, SCHED_MIGRATE_BALANCE, now);
-	se->lag_moving = false;
-}
-
-/* One candidate correction: a moves to a_to, and b (if any) to b_to. */
-struct lag_plan {
-	struct sched_entity *a, *b;
-	unsigned int a_to, b_to;
-	double gain;
-};
-
-static void consider_plan(struct lag_plan *best, double gain, struct sched_entity *a,
-			  unsigned int a_to, struct sched_entity *b, unsigned int b_to)
-{
-	if (gain <= best->gain)
-		return;
-	best->gain = gain;
-	best->a = a;
-	best->a_to = a_to;
-	best->b = b;
-	best->b_to = b_to;
-}
-
-/*
- * Can x on dst progress faster (when behind) or slower (when ahead) than
- * now_rate, its rate where it is? The bounds: all of dst's capacity, or
- * its share with x added to everything there. Saves evaluating moves that
- * cannot help x.
- */
-static bool may_help(const struct sched *s, const struct sched_rq *dst,
-		     const struct sched_entity *x, uint64_t now_rate)
-{
-	if (x->lag > 0)
-		return dst->lag_cap > now_rate;
-	return rate_on(s, dst, x, free_weight(s, x)) < now_rate;
-}
-
-/* The options on one destination pCPU for x (on src), into *best. */
-static void plans_on(const struct sched *s, struct sched_rq *src, struct sched_rq *dst,
-		     struct sched_entity *x, uint64_t now_rate, struct sched_entity *push,
-		     double base, struct lag_plan *best)
-{
-	double before = base + rq_cost(s, dst, NULL, NULL);
-	unsigned int tries = 0;
-
-	/*
-	 * A pCPU whose entity's share is all of it takes no one more: what
-	 * another ran there would be lost to that one for good (newidle
-	 * would then pull the newcomer onto the next idle pCPU, and the two
-	 * chase each other). Exchanges with it are fine.
-	 */
-	bool room = !dst->lag_full;
-
-	/* x alone, only when src keeps work: an idle pCPU helps no lag */
-	if (room && src->nr_running > 1 && may_help(s, dst, x, now_rate))
-		consider_plan(best, before - rq_cost(s, src, x, NULL) - rq_cost(s, dst, NULL, x),
-			      x, dst->cpu, NULL, 0);
-	/* the one furthest ahead on src makes room for x */
-	if (room && push && sched_cpumask_test(&push->allowed, dst->cpu))
-		consider_plan(best, before - rq_cost(s, src, push, NULL) -
-			      rq_cost(s, dst, NULL, push), push, dst->cpu, NULL, 0);
-	if (!may_help(s, dst, x, now_rate))
-		return;
-	/* x in exchange for one of the first SWAP_TRIES entities there */
-	for (struct slist *p = dst->queued.next; p != &dst->queued && tries < SWAP_TRIES;
-	     p = p->next) {
-		struct sched_entity *y = slist_entry(p, struct sched_entity, rq_link);
-
-		if (dl_entity(y) || !y->lag_tracked || !sched_cpumask_test(&y->allowed, src->cpu))
-			continue;
-		tries++;
-		consider_plan(best, before - rq_cost(s, src, x, y) - rq_cost(s, dst, y, x),
-			      y, src->cpu, x, dst->cpu);
-	}
-}
-
-/*
- * Correct x's lag: move it, move the entity furthest ahead beside it, or
- * exchange it with the entity furthest ahead or behind on another pCPU,
- * whichever lowers the potential of the two pCPUs most, if by enough to be
- * worth a move (a sixteenth of it, and at least LAG_GAIN_MIN_NS squared).
- */
-static bool improve(struct sched *s, struct sched_entity *x, uint64_t now)
-{
-	struct sched_rq *src = &s->rq[x->cpu];
-	struct sched_entity *push = extreme(s, src, true, x);
-	double base = rq_cost(s, src, NULL, NULL);
-	uint64_t now_rate = rate_on(s, src, x, 0);
-	struct lag_plan best = { NULL, NULL, 0, 0, 0 };
-
-	best.gain = (double)LAG_GAIN_MIN_NS * LAG_GAIN_MIN_NS;
-	if (base / 16 > best.gain)
-		best.gain = base / 16;
-	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
-		if (cpu != src->cpu && sched_cpumask_test(&x->allowed, cpu))
-			plans_on(s, src, &s->rq[cpu], x, now_rate, push, base, &best);
-	if (!best.a)
-		return false;
-	/*
-	 * Neither pCPU ends up idle, but one may be for a moment in between:
-	 * a newidle pull then would take a third entity along.
-	 */
-	s->lag_in_move = true;
-	lag_move(s, best.a, best.a_to, now);
-	if (best.b)
-		lag_move(s, best.b, best.b_to, now);
-	s->lag_in_move = false;
-	return true;
-}
-
-/* x before y among the candidates: larger |lag| first, then lower id. */
-static bool lag_worse(const struct lag_ent *x, const struct lag_ent *y)
-{
-	return x->pred != y->pred ? x->pred > y->pred : x->se->id < y->se->id;
-}
-
-/*
- * The (at most) LAG_ATTEMPTS worst lags among the tracked entities beyond
- * LAG_MOVE_NS, worst first, into top[]; returns how many. Only these are
- * tried, so they are kept by insertion into a short sorted list rather
- * than sorting every candidate: O(n) for n tracked entities, where the
- * sort was a tenth of a balance's cost at 256 entities.
- */
-static unsigned int worst_lags(struct sched *s, unsigned int n, struct lag_ent *top)
-{
-	unsigned int nr = 0;
-
-	for (unsigned int k = 0; k < n; k++) {
-		struct lag_ent *e = &s->lag_ents[k];
-		int64_t lag = e->se->lag;
-		unsigned int j;
-
-		e->pred = (uint64_t)(lag < 0 ? -lag : lag);
-		if (e->pred < LAG_MOVE_NS || (nr == LAG_ATTEMPTS && !lag_worse(e, &top[nr - 1])))
-			continue;
-		j = nr < LAG_ATTEMPTS ? nr++ : nr - 1;
-		for (; j && lag_worse(e, &top[j - 1]); j--)
-			top[j] = top[j - 1];
-		top[j] = *e;
-	}
-	return nr;
-}
-
 /* Accumulate the lags over the last interval and correct the worst ones. */
 void fair_lag_balance(struct sched *s, uint64_t now)
 {
 	uint64_t used[SCHED_MAX_CPUS];
-	struct lag_ent top[LAG_ATTEMPTS];
 	uint64_t dt = now - s->lag_last;
-	unsigned int n, nc;
+	unsigned int n;
 
 	/* Lags move by tens of ms: the busy interval is often enough. */
 	if (s->lag_last && dt < s->cfg.balance_interval_ns * s->cfg.busy_factor)
@@ -761,32 +440,9 @@ void fair_lag_balance(struct sched *s, uint64_t now)
 	}
 	fair_payback_reweight(s, now);
 	fair_repack(s, n, now);
-	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
-		s->rq[cpu].lag_weight = s->rq[cpu].lag_free_weight = s->rq[cpu].lag_held = 0;
-		memset(s->rq[cpu].lag_pot, 0, sizeof(s->rq[cpu].lag_pot));
-	}
-	for (unsigned int k = 0; k < n; k++) {
-		struct sched_entity *se = s->lag_ents[k].se;
-		struct sched_rq *rq = &s->rq[se->cpu];
-
-		if (se->lag_tracked) {
-			rq->lag_weight += se->weight;
-			rq->lag_free_weight += (uint64_t)free_weight(s, se);
-			rq->lag_held += held_rate(s, rq, se);
-			sums_update(s, rq, se, 1);
-		}
-	}
+	fair_lag_sums(s, n);
 	fair_wake_targets_update(s, n);
-	/* The LAG_ATTEMPTS worst lags first, at most one move per pCPU. */
-	nc = worst_lags(s, n, top);
-	for (unsigned int k = 0, moves = 0; k < nc && moves < s->nr_cpus; k++) {
-		struct sched_entity *se = top[k].se;
-
-		if (se->lag_tracked && se->lag_moved != s->lag_round && improve(s, se, now)) {
-			moves++;
-			se->lag_moved = s->lag_round;	/* once per balance: no ping-pong */
-		}
-	}
+	fair_lag_moves(s, n, now);
 	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
 		struct sched_entity *se = s->ent[id];
 

@@ -663,6 +663,8 @@ bool entity_fits_cpu(const struct sched *s, const struct sched_entity *se, unsig
 unsigned int select_cpu_fair(struct sched *s, struct sched_entity *se);
 void sched_balance(struct sched *s, uint64_t now);
 void fair_lag_balance(struct sched *s, uint64_t now);
+void fair_lag_sums(struct sched *s, unsigned int n);
+void fair_lag_moves(struct sched *s, unsigned int n, uint64_t now);
 uint64_t fair_cap_rate(const struct sched *s, const struct sched_entity *se);
 size_t fair_lag_scratch_size(void);
 void fair_wake_targets_update(struct sched *s, unsigned int n);
