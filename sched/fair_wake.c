@@ -26,12 +26,16 @@
  * that scenario less).
  *
  * Both lists are made at each balance and handed out round robin, so a
- * burst of wakeups between two balances spreads out. O(m^2) at worst per
- * balance for m pCPUs (insertion into short lists), O(1) per wakeup.
+ * burst of wakeups between two balances spreads out; a wakeup looks at up
+ * to TARGET_TRIES entries of the pCPUs it may use, skipping the others
+ * (counted among the tries, a sleeper pinned to one cluster found none
+ * of its pCPUs where other clusters' came first). O(m^2) at worst per
+ * balance for m pCPUs (insertion into short lists), O(m) at worst per
+ * wakeup, O(1) for one that may use every pCPU.
  */
 #include "sched/internal.h"
 
-#define TARGET_TRIES	4	/* list entries a wakeup looks at */
+#define TARGET_TRIES	4	/* entries of its pCPUs a wakeup looks at */
 #define IDLE_SPARE_SHIFT 6	/* a demand fits an idle pCPU with 1/64 to spare */
 
 /* Insert cpu into t, ascending by key[] (ties keep pCPU order). */
@@ -50,10 +54,15 @@ static void targets_insert(struct fair_wake_targets *t, unsigned int cpu, const 
 static int targets_next(const struct sched *s, struct fair_wake_targets *t,
 			const struct sched_entity *se)
 {
-	for (unsigned int tries = 0; tries < TARGET_TRIES && t->nr; tries++) {
+	unsigned int tries = 0;
+
+	for (unsigned int seen = 0; seen < t->nr && tries < TARGET_TRIES; seen++) {
 		unsigned int cpu = t->cpu[t->next++ % t->nr];
 
-		if (sched_cpumask_test(&se->allowed, cpu) && entity_fits_cpu(s, se, cpu))
+		if (!sched_cpumask_test(&se->allowed, cpu))
+			continue;
+		tries++;
+		if (entity_fits_cpu(s, se, cpu))
 			return (int)cpu;
 	}
 	return -1;

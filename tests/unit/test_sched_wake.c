@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Where the fluid-ideal balance sends a waking sleeper (sched/fair_wake.c),
+ * called directly on runqueues set up as a balance leaves them.
+ */
+#include "tests/unit/test_sched_util.h"
+
+/* A busy entity pinned to pCPU cpu, tracked by the balance at rate `rate`, into s->lag_ents[k]. */
+static void tracked_on(struct sched *s, unsigned int k, unsigned int cpu, uint64_t rate)
+{
+	struct sched_cpumask one;
+	int id = add_ent(s, "busy", 1024, true, 0);
+	struct sched_entity *se = s->ent[id];
+
+	sched_cpumask_clear(&one);
+	sched_cpumask_set(&one, cpu);
+	CU_ASSERT_FATAL(sched_set_affinity(s, id, &one, 0, NULL, 0) == 0);
+	CU_ASSERT_FATAL(se->cpu == (int)cpu);
+	se->lag_tracked = true;
+	se->lag_rate = rate;
+	s->rq[cpu].lag_weight += se->weight;
+	s->lag_ents[k].se = se;
+}
+
+/*
+ * A sleeper pinned to pCPUs 4 and 5 wakes on pCPU 4, which an entity
+ * whose share is all of it has: it goes to pCPU 5, the one of its pCPUs
+ * that is not full, although the four idle-loaded pCPUs of the list come
+ * first. The list is host-wide, and a wakeup looked at its next four
+ * entries, whatever pCPUs the sleeper may use: a pinned sleeper found
+ * none and stayed beside the whole entity (seed 1002 #19 of the fair
+ * corpus: eight entities owed a whole pCPU each 1.5% short, 13.6x the
+ * bound on the light one that should have had the sleepers).
+ */
+static void test_wake_pinned_sleeper_finds_its_free_pcpu(void)
+{
+	struct sched *s = mk_sched(6, 1024, 0, 0, NULL);
+	struct sched_cpumask two;
+	int sl;
+
+	for (unsigned int cpu = 0; cpu < 6; cpu++)
+		s->rq[cpu].lag_cap = (uint64_t)s->rq[cpu].capacity << 10;
+	tracked_on(s, 0, 4, s->rq[4].lag_cap);		/* whole: pCPU 4 full */
+	tracked_on(s, 1, 5, s->rq[5].lag_cap / 2);	/* loaded, not full */
+	sched_cpumask_clear(&two);
+	sched_cpumask_set(&two, 4);
+	sched_cpumask_set(&two, 5);
+	sl = add_ent(s, "sleeper", 1024, false, 0);
+	CU_ASSERT_FATAL(sched_set_affinity(s, sl, &two, 0, NULL, 0) == 0);
+	fair_wake_targets_update(s, 2);
+	CU_ASSERT_FATAL(s->rq[4].lag_full && !s->rq[5].lag_full);
+	CU_ASSERT_FATAL(s->wake_free.nr == 5 && s->wake_free.cpu[4] == 5);
+	CU_ASSERT_EQUAL(fair_wake_target(s, sched_ent(s, sl), 4), 5);
+	sched_destroy(s);
+}
+
+UNIT_SUITE(sched_wake, NULL, NULL,
+	   UNIT_TEST(test_wake_pinned_sleeper_finds_its_free_pcpu))
