@@ -241,9 +241,9 @@ static void place_entity(struct sched *s, struct sched_rq *rq, struct sched_enti
 	 */
 	if (se->lag_moving && se->vlag > 0)
 		se->vlag = 0;
-	/* a tight capped one a slice ahead, wherever it comes from (fair_capped.c) */
+	/* a tight capped one ahead, wherever it comes from (fair_capped.c) */
 	if (se->cap_period)
-		se->vlag = fair_cap_tight_lag(s, se, se->vlag);
+		se->vlag = fair_cap_tight_lag(s, se, se->vlag, rq->fair_weight);
 	se->lag_moving = false;
 	if (rq->nr_fair) {
 		struct sched_entity *curr = fair_curr(rq);

@@ -692,7 +692,8 @@ uint32_t fair_payback_weight(const struct sched *s, const struct sched_entity *s
 			     uint64_t rate);
 void fair_set_run_weight(struct sched *s, struct sched_entity *se, uint32_t w, uint64_t now);
 bool fair_cap_tight(const struct sched *s, const struct sched_entity *se);
-int64_t fair_cap_tight_lag(const struct sched *s, const struct sched_entity *se, int64_t vlag);
+int64_t fair_cap_tight_lag(const struct sched *s, const struct sched_entity *se, int64_t vlag,
+			   uint64_t others);
 uint32_t fair_capped_weight(uint64_t rate, uint64_t level);
 void fair_capped_reweight(struct sched *s, uint64_t now);
 /* Lag (work) from its fluid ideal worth moving an entity for (fairlag.c, newidle). */

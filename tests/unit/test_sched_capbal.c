@@ -176,11 +176,15 @@ static void test_capbal_tight_placed_ahead(void)
 	CU_ASSERT_FATAL(fair_cap_holds(s, se) && fair_cap_tight(s, se));
 	lead = (int64_t)calc_delta_fair(s->cfg.slice_ns / 4, se->weight);
 	CU_ASSERT(lead > 0);
-	CU_ASSERT_EQUAL(fair_cap_tight_lag(s, se, 0), lead);
-	CU_ASSERT_EQUAL(fair_cap_tight_lag(s, se, -lead), lead);
-	CU_ASSERT_EQUAL(fair_cap_tight_lag(s, se, 2 * lead), 2 * lead);
+	CU_ASSERT_EQUAL(fair_cap_tight_lag(s, se, 0, 0), lead);
+	CU_ASSERT_EQUAL(fair_cap_tight_lag(s, se, -lead, 0), lead);
+	CU_ASSERT_EQUAL(fair_cap_tight_lag(s, se, 2 * lead, 0), 2 * lead);
+	/* beside light ones the quarter slice; beside heavy ones, through the quota */
+	CU_ASSERT_EQUAL(fair_cap_tight_lag(s, se, 0, 15), lead);
+	CU_ASSERT_EQUAL(fair_cap_tight_lag(s, se, 0, 3ull * se->weight),
+			(int64_t)calc_delta_fair(10 * MS * 3 / 4, se->weight));
 	CU_ASSERT_EQUAL(sched_set_cap(s, se->id, 5 * MS, period, now, NULL, 0), 0);
-	CU_ASSERT_EQUAL(fair_cap_tight_lag(s, se, -lead), -lead);
+	CU_ASSERT_EQUAL(fair_cap_tight_lag(s, se, -lead, 0), -lead);
 	sched_destroy(s);
 }
 

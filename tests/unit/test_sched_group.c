@@ -613,6 +613,39 @@ static void test_group_slack_share_weight(void)
 	sched_destroy(s);
 }
 
+/*
+ * A tight capped entity (quota + slice >= period) whose cap binds is
+ * placed far enough ahead of V to stay eligible through its quota beside
+ * the weights on its pCPU, not a quarter slice only (fair_capped.c
+ * fair_cap_tight_lag()): group scenarios scale run weights so that the
+ * largest below its bound is near 2^18, and beside one of those the
+ * quarter slice was gone after a few ms, the other entity then running
+ * a slice inside the period (seed 4 #185 of the groups corpus). One
+ * pCPU: t (88761, capped 8 ms every 10) and o (20000) at the root, a
+ * light group beside them; t's cap binds (0.8 of a pCPU for a share of
+ * 0.816) and runs at the limit, o near a quarter of it. With the quarter
+ * slice t ran 99.0% of its quotas over 2.4 s, with the lead 99.5% (most
+ * of what is left lost before the balance first held it at its cap).
+ */
+static void test_group_tight_lead_beside_scaled(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t now = 0;
+	int g = sched_group_add(s, "g", SCHED_NONE, 15, 0, NULL, 0);
+	int t = add_ent(s, "t", 88761, true, 0);
+	struct sched_entity *se = sched_ent(s, t);
+
+	add_ent(s, "o", 20000, true, 0);
+	add_member(s, "m", 1024, g, 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, t, 8 * MS, 10 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, 2400 * MS);
+	CU_ASSERT_FATAL(fair_cap_holds(s, se) && fair_cap_tight(s, se));
+	CU_ASSERT_EQUAL(fair_cap_tight_lag(s, se, 0, se->weight),
+			(int64_t)calc_delta_fair(4 * MS, se->weight));
+	CU_ASSERT(work_of(s, t) >= now * 8 / 10 * 994 / 1000);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_ideal_by_hand),
 	   UNIT_TEST(test_group_add_errors),
@@ -631,4 +664,5 @@ UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_share_slice),
 	   UNIT_TEST(test_group_short_hole_not_filled),
 	   UNIT_TEST(test_group_slack_shares),
-	   UNIT_TEST(test_group_slack_share_weight))
+	   UNIT_TEST(test_group_slack_share_weight),
+	   UNIT_TEST(test_group_tight_lead_beside_scaled))
