@@ -189,6 +189,9 @@ static struct sched_entity *pick_fair(struct sched *s, struct sched_rq *rq)
 	/* PICK_BUDDY (6.14+): a yield_to target goes first if eligible. */
 	if (buddy && buddy->on_rq && buddy->cpu == (int)rq->cpu && entity_eligible(rq, buddy))
 		return buddy;
+	/* a capped one whose quota would not fit after the slice (fair_capped.c) */
+	if (rq->nr_capped)
+		return fair_cap_urgent(s, rq, pick_eevdf(rq));
 	return pick_eevdf(rq);
 }
 
@@ -286,6 +289,8 @@ static void enqueue_fair(struct sched *s, struct sched_rq *rq, struct sched_enti
 	enqueue_tree(rq, se);
 	rq->nr_fair++;
 	rq->fair_weight += se->weight;
+	se->cap_counted = se->cap_period != 0;
+	rq->nr_capped += se->cap_counted;
 }
 
 static void dequeue_fair(struct sched *s, struct sched_rq *rq, struct sched_entity *se, int flags)
@@ -296,6 +301,8 @@ static void dequeue_fair(struct sched *s, struct sched_rq *rq, struct sched_enti
 		dequeue_tree(rq, se);
 	rq->nr_fair--;
 	rq->fair_weight -= se->weight;
+	rq->nr_capped -= se->cap_counted;
+	se->cap_counted = false;
 	se->protect = false;
 }
 

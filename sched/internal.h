@@ -125,6 +125,7 @@ struct sched_entity {
 	uint64_t cap_index;
 	uint64_t cap_until;		/* end of the throttling while cap_throttled */
 	bool cap_throttled;
+	bool cap_counted;		/* in its rq's nr_capped */
 	struct slist cap_link;		/* rq->cap_throttled while cap_throttled */
 	bool grp_capped;		/* a group on its path has a cap */
 	struct share_bucket grp_share;	/* its share of a binding group cap (group.c) */
@@ -208,6 +209,7 @@ struct sched_rq {
 	unsigned int dl_level;		/* lowest level that keeps them (dl_supply.c) */
 	uint64_t dl_supply_load;	/* what they need of it at its top level */
 	unsigned int bucket_tasks;	/* entities counted in the buckets */
+	unsigned int nr_capped;		/* queued fair entities counted with a cap (fair_capped.c) */
 
 	/* deadline */
 	struct treap dl;
@@ -523,6 +525,7 @@ bool cap_hole_short(const struct sched *s, const struct sched_rq *rq, uint64_t n
 void cap_unthrottle_due(struct sched *s, struct sched_rq *rq, uint64_t now);
 void cap_unthrottle(struct sched *s, struct sched_entity *se, uint64_t now);
 uint64_t cap_next_event(const struct sched *s, const struct sched_rq *rq);
+int64_t cap_laxity(const struct sched_entity *se, uint64_t now);
 int cap_check_range(const struct sched *s, bool group, uint64_t quota, uint64_t period,
 		    char *err, size_t errlen);
 
@@ -694,6 +697,8 @@ void fair_set_run_weight(struct sched *s, struct sched_entity *se, uint32_t w, u
 bool fair_cap_tight(const struct sched *s, const struct sched_entity *se);
 int64_t fair_cap_tight_lag(const struct sched *s, const struct sched_entity *se, int64_t vlag,
 			   uint64_t others);
+struct sched_entity *fair_cap_urgent(struct sched *s, struct sched_rq *rq,
+				     struct sched_entity *pick);
 uint32_t fair_capped_weight(uint64_t rate, uint64_t level);
 void fair_capped_reweight(struct sched *s, uint64_t now);
 /* Lag (work) from its fluid ideal worth moving an entity for (fairlag.c, newidle). */

@@ -646,6 +646,43 @@ static void test_group_tight_lead_beside_scaled(void)
 	sched_destroy(s);
 }
 
+/*
+ * On a pCPU with an entity queued whose cap binds, a slice longer than
+ * that entity's laxity (the time left in its period beyond its quota
+ * left) is not started: it goes first (fair_capped.c fair_cap_urgent()).
+ * One pCPU: member a of group g (88761), capped 20 ms every 25, beside
+ * three root entities of 3000; the group's share is 0.94 of the pCPU, so
+ * a's cap binds. Its run weight is bounded beside theirs, scaled up with
+ * the groups' weights, and a root entity's slice near the end of a's
+ * period took quota it could not make up: 99.4% of its quotas over 2 s
+ * (after 400 ms) without the rule, all of them with it.
+ */
+static void test_group_capped_laxity_first(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	int g = sched_group_add(s, "g", SCHED_NONE, 88761, 0, NULL, 0);
+	int a = add_member(s, "a", 88761, g, 0);
+	struct sched_entity *se = sched_ent(s, a);
+	uint64_t now = 0, t0, w0;
+
+	for (int i = 0; i < 3; i++)
+		add_ent(s, "r", 3000, true, 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, a, 20 * MS, 25 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, 400 * MS);
+	CU_ASSERT_FATAL(fair_cap_holds(s, se));
+	t0 = now;
+	w0 = work_of(s, a);
+	run_events_all(s, &now, now + 2000 * MS);
+	CU_ASSERT(work_of(s, a) - w0 >= (now - t0) * 20 / 25 * 998 / 1000);
+	/* laxity: 25 ms - 1 ms into the period - 20 ms of quota left */
+	se->cap_index = now / se->cap_period;
+	se->cap_used = 0;
+	CU_ASSERT_EQUAL(cap_laxity(se, now + MS), (int64_t)(4 * MS));
+	se->cap_used = se->cap_quota;
+	CU_ASSERT_EQUAL(cap_laxity(se, now + MS), INT64_MAX);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_ideal_by_hand),
 	   UNIT_TEST(test_group_add_errors),
@@ -665,4 +702,5 @@ UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_short_hole_not_filled),
 	   UNIT_TEST(test_group_slack_shares),
 	   UNIT_TEST(test_group_slack_share_weight),
-	   UNIT_TEST(test_group_tight_lead_beside_scaled))
+	   UNIT_TEST(test_group_tight_lead_beside_scaled),
+	   UNIT_TEST(test_group_capped_laxity_first))
