@@ -254,6 +254,8 @@ int sched_set_cap(struct sched *s, int id, uint64_t quota_ns, uint64_t period_ns
 	se->cap_period = quota_ns ? period_ns : 0;
 	se->cap_used = 0;	/* the new quota counts from now */
 	se->cap_index = se->cap_period ? now / se->cap_period : 0;
+	if (se->on_rq)
+		fair_count_capped(&s->rq[se->cpu], se);
 	if (se->cap_throttled) {
 		cap_unthrottle(s, se, now);
 		if (s->rq[se->cpu].need_resched)

@@ -289,8 +289,7 @@ static void enqueue_fair(struct sched *s, struct sched_rq *rq, struct sched_enti
 	enqueue_tree(rq, se);
 	rq->nr_fair++;
 	rq->fair_weight += se->weight;
-	se->cap_counted = se->cap_period != 0;
-	rq->nr_capped += se->cap_counted;
+	fair_count_capped(rq, se);
 }
 
 static void dequeue_fair(struct sched *s, struct sched_rq *rq, struct sched_entity *se, int flags)

@@ -89,12 +89,20 @@ int64_t fair_cap_tight_lag(const struct sched *s, const struct sched_entity *se,
 	return vlag > credit ? vlag : credit;
 }
 
-/* The laxity of se if its cap binds and it waits for its quota, else INT64_MAX. */
+/*
+ * The laxity of se where its cap binds, or its share of a binding group
+ * cap does, whichever is less; INT64_MAX where neither can be lost.
+ */
 static int64_t held_laxity(const struct sched *s, const struct sched_entity *se, uint64_t now)
 {
-	if (!se->cap_period || se->cap_throttled || dl_entity(se) || !fair_cap_holds(s, se))
+	int64_t lax, own;
+
+	if (se->cap_throttled || dl_entity(se))
 		return INT64_MAX;
-	return cap_laxity(se, now);
+	lax = group_share_laxity(s, se, now);
+	if (se->cap_period && fair_cap_holds(s, se) && (own = cap_laxity(se, now)) < lax)
+		lax = own;
+	return lax;
 }
 
 /*
@@ -109,8 +117,10 @@ static int64_t held_laxity(const struct sched *s, const struct sched_entity *se,
  * member whose weight is bounded beside scaled ones, two capped ones on
  * one pCPU), and the light one collected the quota the capped one lost
  * (seed 4 #146 of the groups corpus: v1, 24 ms every 28, short in 65 of
- * 357 periods, and v0 beside it 1.1 x the bound over). Per pick, only on
- * a pCPU with capped entities queued: O(entities queued there).
+ * 357 periods, and v0 beside it 1.1 x the bound over). A member's share
+ * of a binding group cap of a slice or more per period is held the same
+ * way (group_share_laxity()). Per pick, only on a pCPU with capped
+ * entities queued: O(entities queued there).
  */
 struct sched_entity *fair_cap_urgent(struct sched *s, struct sched_rq *rq,
 				     struct sched_entity *pick)

@@ -412,6 +412,29 @@ static uint64_t share_left(const struct share_bucket *b, uint64_t now)
 }
 
 /*
+ * The laxity of se's share of a binding group cap at now, for
+ * fair_cap_urgent(): the time left in the share's period beyond its
+ * tokens left. Only where tokens left at the period's end are lost (the
+ * depth is the quota: a share of a slice or more); a lighter share keeps
+ * up to a slice for later periods, and holding a slice back for it let
+ * light members collect holes (docs/sched.md, "Least laxity first").
+ * INT64_MAX where there is nothing to lose.
+ */
+int64_t group_share_laxity(const struct sched *s, const struct sched_entity *se, uint64_t now)
+{
+	const struct share_bucket *b = &se->grp_share;
+	uint64_t left;
+
+	if (!b->period || b->depth > b->quota || se->share_round != s->lag_round ||
+	    !s->grp[se->share_gid].binding)
+		return INT64_MAX;
+	left = share_left(b, now);
+	if (!left)
+		return INT64_MAX;
+	return (int64_t)(share_end(b, now) - now) - (int64_t)left;
+}
+
+/*
  * delta ns at `level` ending at rq->clock + delta ran on rq for se: to the
  * statistics of every group above it, and to their quotas (and se's share
  * of one) while it is queued. A fair entity that used up a quota

@@ -365,6 +365,8 @@ static void set_share(struct sched *s, struct sched_entity *se, int gid, uint64_
 	se->grp_share.depth = q > s->cfg.slice_ns ? q : s->cfg.slice_ns;
 	se->share_round = s->lag_round;
 	se->share_gid = gid;
+	if (se->on_rq)
+		fair_count_capped(&s->rq[se->cpu], se);
 }
 
 /* The innermost capped group above se, whatever its cap does, or SCHED_NONE. */

@@ -526,6 +526,7 @@ void cap_unthrottle_due(struct sched *s, struct sched_rq *rq, uint64_t now);
 void cap_unthrottle(struct sched *s, struct sched_entity *se, uint64_t now);
 uint64_t cap_next_event(const struct sched *s, const struct sched_rq *rq);
 int64_t cap_laxity(const struct sched_entity *se, uint64_t now);
+int64_t group_share_laxity(const struct sched *s, const struct sched_entity *se, uint64_t now);
 int cap_check_range(const struct sched *s, bool group, uint64_t quota, uint64_t period,
 		    char *err, size_t errlen);
 
@@ -625,6 +626,18 @@ static inline bool fair_cap_holds(const struct sched *s, const struct sched_enti
 {
 	return se->cap_period && se->lag_tracked && se->cpu >= 0 &&
 	       se->lag_rate >= cap_rate_at(se, s->rq[se->cpu].capacity);
+}
+
+/*
+ * Count se, queued on rq, in rq->nr_capped if it has a cap or a share of
+ * a group cap (fair_cap_urgent() looks at those); its dequeue uncounts it.
+ */
+static inline void fair_count_capped(struct sched_rq *rq, struct sched_entity *se)
+{
+	if (!se->cap_counted && (se->cap_period || se->grp_share.period)) {
+		se->cap_counted = true;
+		rq->nr_capped++;
+	}
 }
 
 /* Runnable, or out of its cap's quota only: busy as far as its share goes. */

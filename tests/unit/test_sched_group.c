@@ -683,6 +683,37 @@ static void test_group_capped_laxity_first(void)
 	sched_destroy(s);
 }
 
+/*
+ * A member's share of a binding group cap of a slice or more per period
+ * is held by its laxity as an entity's own cap is (group.c
+ * group_share_laxity()): tokens left at the period's end are lost. One
+ * pCPU: group g (88761) capped 12 ms every 17 and group h (20000) capped
+ * 2 ms every 7, one member each, beside a root entity of 100; the caps
+ * fill 0.99 of the pCPU. Without the share's laxity g's member ran 98.1%
+ * of g's quotas over 2 s (after 400 ms; h's member and the light one took
+ * slices inside its laxity), with it 99.9%.
+ */
+static void test_group_share_laxity_first(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	int g = sched_group_add(s, "g", SCHED_NONE, 88761, 0, NULL, 0);
+	int h = sched_group_add(s, "h", SCHED_NONE, 20000, 0, NULL, 0);
+	int a = add_member(s, "a", 1024, g, 0);
+	uint64_t now = 0, t0, w0;
+
+	add_member(s, "c", 1024, h, 0);
+	add_ent(s, "l", 100, true, 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 12 * MS, 17 * MS, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, h, 2 * MS, 7 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, 400 * MS);
+	CU_ASSERT_FATAL(sched_ent(s, a)->grp_share.period == 17 * MS);
+	t0 = now;
+	w0 = work_of(s, a);
+	run_events_all(s, &now, now + 2000 * MS);
+	CU_ASSERT(work_of(s, a) - w0 >= (now - t0) * 12 / 17 * 995 / 1000);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_ideal_by_hand),
 	   UNIT_TEST(test_group_add_errors),
@@ -703,4 +734,5 @@ UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_slack_shares),
 	   UNIT_TEST(test_group_slack_share_weight),
 	   UNIT_TEST(test_group_tight_lead_beside_scaled),
-	   UNIT_TEST(test_group_capped_laxity_first))
+	   UNIT_TEST(test_group_capped_laxity_first),
+	   UNIT_TEST(test_group_share_laxity_first))
