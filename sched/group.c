@@ -425,8 +425,7 @@ int64_t group_share_laxity(const struct sched *s, const struct sched_entity *se,
 	const struct share_bucket *b = &se->grp_share;
 	uint64_t left;
 
-	if (!b->period || b->depth > b->quota || se->share_round != s->lag_round ||
-	    !s->grp[se->share_gid].binding)
+	if (!group_share_holds(s, se) || b->depth > b->quota)
 		return INT64_MAX;
 	left = share_left(b, now);
 	if (!left)

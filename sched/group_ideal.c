@@ -467,7 +467,7 @@ static void set_ideal_weight(struct sched *s, struct sched_entity *se, uint64_t 
 	uint32_t w = clamp_weight((unsigned __int128)ideal_weight16(s, rate) * grp_scale(s), 32);
 
 	/* the margin is for a quota that is its ideal, not for a cap's room */
-	if (se->grp_share.period && se->share_round == s->lag_round && s->grp[se->share_gid].binding)
+	if (group_share_holds(s, se))
 		w = capped_weight(s, se, w);
 	else	/* small lags paid back where they are (fair_payback.c) */
 		w = fair_payback_weight(s, se, w, rate);

@@ -629,6 +629,16 @@ static inline bool fair_cap_holds(const struct sched *s, const struct sched_enti
 }
 
 /*
+ * Does a binding group cap hold se at its share of it, given at this
+ * balance (group_ideal.c)? Its ideal rate is then that share's.
+ */
+static inline bool group_share_holds(const struct sched *s, const struct sched_entity *se)
+{
+	return se->grp_share.period && se->share_round == s->lag_round &&
+	       s->grp[se->share_gid].binding;
+}
+
+/*
  * Count se, queued on rq, in rq->nr_capped if it has a cap or a share of
  * a group cap (fair_cap_urgent() looks at those); its dequeue uncounts it.
  */
