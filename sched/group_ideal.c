@@ -361,8 +361,17 @@ static void set_share(struct sched *s, struct sched_entity *se, int gid, uint64_
 		se->grp_share.index = s->now / g->period;
 	}
 	se->grp_share.quota = q;
-	/* one slice in reserve: a light member runs a slice now and then */
-	se->grp_share.depth = q > s->cfg.slice_ns ? q : s->cfg.slice_ns;
+	/*
+	 * One slice in reserve: a light member runs a slice now and then.
+	 * Not in a share of a cap's room (the cap does not bind): a slice's
+	 * burst there takes the room of the period from the others, and the
+	 * quota, used up exactly (group_out()), stops a whole-pCPU member
+	 * before the period ends; the smallest quota a cap may have instead.
+	 */
+	if (s->grp[gid].binding)
+		se->grp_share.depth = q > s->cfg.slice_ns ? q : s->cfg.slice_ns;
+	else
+		se->grp_share.depth = q > SCHED_CAP_QUOTA_MIN_NS ? q : SCHED_CAP_QUOTA_MIN_NS;
 	se->share_round = s->lag_round;
 	se->share_gid = gid;
 	if (se->on_rq)
