@@ -158,7 +158,6 @@ bool cap_hole_short(const struct sched *s, const struct sched_rq *rq, uint64_t n
 	return false;
 }
 
-/* The running entity's quota ends (its own, its groups') and the throttled ones' period ends on rq. */
 /*
  * se's laxity at now: the time left in its period beyond the quota it
  * has left there (INT64_MAX with none left: nothing to wait for).
@@ -172,6 +171,7 @@ int64_t cap_laxity(const struct sched_entity *se, uint64_t now)
 	return (int64_t)((index + 1) * se->cap_period - now) - (int64_t)(se->cap_quota - used);
 }
 
+/* The running entity's quota ends (its own, its groups') and the throttled ones' period ends on rq. */
 uint64_t cap_next_event(const struct sched *s, const struct sched_rq *rq)
 {
 	const struct sched_entity *curr = rq->curr;
