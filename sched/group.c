@@ -316,14 +316,10 @@ static uint64_t acct_used_in(const struct cap_acct *a, uint64_t index)
 	return cap_charged_in(index, a->index, a->used, a->quota);
 }
 
-static bool acct_exhausted(const struct cap_acct *a, uint64_t now)
+/* The end of the period of cap a that contains now. */
+static uint64_t period_end(const struct cap_acct *a, uint64_t now)
 {
-	return a->period && a->index == now / a->period && a->used >= a->quota;
-}
-
-static uint64_t acct_end(const struct cap_acct *a)
-{
-	return (a->index + 1) * a->period;
+	return (now / a->period + 1) * a->period;
 }
 
 /* delta ns of run time ending at now; true when the quota is used up. */
@@ -446,7 +442,8 @@ static uint64_t unaccounted(const struct sched *s, int gid, uint64_t now,
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		const struct sched_rq *rq = &s->rq[cpu];
 
-		if (rq != skip && rq->curr && rq->curr->on_rq && now > rq->clock && group_contains(s, rq->curr, gid))
+		if (rq != skip && rq->curr && rq->curr->on_rq && now > rq->clock &&
+		    group_contains(s, rq->curr, gid))
 			sum += now - rq->clock;
 	}
 	return sum;
@@ -455,16 +452,16 @@ static uint64_t unaccounted(const struct sched *s, int gid, uint64_t now,
 /*
  * Is group gid's quota used up at now, counting what its members running
  * on other pCPUs (not `skip`, charged up to now) ran since their last
- * accounting? Those pCPUs account at
- * their own events, which may come after this one at the same instant:
- * counting only what was charged, a member went on running past the
- * quota's end on one pCPU while the others stopped, until its next tick
- * or the period's end, and the group ran more than its quotas over the
- * run (seed 8 #17 of the groups corpus: 1.99 pCPUs on 2, 0.17 ms over in
- * the first period, then half that in each of the next ones). The run
- * time not yet charged is at most a tick per pCPU (ticks are not
- * deferred while a member of a capped group runs), so it is only summed
- * when the quota left is within that.
+ * accounting? Those pCPUs account at their own events, which may come
+ * after this one at the same instant: counting only what was charged, a
+ * member went on running past the quota's end on one pCPU while the
+ * others stopped, until its next tick or the period's end, and the group
+ * ran more than its quotas over the run (seed 8 #17 of the groups
+ * corpus: 1.99 pCPUs on 2, 0.17 ms over in the first period, then half
+ * that in each of the next ones). The run time not yet charged is at
+ * most a tick per pCPU (ticks are not deferred while a member of a
+ * capped group runs), so it is only summed when the quota left is
+ * within that.
  */
 static bool group_out(const struct sched *s, int gid, uint64_t now, const struct sched_rq *skip)
 {
@@ -517,8 +514,8 @@ uint64_t group_exhausted_until(const struct sched *s, const struct sched_entity 
 	for (int gid = se->group; gid != SCHED_NONE; gid = s->grp[gid].parent) {
 		const struct sched_group *g = &s->grp[gid];
 
-		if (group_out(s, gid, now, NULL) && (now / g->cap.period + 1) * g->cap.period > until)
-			until = (now / g->cap.period + 1) * g->cap.period;
+		if (group_out(s, gid, now, NULL) && period_end(&g->cap, now) > until)
+			until = period_end(&g->cap, now);
 	}
 	if (share_exhausted(&se->grp_share, now) && share_end(&se->grp_share, now) > until)
 		until = share_end(&se->grp_share, now);
@@ -534,7 +531,7 @@ bool group_throttle_binds(const struct sched *s, const struct sched_entity *se, 
 	if (share_exhausted(&se->grp_share, now) && s->grp[se->share_gid].binding)
 		return true;
 	for (int gid = se->group; gid != SCHED_NONE; gid = s->grp[gid].parent)
-		if (acct_exhausted(&s->grp[gid].cap, now) && s->grp[gid].binding)
+		if (s->grp[gid].binding && group_out(s, gid, now, NULL))
 			return true;
 	return false;
 }
@@ -559,8 +556,8 @@ static void note_group_throttle(struct sched_group *g, uint64_t now, uint64_t en
 void group_note_throttle(struct sched *s, const struct sched_entity *se, uint64_t now)
 {
 	for (int gid = se->group; gid != SCHED_NONE; gid = s->grp[gid].parent)
-		if (acct_exhausted(&s->grp[gid].cap, now))
-			note_group_throttle(&s->grp[gid], now, acct_end(&s->grp[gid].cap));
+		if (group_out(s, gid, now, NULL))
+			note_group_throttle(&s->grp[gid], now, period_end(&s->grp[gid].cap, now));
 	if (share_exhausted(&se->grp_share, now) && group_contains(s, se, se->share_gid))
 		note_group_throttle(&s->grp[se->share_gid], now, share_end(&se->grp_share, now));
 }

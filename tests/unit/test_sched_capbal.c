@@ -101,15 +101,9 @@ static void test_capbal_share_hole_predicted(void)
 	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
 	int g = sched_group_add(s, "g", SCHED_NONE, 88761, 0, NULL, 0);
 	uint64_t now = 0, dur = 5000 * MS;
-	struct sched_entity_params p;
 	int id[4];
 
-	sched_entity_params_init(&p, "m");
-	p.weight = w[0];
-	p.runnable = true;
-	p.group = g;
-	id[0] = sched_entity_add(s, &p, 0, NULL, 0);
-	CU_ASSERT_FATAL(id[0] >= 0);
+	id[0] = add_member(s, "m", w[0], g, 0);
 	for (int i = 1; i < 4; i++)
 		id[i] = add_ent(s, "e", w[i], true, 0);
 	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 40 * MS, 50 * MS, 0, NULL, 0), 0);

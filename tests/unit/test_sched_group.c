@@ -2,20 +2,6 @@
 /* Groups: weights and caps above the entities (sched/group.c). */
 #include "tests/unit/test_sched_util.h"
 
-static int add_member(struct sched *s, const char *name, uint32_t weight, int gid, uint64_t now)
-{
-	struct sched_entity_params p;
-	int id;
-
-	sched_entity_params_init(&p, name);
-	p.weight = weight;
-	p.runnable = true;
-	p.group = gid;
-	id = sched_entity_add(s, &p, now, NULL, 0);
-	CU_ASSERT_FATAL(id >= 0);
-	return id;
-}
-
 static uint64_t group_work(struct sched *s, int gid)
 {
 	struct sched_group_stats st;
@@ -714,39 +700,6 @@ static void test_group_share_laxity_first(void)
 	sched_destroy(s);
 }
 
-/*
- * A group's quota runs out on every pCPU at once: the run time its
- * members on other pCPUs ran since their last accounting counts (group.c
- * group_out()). Seed 8 #17 of the groups corpus: group g0 capped at
- * 45.669 ms every 23 (1.99 pCPUs) holds ten members on two pCPUs. The
- * pCPU whose event came first at the quota's end saw the quota not used
- * up yet (the other's run time not charged), its member ran on to the
- * period's end, and its overrun, paid in the next period, came back in
- * every period: the group ran more than its quotas allow over the run.
- */
-static void test_group_quota_out_everywhere(void)
-{
-	static const uint32_t w[] = { 74736, 1303, 19, 6457, 1049, 928, 45417, 62, 8487, 625 };
-	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
-	int g = sched_group_add(s, "g0", SCHED_NONE, 112, 0, NULL, 0);
-	uint64_t now = 0, q = 45669 * NSEC_PER_USEC, p = 23 * MS, end = 100 * p;
-	struct sched_group_stats st;
-	int v7 = -1;
-
-	for (unsigned int i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
-		int id = add_member(s, "m", w[i], g, 0);
-
-		if (i == 7)
-			v7 = id;
-	}
-	CU_ASSERT_EQUAL(sched_set_cap(s, v7, 28001 * NSEC_PER_USEC, 87 * MS, 0, NULL, 0), 0);
-	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, q, p, 0, NULL, 0), 0);
-	run_events_all(s, &now, end);
-	CU_ASSERT_FATAL(sched_group_stats(s, g, &st) == 0);
-	CU_ASSERT(st.run_ns <= 100 * q);
-	sched_destroy(s);
-}
-
 UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_ideal_by_hand),
 	   UNIT_TEST(test_group_add_errors),
@@ -768,5 +721,4 @@ UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_slack_share_weight),
 	   UNIT_TEST(test_group_tight_lead_beside_scaled),
 	   UNIT_TEST(test_group_capped_laxity_first),
-	   UNIT_TEST(test_group_share_laxity_first),
-	   UNIT_TEST(test_group_quota_out_everywhere))
+	   UNIT_TEST(test_group_share_laxity_first))
