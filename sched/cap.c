@@ -158,6 +158,19 @@ bool cap_hole_short(const struct sched *s, const struct sched_rq *rq, uint64_t n
 	return false;
 }
 
+/*
+ * se's laxity at now: the time left in its period beyond the quota it
+ * has left there (INT64_MAX with none left: nothing to wait for).
+ */
+int64_t cap_laxity(const struct sched_entity *se, uint64_t now)
+{
+	uint64_t index = now / se->cap_period, used = cap_used_in(se, index);
+
+	if (used >= se->cap_quota)
+		return INT64_MAX;
+	return (int64_t)((index + 1) * se->cap_period - now) - (int64_t)(se->cap_quota - used);
+}
+
 /* The running entity's quota ends (its own, its groups') and the throttled ones' period ends on rq. */
 uint64_t cap_next_event(const struct sched *s, const struct sched_rq *rq)
 {
@@ -241,6 +254,8 @@ int sched_set_cap(struct sched *s, int id, uint64_t quota_ns, uint64_t period_ns
 	se->cap_period = quota_ns ? period_ns : 0;
 	se->cap_used = 0;	/* the new quota counts from now */
 	se->cap_index = se->cap_period ? now / se->cap_period : 0;
+	if (se->on_rq)
+		fair_count_capped(&s->rq[se->cpu], se);
 	if (se->cap_throttled) {
 		cap_unthrottle(s, se, now);
 		if (s->rq[se->cpu].need_resched)

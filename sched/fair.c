@@ -189,6 +189,9 @@ static struct sched_entity *pick_fair(struct sched *s, struct sched_rq *rq)
 	/* PICK_BUDDY (6.14+): a yield_to target goes first if eligible. */
 	if (buddy && buddy->on_rq && buddy->cpu == (int)rq->cpu && entity_eligible(rq, buddy))
 		return buddy;
+	/* a capped one whose quota would not fit after the slice (fair_capped.c) */
+	if (rq->nr_capped)
+		return fair_cap_urgent(s, rq, pick_eevdf(rq));
 	return pick_eevdf(rq);
 }
 
@@ -268,9 +271,9 @@ static void place_entity(struct sched *s, struct sched_rq *rq, struct sched_enti
 	 */
 	if (se->lag_moving && se->vlag > 0)
 		se->vlag = 0;
-	/* a tight capped one a slice ahead, wherever it comes from (fair_capped.c) */
+	/* a tight capped one ahead, wherever it comes from (fair_capped.c) */
 	if (se->cap_period)
-		se->vlag = fair_cap_tight_lag(s, se, se->vlag);
+		se->vlag = fair_cap_tight_lag(s, se, se->vlag, rq->fair_weight);
 	se->lag_moving = false;
 	if (rq->nr_fair) {
 		struct sched_entity *curr = fair_curr(rq);
@@ -313,6 +316,7 @@ static void enqueue_fair(struct sched *s, struct sched_rq *rq, struct sched_enti
 	enqueue_tree(rq, se);
 	rq->nr_fair++;
 	rq->fair_weight += se->weight;
+	fair_count_capped(rq, se);
 }
 
 static void dequeue_fair(struct sched *s, struct sched_rq *rq, struct sched_entity *se, int flags)
@@ -323,6 +327,8 @@ static void dequeue_fair(struct sched *s, struct sched_rq *rq, struct sched_enti
 		dequeue_tree(rq, se);
 	rq->nr_fair--;
 	rq->fair_weight -= se->weight;
+	rq->nr_capped -= se->cap_counted;
+	se->cap_counted = false;
 	se->protect = false;
 }
 

@@ -361,10 +361,21 @@ static void set_share(struct sched *s, struct sched_entity *se, int gid, uint64_
 		se->grp_share.index = s->now / g->period;
 	}
 	se->grp_share.quota = q;
-	/* one slice in reserve: a light member runs a slice now and then */
-	se->grp_share.depth = q > s->cfg.slice_ns ? q : s->cfg.slice_ns;
+	/*
+	 * One slice in reserve: a light member runs a slice now and then.
+	 * Not in a share of a cap's room (the cap does not bind): a slice's
+	 * burst there takes the room of the period from the others, and the
+	 * quota, used up exactly (group_out()), stops a whole-pCPU member
+	 * before the period ends; the smallest quota a cap may have instead.
+	 */
+	if (s->grp[gid].binding)
+		se->grp_share.depth = q > s->cfg.slice_ns ? q : s->cfg.slice_ns;
+	else
+		se->grp_share.depth = q > SCHED_CAP_QUOTA_MIN_NS ? q : SCHED_CAP_QUOTA_MIN_NS;
 	se->share_round = s->lag_round;
 	se->share_gid = gid;
+	if (se->on_rq)
+		fair_count_capped(&s->rq[se->cpu], se);
 }
 
 /* The innermost capped group above se, whatever its cap does, or SCHED_NONE. */
@@ -465,7 +476,7 @@ static void set_ideal_weight(struct sched *s, struct sched_entity *se, uint64_t 
 	uint32_t w = clamp_weight((unsigned __int128)ideal_weight16(s, rate) * grp_scale(s), 32);
 
 	/* the margin is for a quota that is its ideal, not for a cap's room */
-	if (se->grp_share.period && se->share_round == s->lag_round && s->grp[se->share_gid].binding)
+	if (group_share_holds(s, se))
 		w = capped_weight(s, se, w);
 	else	/* small lags paid back where they are (fair_payback.c) */
 		w = fair_payback_weight(s, se, w, rate);

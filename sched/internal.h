@@ -125,6 +125,7 @@ struct sched_entity {
 	uint64_t cap_index;
 	uint64_t cap_until;		/* end of the throttling while cap_throttled */
 	bool cap_throttled;
+	bool cap_counted;		/* in its rq's nr_capped */
 	struct slist cap_link;		/* rq->cap_throttled while cap_throttled */
 	bool grp_capped;		/* a group on its path has a cap */
 	struct share_bucket grp_share;	/* its share of a binding group cap (group.c) */
@@ -208,6 +209,7 @@ struct sched_rq {
 	unsigned int dl_level;		/* lowest level that keeps them (dl_supply.c) */
 	uint64_t dl_supply_load;	/* what they need of it at its top level */
 	unsigned int bucket_tasks;	/* entities counted in the buckets */
+	unsigned int nr_capped;		/* queued fair entities counted with a cap (fair_capped.c) */
 
 	/* deadline */
 	struct treap dl;
@@ -523,6 +525,8 @@ bool cap_hole_short(const struct sched *s, const struct sched_rq *rq, uint64_t n
 void cap_unthrottle_due(struct sched *s, struct sched_rq *rq, uint64_t now);
 void cap_unthrottle(struct sched *s, struct sched_entity *se, uint64_t now);
 uint64_t cap_next_event(const struct sched *s, const struct sched_rq *rq);
+int64_t cap_laxity(const struct sched_entity *se, uint64_t now);
+int64_t group_share_laxity(const struct sched *s, const struct sched_entity *se, uint64_t now);
 int cap_check_range(const struct sched *s, bool group, uint64_t quota, uint64_t period,
 		    char *err, size_t errlen);
 
@@ -624,6 +628,28 @@ static inline bool fair_cap_holds(const struct sched *s, const struct sched_enti
 	       se->lag_rate >= cap_rate_at(se, s->rq[se->cpu].capacity);
 }
 
+/*
+ * Does a binding group cap hold se at its share of it, given at this
+ * balance (group_ideal.c)? Its ideal rate is then that share's.
+ */
+static inline bool group_share_holds(const struct sched *s, const struct sched_entity *se)
+{
+	return se->grp_share.period && se->share_round == s->lag_round &&
+	       s->grp[se->share_gid].binding;
+}
+
+/*
+ * Count se, queued on rq, in rq->nr_capped if it has a cap or a share of
+ * a group cap (fair_cap_urgent() looks at those); its dequeue uncounts it.
+ */
+static inline void fair_count_capped(struct sched_rq *rq, struct sched_entity *se)
+{
+	if (!se->cap_counted && (se->cap_period || se->grp_share.period)) {
+		se->cap_counted = true;
+		rq->nr_capped++;
+	}
+}
+
 /* Runnable, or out of its cap's quota only: busy as far as its share goes. */
 static inline bool wants_cpu(const struct sched_entity *se)
 {
@@ -692,7 +718,10 @@ uint32_t fair_payback_weight(const struct sched *s, const struct sched_entity *s
 			     uint64_t rate);
 void fair_set_run_weight(struct sched *s, struct sched_entity *se, uint32_t w, uint64_t now);
 bool fair_cap_tight(const struct sched *s, const struct sched_entity *se);
-int64_t fair_cap_tight_lag(const struct sched *s, const struct sched_entity *se, int64_t vlag);
+int64_t fair_cap_tight_lag(const struct sched *s, const struct sched_entity *se, int64_t vlag,
+			   uint64_t others);
+struct sched_entity *fair_cap_urgent(struct sched *s, struct sched_rq *rq,
+				     struct sched_entity *pick);
 uint32_t fair_capped_weight(uint64_t rate, uint64_t level);
 void fair_capped_reweight(struct sched *s, uint64_t now);
 /* Lag (work) from its fluid ideal worth moving an entity for (fairlag.c, newidle). */

@@ -2,20 +2,6 @@
 /* Groups: weights and caps above the entities (sched/group.c). */
 #include "tests/unit/test_sched_util.h"
 
-static int add_member(struct sched *s, const char *name, uint32_t weight, int gid, uint64_t now)
-{
-	struct sched_entity_params p;
-	int id;
-
-	sched_entity_params_init(&p, name);
-	p.weight = weight;
-	p.runnable = true;
-	p.group = gid;
-	id = sched_entity_add(s, &p, now, NULL, 0);
-	CU_ASSERT_FATAL(id >= 0);
-	return id;
-}
-
 static uint64_t group_work(struct sched *s, int gid)
 {
 	struct sched_group_stats st;
@@ -613,6 +599,107 @@ static void test_group_slack_share_weight(void)
 	sched_destroy(s);
 }
 
+/*
+ * A tight capped entity (quota + slice >= period) whose cap binds is
+ * placed far enough ahead of V to stay eligible through its quota beside
+ * the weights on its pCPU, not a quarter slice only (fair_capped.c
+ * fair_cap_tight_lag()): group scenarios scale run weights so that the
+ * largest below its bound is near 2^18, and beside one of those the
+ * quarter slice was gone after a few ms, the other entity then running
+ * a slice inside the period (seed 4 #185 of the groups corpus). One
+ * pCPU: t (88761, capped 8 ms every 10) and o (20000) at the root, a
+ * light group beside them; t's cap binds (0.8 of a pCPU for a share of
+ * 0.816) and runs at the limit, o near a quarter of it. With the quarter
+ * slice t ran 99.0% of its quotas over 2.4 s, with the lead 99.5% (most
+ * of what is left lost before the balance first held it at its cap).
+ */
+static void test_group_tight_lead_beside_scaled(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t now = 0;
+	int g = sched_group_add(s, "g", SCHED_NONE, 15, 0, NULL, 0);
+	int t = add_ent(s, "t", 88761, true, 0);
+	struct sched_entity *se = sched_ent(s, t);
+
+	add_ent(s, "o", 20000, true, 0);
+	add_member(s, "m", 1024, g, 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, t, 8 * MS, 10 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, 2400 * MS);
+	CU_ASSERT_FATAL(fair_cap_holds(s, se) && fair_cap_tight(s, se));
+	CU_ASSERT_EQUAL(fair_cap_tight_lag(s, se, 0, se->weight),
+			(int64_t)calc_delta_fair(4 * MS, se->weight));
+	CU_ASSERT(work_of(s, t) >= now * 8 / 10 * 994 / 1000);
+	sched_destroy(s);
+}
+
+/*
+ * On a pCPU with an entity queued whose cap binds, a slice longer than
+ * that entity's laxity (the time left in its period beyond its quota
+ * left) is not started: it goes first (fair_capped.c fair_cap_urgent()).
+ * One pCPU: member a of group g (88761), capped 20 ms every 25, beside
+ * three root entities of 3000; the group's share is 0.94 of the pCPU, so
+ * a's cap binds. Its run weight is bounded beside theirs, scaled up with
+ * the groups' weights, and a root entity's slice near the end of a's
+ * period took quota it could not make up: 99.4% of its quotas over 2 s
+ * (after 400 ms) without the rule, all of them with it.
+ */
+static void test_group_capped_laxity_first(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	int g = sched_group_add(s, "g", SCHED_NONE, 88761, 0, NULL, 0);
+	int a = add_member(s, "a", 88761, g, 0);
+	struct sched_entity *se = sched_ent(s, a);
+	uint64_t now = 0, t0, w0;
+
+	for (int i = 0; i < 3; i++)
+		add_ent(s, "r", 3000, true, 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, a, 20 * MS, 25 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, 400 * MS);
+	CU_ASSERT_FATAL(fair_cap_holds(s, se));
+	t0 = now;
+	w0 = work_of(s, a);
+	run_events_all(s, &now, now + 2000 * MS);
+	CU_ASSERT(work_of(s, a) - w0 >= (now - t0) * 20 / 25 * 998 / 1000);
+	/* laxity: 25 ms - 1 ms into the period - 20 ms of quota left */
+	se->cap_index = now / se->cap_period;
+	se->cap_used = 0;
+	CU_ASSERT_EQUAL(cap_laxity(se, now + MS), (int64_t)(4 * MS));
+	se->cap_used = se->cap_quota;
+	CU_ASSERT_EQUAL(cap_laxity(se, now + MS), INT64_MAX);
+	sched_destroy(s);
+}
+
+/*
+ * A member's share of a binding group cap of a slice or more per period
+ * is held by its laxity as an entity's own cap is (group.c
+ * group_share_laxity()): tokens left at the period's end are lost. One
+ * pCPU: group g (88761) capped 12 ms every 17 and group h (20000) capped
+ * 2 ms every 7, one member each, beside a root entity of 100; the caps
+ * fill 0.99 of the pCPU. Without the share's laxity g's member ran 98.1%
+ * of g's quotas over 2 s (after 400 ms; h's member and the light one took
+ * slices inside its laxity), with it 99.9%.
+ */
+static void test_group_share_laxity_first(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	int g = sched_group_add(s, "g", SCHED_NONE, 88761, 0, NULL, 0);
+	int h = sched_group_add(s, "h", SCHED_NONE, 20000, 0, NULL, 0);
+	int a = add_member(s, "a", 1024, g, 0);
+	uint64_t now = 0, t0, w0;
+
+	add_member(s, "c", 1024, h, 0);
+	add_ent(s, "l", 100, true, 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 12 * MS, 17 * MS, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, h, 2 * MS, 7 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, 400 * MS);
+	CU_ASSERT_FATAL(sched_ent(s, a)->grp_share.period == 17 * MS);
+	t0 = now;
+	w0 = work_of(s, a);
+	run_events_all(s, &now, now + 2000 * MS);
+	CU_ASSERT(work_of(s, a) - w0 >= (now - t0) * 12 / 17 * 995 / 1000);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_ideal_by_hand),
 	   UNIT_TEST(test_group_add_errors),
@@ -631,4 +718,7 @@ UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_share_slice),
 	   UNIT_TEST(test_group_short_hole_not_filled),
 	   UNIT_TEST(test_group_slack_shares),
-	   UNIT_TEST(test_group_slack_share_weight))
+	   UNIT_TEST(test_group_slack_share_weight),
+	   UNIT_TEST(test_group_tight_lead_beside_scaled),
+	   UNIT_TEST(test_group_capped_laxity_first),
+	   UNIT_TEST(test_group_share_laxity_first))

@@ -36,6 +36,22 @@ static inline struct sched *mk_sched(unsigned int nbig, unsigned int cap_big,
 	return s;
 }
 
+/* A runnable fair entity of `weight` in group gid. */
+static inline int add_member(struct sched *s, const char *name, uint32_t weight, int gid,
+			     uint64_t now)
+{
+	struct sched_entity_params p;
+	int id;
+
+	sched_entity_params_init(&p, name);
+	p.weight = weight;
+	p.runnable = true;
+	p.group = gid;
+	id = sched_entity_add(s, &p, now, NULL, 0);
+	CU_ASSERT_FATAL(id >= 0);
+	return id;
+}
+
 static inline int add_ent(struct sched *s, const char *name, uint32_t weight, bool runnable,
 			  uint64_t now)
 {

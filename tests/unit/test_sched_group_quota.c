@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+/* Groups: a quota used up on every pCPU at once (sched/group.c group_out()). */
+#include "tests/unit/test_sched_util.h"
+
+/*
+ * A group's quota runs out on every pCPU at once: the run time its
+ * members on other pCPUs ran since their last accounting counts (group.c
+ * group_out()). Seed 8 #17 of the groups corpus: group g0 capped at
+ * 45.669 ms every 23 (1.99 pCPUs) holds ten members on two pCPUs. The
+ * pCPU whose event came first at the quota's end saw the quota not used
+ * up yet (the other's run time not charged), its member ran on to the
+ * period's end, and its overrun, paid in the next period, came back in
+ * every period: the group ran more than its quotas allow over the run.
+ */
+static void test_group_quota_out_everywhere(void)
+{
+	static const uint32_t w[] = { 74736, 1303, 19, 6457, 1049, 928, 45417, 62, 8487, 625 };
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	int g = sched_group_add(s, "g0", SCHED_NONE, 112, 0, NULL, 0);
+	uint64_t now = 0, q = 45669 * NSEC_PER_USEC, p = 23 * MS, end = 100 * p;
+	struct sched_group_stats st;
+	int v7 = -1;
+
+	for (unsigned int i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
+		int id = add_member(s, "m", w[i], g, 0);
+
+		if (i == 7)
+			v7 = id;
+	}
+	CU_ASSERT_EQUAL(sched_set_cap(s, v7, 28001 * NSEC_PER_USEC, 87 * MS, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, q, p, 0, NULL, 0), 0);
+	run_events_all(s, &now, end);
+	CU_ASSERT_FATAL(sched_group_stats(s, g, &st) == 0);
+	CU_ASSERT(st.run_ns <= 100 * q);
+	sched_destroy(s);
+}
+
+/*
+ * A quota used up by run time not charged yet (group_out()) is used up
+ * for everything that asks: the throttling counts as the binding cap's
+ * (its debt forgiven, group_throttle_binds()) and ends with the period.
+ * Group g capped at 10 ms every 20 on two pCPUs, two busy members (its
+ * cap binds); 1 ms of quota left as charged, the member on pCPU 1 has
+ * run 2 ms since its pCPU's last accounting.
+ */
+static void test_group_quota_out_uncharged(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	int g = sched_group_add(s, "g", SCHED_NONE, 1024, 0, NULL, 0);
+	struct sched_entity *a = sched_ent(s, add_member(s, "a", 1024, g, 0));
+	struct sched_entity *b = sched_ent(s, add_member(s, "b", 1024, g, 0));
+	struct cap_acct *c = &s->grp[g].cap;
+	uint64_t now = 0, p = 20 * MS;
+
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 10 * MS, p, 0, NULL, 0), 0);
+	run_events_all(s, &now, 100 * MS);
+	CU_ASSERT_FATAL(s->grp[g].binding && a->cpu != b->cpu);
+	now = 105 * MS;
+	c->index = now / p;
+	c->used = c->quota - MS;
+	s->rq[a->cpu].clock = now;
+	s->rq[b->cpu].curr = b;
+	s->rq[b->cpu].clock = now - 2 * MS;
+	CU_ASSERT(cap_exhausted(s, a, now));
+	CU_ASSERT(group_throttle_binds(s, a, now));
+	CU_ASSERT_EQUAL(group_exhausted_until(s, a, now), 120 * MS);
+	s->rq[b->cpu].clock = now;	/* nothing uncharged: 1 ms left */
+	CU_ASSERT(!group_throttle_binds(s, a, now));
+	sched_destroy(s);
+}
+
+UNIT_SUITE(sched_group_quota, NULL, NULL,
+	   UNIT_TEST(test_group_quota_out_everywhere),
+	   UNIT_TEST(test_group_quota_out_uncharged))
