@@ -140,7 +140,8 @@ void cap_unthrottle_due(struct sched *s, struct sched_rq *rq, uint64_t now)
 /*
  * Does a member of a capped group throttled on rq run again within a
  * tick, or an entity whose own cap binds and whose period is tight
- * (fair_cap_tight())? Then rq's hole is not worth a newidle pull: the
+ * (fair_cap_tight(); outside groups, where it runs at the largest
+ * weight)? Then rq's hole is not worth a newidle pull: the
  * entity pulled stays beside it when it comes back (seed 1 #136 of the
  * groups corpus: members whose share is a whole pCPU, throttled up to a
  * fraction of a millisecond before their period ended as their group's
@@ -159,7 +160,8 @@ bool cap_hole_short(const struct sched *s, const struct sched_rq *rq, uint64_t n
 
 		if (se->cap_until >= now + s->cfg.tick_ns)
 			continue;
-		if (se->grp_capped || (fair_cap_holds(s, se) && fair_cap_tight(s, se)))
+		if (se->grp_capped ||
+		    (!s->nr_groups && fair_cap_holds(s, se) && fair_cap_tight(s, se)))
 			return true;
 	}
 	return false;
