@@ -129,6 +129,50 @@ static void test_capbal_hole_filled(void)
 	sched_destroy(s);
 }
 
+/* Make se's lag `lag` work ns now, at the rate of a whole pCPU from now on. */
+static void set_lag(struct sched *s, struct sched_entity *se, int64_t lag, uint64_t now)
+{
+	se->lag_tracked = true;
+	se->lag = lag;
+	se->lag_rate = 1ull << RATE_SHIFT;
+	se->lag_work = se->st.work_ns + se->run_work_ns;
+	s->lag_last = now;
+}
+
+/*
+ * Two pCPUs: a capped entity, throttled from 2 ms, and L on one; B and C,
+ * allowed only on the other, share it; then C may go anywhere. With L
+ * three slices of work ahead of its ideal and C behind its own, the pCPU
+ * in the hole takes C at its next tick, as an idle one would: L alone
+ * would collect the hole. With L one slice ahead it does not (the
+ * periodic balance is out of the way: every second).
+ */
+static void test_capbal_hole_shared_when_ahead(void)
+{
+	for (int ahead = 1; ahead <= 3; ahead += 2) {
+		struct sched_config cfg = { .balance_interval_ns = 1000 * MS };
+		struct sched *s = mk_sched(2, 1024, 0, 0, &cfg);
+		uint64_t now = 0;
+		int capped, l, c;
+
+		capped = add_ent(s, "capped", 1024, true, 0);
+		CU_ASSERT_EQUAL(sched_set_cap(s, capped, 2 * MS, 100 * MS, 0, NULL, 0), 0);
+		CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->cpu, 0);
+		l = add_pinned(s, "l", 0);
+		add_pinned(s, "b", 1);
+		c = add_pinned(s, "c", 1);
+		run_until(s, &now, 10 * MS, MS);
+		CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->state, SCHED_THROTTLED);
+		CU_ASSERT_EQUAL_FATAL(curr_of(s, 0), l);
+		CU_ASSERT_EQUAL(sched_set_affinity(s, c, &s->all_cpus, now, NULL, 0), 0);
+		set_lag(s, sched_ent(s, l), -ahead * (int64_t)s->cfg.slice_ns, now);
+		set_lag(s, sched_ent(s, c), 10 * MS, now);
+		run_until(s, &now, 20 * MS, MS);
+		CU_ASSERT_EQUAL(sched_ent(s, c)->cpu, ahead == 3 ? 0 : 1);
+		sched_destroy(s);
+	}
+}
+
 /*
  * pCPU 0: a heavy entity capped at 11.5 ms every 12 ms, alone: its cap
  * binds and its period is tight; pCPU 1: B and C. Its hole, 0.5 ms at
@@ -287,6 +331,7 @@ UNIT_SUITE(sched_capbal, NULL, NULL,
 	   UNIT_TEST(test_capbal_runs_at_rate),
 	   UNIT_TEST(test_capbal_hole_predicted),
 	   UNIT_TEST(test_capbal_hole_filled),
+	   UNIT_TEST(test_capbal_hole_shared_when_ahead),
 	   UNIT_TEST(test_capbal_short_hole_not_pulled),
 	   UNIT_TEST(test_capbal_tight_period),
 	   UNIT_TEST(test_capbal_tight_placed_ahead),
