@@ -139,17 +139,11 @@ void cap_unthrottle_due(struct sched *s, struct sched_rq *rq, uint64_t now)
 
 /*
  * Does a member of a capped group throttled on rq run again within a
- * tick, or an entity whose own cap binds and whose period is tight
- * (fair_cap_tight(); outside groups, where it runs at the largest
- * weight)? Then rq's hole is not worth a newidle pull: the
- * entity pulled stays beside it when it comes back (seed 1 #136 of the
- * groups corpus: members whose share is a whole pCPU, throttled up to a
- * fraction of a millisecond before their period ended as their group's
- * quota ran out with it, lost a slice to the light member newidle pulled
- * in; seed 997320 #192 of the caps corpus: an entity whose cap binds,
- * pulled into the 0.4 ms hole of one capped at 12.6 ms every 13, ran
- * there 0.4 ms per period until the next balance, and a light entity
- * collected its share where it had been, 12.9 x the bound).
+ * tick? Then rq's hole is not worth a newidle pull: the entity pulled
+ * stays beside it when it comes back (seed 1 #136 of the groups corpus:
+ * members whose share is a whole pCPU, throttled up to a fraction of a
+ * millisecond before their period ended as their group's quota ran out
+ * with it, lost a slice to the light member newidle pulled in).
  */
 bool cap_hole_short(const struct sched *s, const struct sched_rq *rq, uint64_t now)
 {
@@ -158,10 +152,7 @@ bool cap_hole_short(const struct sched *s, const struct sched_rq *rq, uint64_t n
 	for (pos = rq->cap_throttled.next; pos != &rq->cap_throttled; pos = pos->next) {
 		const struct sched_entity *se = slist_entry(pos, struct sched_entity, cap_link);
 
-		if (se->cap_until >= now + s->cfg.tick_ns)
-			continue;
-		if (se->grp_capped ||
-		    (!s->nr_groups && fair_cap_holds(s, se) && fair_cap_tight(s, se)))
+		if (se->grp_capped && se->cap_until < now + s->cfg.tick_ns)
 			return true;
 	}
 	return false;

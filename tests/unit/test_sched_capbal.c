@@ -174,39 +174,6 @@ static void test_capbal_hole_shared_when_ahead(void)
 }
 
 /*
- * pCPU 0: a heavy entity capped at 11.5 ms every 12 ms, alone: its cap
- * binds and its period is tight; pCPU 1: B and C. Its hole, 0.5 ms at
- * the end of each period, is shorter than a tick: C, allowed on pCPU 0
- * just before one, is not pulled into it, since it would stay beside
- * the capped entity at the largest weight, with next to nothing, until
- * the next balance (seed 997320 #192 of the caps corpus: an entity whose
- * cap binds pulled into such a hole lost its share elsewhere, 16 ms at a
- * time, and a light one collected it).
- */
-static void test_capbal_short_hole_not_pulled(void)
-{
-	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
-	uint64_t now = 0;
-	int capped, c;
-
-	capped = add_pinned(s, "capped", 0);
-	add_pinned(s, "b", 1);
-	c = add_pinned(s, "c", 1);
-	CU_ASSERT_EQUAL(sched_set_cap(s, capped, 11500 * US, 12 * MS, 0, NULL, 0), 0);
-	run_events_all(s, &now, 251 * MS);
-	CU_ASSERT_FATAL(fair_cap_holds(s, sched_ent(s, capped)));
-	CU_ASSERT_FATAL(fair_cap_tight(s, sched_ent(s, capped)));
-	CU_ASSERT_EQUAL(sched_set_affinity(s, c, &s->all_cpus, now, NULL, 0), 0);
-	run_events_all(s, &now, 251700 * US);
-	CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->state, SCHED_THROTTLED);
-	CU_ASSERT_TRUE(cap_hole_short(s, &s->rq[0], now));
-	run_events_all(s, &now, 252200 * US);
-	CU_ASSERT_EQUAL(sched_ent(s, c)->cpu, 1);
-	CU_ASSERT_EQUAL(curr_of(s, 0), capped);
-	sched_destroy(s);
-}
-
-/*
  * A heavy entity capped at 8 ms every 10 ms beside one of weight 1024 on
  * one pCPU: its cap binds (ideal 0.8, the other 0.2), and its period
  * leaves less than a slice (3 ms) to spare. At its rate's weight a slice
@@ -332,7 +299,6 @@ UNIT_SUITE(sched_capbal, NULL, NULL,
 	   UNIT_TEST(test_capbal_hole_predicted),
 	   UNIT_TEST(test_capbal_hole_filled),
 	   UNIT_TEST(test_capbal_hole_shared_when_ahead),
-	   UNIT_TEST(test_capbal_short_hole_not_pulled),
 	   UNIT_TEST(test_capbal_tight_period),
 	   UNIT_TEST(test_capbal_tight_placed_ahead),
 	   UNIT_TEST(test_capbal_packed_by_rate),
