@@ -174,6 +174,35 @@ static void test_capbal_hole_shared_when_ahead(void)
 }
 
 /*
+ * One pCPU: an entity of weight 33192 and one of 268 capped at 2.39 ms
+ * every 8 ms, its cap far above its share (0.008). Its quota fits in one
+ * request: with its debt forgiven at every return it was eligible as
+ * soon as the heavy one had run past V, and ran its whole quota every
+ * period (0.29 of the pCPU, seed 16 #179 of the caps corpus); with the
+ * debt kept while it is ahead of its ideal, about its share. The debt of
+ * one whose cap binds is still forgiven: it gets its quota.
+ */
+static void test_capbal_debt_kept(void)
+{
+	for (int binds = 0; binds < 2; binds++) {
+		struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+		uint64_t now = 0, dur = 2000 * MS;
+		int capped;
+
+		add_ent(s, "heavy", binds ? 100 : 33192, true, 0);
+		capped = add_ent(s, "capped", 268, true, 0);
+		CU_ASSERT_EQUAL(sched_set_cap(s, capped, 2390 * US, 8 * MS, 0, NULL, 0), 0);
+		run_events_all(s, &now, dur);
+		if (binds) {
+			CU_ASSERT(cpu_time(s, capped) >= dur / (8 * MS) * 2390 * US * 99 / 100);
+		} else {
+			CU_ASSERT(cpu_time(s, capped) < dur / 40);
+		}
+		sched_destroy(s);
+	}
+}
+
+/*
  * A heavy entity capped at 8 ms every 10 ms beside one of weight 1024 on
  * one pCPU: its cap binds (ideal 0.8, the other 0.2), and its period
  * leaves less than a slice (3 ms) to spare. At its rate's weight a slice
@@ -300,6 +329,7 @@ UNIT_SUITE(sched_capbal, NULL, NULL,
 	   UNIT_TEST(test_capbal_hole_filled),
 	   UNIT_TEST(test_capbal_hole_shared_when_ahead),
 	   UNIT_TEST(test_capbal_tight_period),
+	   UNIT_TEST(test_capbal_debt_kept),
 	   UNIT_TEST(test_capbal_tight_placed_ahead),
 	   UNIT_TEST(test_capbal_packed_by_rate),
 	   UNIT_TEST(test_capbal_solved_from_start),
