@@ -161,6 +161,79 @@ static void test_capbal_hole_filled(void)
 	sched_destroy(s);
 }
 
+/* Make se's lag `lag` work ns now, at the rate of a whole pCPU from now on. */
+static void set_lag(struct sched *s, struct sched_entity *se, int64_t lag, uint64_t now)
+{
+	se->lag_tracked = true;
+	se->lag = lag;
+	se->lag_rate = 1ull << RATE_SHIFT;
+	se->lag_work = se->st.work_ns + se->run_work_ns;
+	s->lag_last = now;
+}
+
+/*
+ * Two pCPUs: a capped entity, throttled from 2 ms, and L on one; B and C,
+ * allowed only on the other, share it; then C may go anywhere. With L
+ * three slices of work ahead of its ideal and C behind its own, the pCPU
+ * in the hole takes C at its next tick, as an idle one would: L alone
+ * would collect the hole. With L one slice ahead it does not (the
+ * periodic balance is out of the way: every second).
+ */
+static void test_capbal_hole_shared_when_ahead(void)
+{
+	for (int ahead = 1; ahead <= 3; ahead += 2) {
+		struct sched_config cfg = { .balance_interval_ns = 1000 * MS };
+		struct sched *s = mk_sched(2, 1024, 0, 0, &cfg);
+		uint64_t now = 0;
+		int capped, l, c;
+
+		capped = add_ent(s, "capped", 1024, true, 0);
+		CU_ASSERT_EQUAL(sched_set_cap(s, capped, 2 * MS, 100 * MS, 0, NULL, 0), 0);
+		CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->cpu, 0);
+		l = add_pinned(s, "l", 0);
+		add_pinned(s, "b", 1);
+		c = add_pinned(s, "c", 1);
+		run_until(s, &now, 10 * MS, MS);
+		CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->state, SCHED_THROTTLED);
+		CU_ASSERT_EQUAL_FATAL(curr_of(s, 0), l);
+		CU_ASSERT_EQUAL(sched_set_affinity(s, c, &s->all_cpus, now, NULL, 0), 0);
+		set_lag(s, sched_ent(s, l), -ahead * (int64_t)s->cfg.slice_ns, now);
+		set_lag(s, sched_ent(s, c), 10 * MS, now);
+		run_until(s, &now, 20 * MS, MS);
+		CU_ASSERT_EQUAL(sched_ent(s, c)->cpu, ahead == 3 ? 0 : 1);
+		sched_destroy(s);
+	}
+}
+
+/*
+ * One pCPU: an entity of weight 33192 and one of 268 capped at 2.39 ms
+ * every 8 ms, its cap far above its share (0.008). Its quota fits in one
+ * request: with its debt forgiven at every return it was eligible as
+ * soon as the heavy one had run past V, and ran its whole quota every
+ * period (0.29 of the pCPU, seed 16 #179 of the caps corpus); with the
+ * debt kept while it is ahead of its ideal, about its share. The debt of
+ * one whose cap binds is still forgiven: it gets its quota.
+ */
+static void test_capbal_debt_kept(void)
+{
+	for (int binds = 0; binds < 2; binds++) {
+		struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+		uint64_t now = 0, dur = 2000 * MS;
+		int capped;
+
+		add_ent(s, "heavy", binds ? 100 : 33192, true, 0);
+		capped = add_ent(s, "capped", 268, true, 0);
+		CU_ASSERT_EQUAL(sched_set_cap(s, capped, 2390 * US, 8 * MS, 0, NULL, 0), 0);
+		run_events_all(s, &now, dur);
+		if (binds) {
+			CU_ASSERT(cpu_time(s, capped) >= dur / (8 * MS) * 2390 * US * 99 / 100);
+		} else {
+			CU_ASSERT(cpu_time(s, capped) < dur / 40);
+		}
+		sched_destroy(s);
+	}
+}
+
 /*
  * A heavy entity capped at 8 ms every 10 ms beside one of weight 1024 on
  * one pCPU: its cap binds (ideal 0.8, the other 0.2), and its period
@@ -291,7 +364,9 @@ UNIT_SUITE(sched_capbal, NULL, NULL,
 	   UNIT_TEST(test_capbal_hole_predicted),
 	   UNIT_TEST(test_capbal_share_hole_predicted),
 	   UNIT_TEST(test_capbal_hole_filled),
+	   UNIT_TEST(test_capbal_hole_shared_when_ahead),
 	   UNIT_TEST(test_capbal_tight_period),
+	   UNIT_TEST(test_capbal_debt_kept),
 	   UNIT_TEST(test_capbal_tight_placed_ahead),
 	   UNIT_TEST(test_capbal_packed_by_rate),
 	   UNIT_TEST(test_capbal_solved_from_start),
