@@ -132,6 +132,16 @@ static int add_pinned(struct sched *s, const char *name, unsigned int cpu)
 	return id;
 }
 
+/* An entity capped at 2 ms per 100 ms, the first on pCPU 0 (throttled from 2 ms). */
+static int add_capped_on0(struct sched *s)
+{
+	int capped = add_ent(s, "capped", 1024, true, 0);
+
+	CU_ASSERT_EQUAL(sched_set_cap(s, capped, 2 * MS, 100 * MS, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->cpu, 0);
+	return capped;
+}
+
 /*
  * Two pCPUs: a capped entity alone on one, throttled from 2 ms; B and C,
  * allowed only on the other, share it. When C may go anywhere, the pCPU
@@ -146,9 +156,7 @@ static void test_capbal_hole_filled(void)
 	uint64_t now = 0;
 	int capped, c;
 
-	capped = add_ent(s, "capped", 1024, true, 0);
-	CU_ASSERT_EQUAL(sched_set_cap(s, capped, 2 * MS, 100 * MS, 0, NULL, 0), 0);
-	CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->cpu, 0);
+	capped = add_capped_on0(s);
 	add_pinned(s, "b", 1);
 	c = add_pinned(s, "c", 1);
 	run_until(s, &now, 5 * MS, MS);
@@ -187,9 +195,7 @@ static void test_capbal_hole_shared_when_ahead(void)
 		uint64_t now = 0;
 		int capped, l, c;
 
-		capped = add_ent(s, "capped", 1024, true, 0);
-		CU_ASSERT_EQUAL(sched_set_cap(s, capped, 2 * MS, 100 * MS, 0, NULL, 0), 0);
-		CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->cpu, 0);
+		capped = add_capped_on0(s);
 		l = add_pinned(s, "l", 0);
 		add_pinned(s, "b", 1);
 		c = add_pinned(s, "c", 1);

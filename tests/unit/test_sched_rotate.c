@@ -24,6 +24,16 @@ static void track_on(struct sched *s, struct lag_ent *e, const char *name, unsig
 	*e = (struct lag_ent){ .se = se, .w = 1024, .rate = rate, .limit = UINT64_MAX };
 }
 
+/* One 1024 pCPU and two of 256, each with its whole capacity for the tracked entities. */
+static struct sched *rotate_host(void)
+{
+	struct sched *s = mk_sched(1, 1024, 2, 256, NULL);
+
+	for (unsigned int cpu = 0; cpu < 3; cpu++)
+		s->rq[cpu].lag_cap = (uint64_t)s->rq[cpu].capacity << 10;
+	return s;
+}
+
 /*
  * Two entities of one level, each behind by more than the fast pCPU can
  * make up in an interval: the one further behind gets the fast pCPU,
@@ -33,13 +43,11 @@ static void track_on(struct sched *s, struct lag_ent *e, const char *name, unsig
  */
 static void test_rotate_furthest_behind_gets_fast(void)
 {
-	struct sched *s = mk_sched(1, 1024, 2, 256, NULL);
+	struct sched *s = rotate_host();
 	struct lag_ent e[2];
 	int64_t room[SCHED_MAX_CPUS];
 	const char *fast_one = NULL;
 
-	for (unsigned int cpu = 0; cpu < 3; cpu++)
-		s->rq[cpu].lag_cap = (uint64_t)s->rq[cpu].capacity << 10;
 	track_on(s, &e[0], "a", 0, 1u << 19, 100 * (int64_t)MS);	/* on the fast one */
 	track_on(s, &e[1], "b", 1, 1u << 19, 300 * (int64_t)MS);	/* further behind */
 	fair_fresh_room(s, room);
@@ -60,13 +68,11 @@ static void test_rotate_furthest_behind_gets_fast(void)
  */
 static void test_rotate_light_leaves_fast_for_slow_room(void)
 {
-	struct sched *s = mk_sched(1, 1024, 2, 256, NULL);
+	struct sched *s = rotate_host();
 	struct lag_ent e[4];
 	int64_t room[SCHED_MAX_CPUS];
 	const uint64_t one = 1u << 20;	/* a 1024 pCPU's rate */
 
-	for (unsigned int cpu = 0; cpu < 3; cpu++)
-		s->rq[cpu].lag_cap = (uint64_t)s->rq[cpu].capacity << 10;
 	track_on(s, &e[0], "owner", 0, one * 6 / 10, 0);
 	track_on(s, &e[1], "slow-whole", 1, one / 4, 0);
 	track_on(s, &e[2], "slow-part", 2, one * 15 / 100, 0);
@@ -91,13 +97,11 @@ static void test_rotate_light_leaves_fast_for_slow_room(void)
  */
 static void test_rotate_ahead_not_piled_on_full(void)
 {
-	struct sched *s = mk_sched(1, 1024, 2, 256, NULL);
+	struct sched *s = rotate_host();
 	struct lag_ent e[3];
 	int64_t room[SCHED_MAX_CPUS];
 	const uint64_t one = 1u << 20;	/* a 1024 pCPU's rate */
 
-	for (unsigned int cpu = 0; cpu < 3; cpu++)
-		s->rq[cpu].lag_cap = (uint64_t)s->rq[cpu].capacity << 10;
 	track_on(s, &e[0], "behind", 0, one * 8 / 10, 200 * (int64_t)MS);
 	track_on(s, &e[1], "ahead-a", 0, one / 10, -100 * (int64_t)MS);
 	track_on(s, &e[2], "ahead-b", 0, one / 10, -100 * (int64_t)MS);

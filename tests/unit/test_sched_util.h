@@ -36,24 +36,9 @@ static inline struct sched *mk_sched(unsigned int nbig, unsigned int cap_big,
 	return s;
 }
 
-/* A runnable fair entity of `weight` in group gid. */
-static inline int add_member(struct sched *s, const char *name, uint32_t weight, int gid,
-			     uint64_t now)
-{
-	struct sched_entity_params p;
-	int id;
-
-	sched_entity_params_init(&p, name);
-	p.weight = weight;
-	p.runnable = true;
-	p.group = gid;
-	id = sched_entity_add(s, &p, now, NULL, 0);
-	CU_ASSERT_FATAL(id >= 0);
-	return id;
-}
-
-static inline int add_ent(struct sched *s, const char *name, uint32_t weight, bool runnable,
-			  uint64_t now)
+/* A fair entity of `weight` in group gid (SCHED_NONE: the root). */
+static inline int add_in_group(struct sched *s, const char *name, uint32_t weight, bool runnable,
+			       int gid, uint64_t now)
 {
 	struct sched_entity_params p;
 	int id;
@@ -61,9 +46,23 @@ static inline int add_ent(struct sched *s, const char *name, uint32_t weight, bo
 	sched_entity_params_init(&p, name);
 	p.weight = weight;
 	p.runnable = runnable;
+	p.group = gid;
 	id = sched_entity_add(s, &p, now, NULL, 0);
 	CU_ASSERT_FATAL(id >= 0);
 	return id;
+}
+
+/* A runnable fair entity of `weight` in group gid. */
+static inline int add_member(struct sched *s, const char *name, uint32_t weight, int gid,
+			     uint64_t now)
+{
+	return add_in_group(s, name, weight, true, gid, now);
+}
+
+static inline int add_ent(struct sched *s, const char *name, uint32_t weight, bool runnable,
+			  uint64_t now)
+{
+	return add_in_group(s, name, weight, runnable, SCHED_NONE, now);
 }
 
 static inline int add_dl(struct sched *s, const char *name, uint64_t runtime, uint64_t deadline,
