@@ -301,48 +301,6 @@ static void test_reweight_keeps_lag(void)
 	sched_destroy(s);
 }
 
-/* Move tracked entity id of rate `rate` (1 << 20 = 1024) to the other pCPU, by the fluid balance or not. */
-static struct sched_entity *move_tracked(struct sched *s, int id, uint64_t rate, bool by_balance)
-{
-	struct sched_entity *se = sched_ent(s, id);
-	unsigned int cpu = (unsigned int)se->cpu ^ 1;
-
-	se->lag_tracked = true;
-	se->lag_rate = rate;
-	se->lag_moving = by_balance;
-	migrate_entity(s, se, cpu, SCHED_MIGRATE_BALANCE, 0);
-	se->lag_moving = false;
-	return se;
-}
-
-/*
- * An entity the fluid balance moves asks for its ideal rate's share of a
- * slice on its new pCPU (two of 1024), at least a tick; moved otherwise,
- * a whole slice.
- * With a whole slice, each light arrival took 3 ms from the heavy entity
- * there at once (seed 9 #348 of the fair corpus, every vCPU busy).
- */
-static void test_moved_entity_requests_its_share(void)
-{
-	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
-	const uint64_t one = 1u << 20;
-	int heavy = add_ent(s, "heavy", 88761, true, 0);
-	int half = add_ent(s, "half", 1024, true, 0);
-	int light = add_ent(s, "light", 1024, true, 0);
-	struct sched_entity *se;
-
-	CU_ASSERT_EQUAL_FATAL(s->cfg.slice_ns, 3 * MS);
-	CU_ASSERT_EQUAL_FATAL(s->cfg.tick_ns, MS);
-	(void)heavy;
-	se = move_tracked(s, half, one / 2, true);
-	CU_ASSERT_EQUAL(se->slice, 3 * MS / 2);
-	se = move_tracked(s, light, one / 10, true);
-	CU_ASSERT_EQUAL(se->slice, MS);		/* 0.3 ms: a tick at least */
-	se = move_tracked(s, half, one / 2, false);
-	CU_ASSERT_EQUAL(se->slice, 3 * MS);
-	sched_destroy(s);
-}
-
 UNIT_SUITE(sched_fair, NULL, NULL,
 	   UNIT_TEST(test_weights),
 	   UNIT_TEST(test_pick_matches_brute_force),
@@ -353,5 +311,4 @@ UNIT_SUITE(sched_fair, NULL, NULL,
 	   UNIT_TEST(test_wakeup_preemption),
 	   UNIT_TEST(test_yield),
 	   UNIT_TEST(test_yield_to),
-	   UNIT_TEST(test_reweight_keeps_lag),
-	   UNIT_TEST(test_moved_entity_requests_its_share))
+	   UNIT_TEST(test_reweight_keeps_lag))
