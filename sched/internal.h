@@ -726,8 +726,6 @@ uint32_t fair_capped_weight(uint64_t rate, uint64_t level);
 void fair_capped_reweight(struct sched *s, uint64_t now);
 /* Lag (work) from its fluid ideal worth moving an entity for (fairlag.c, newidle). */
 #define FAIR_LAG_MOVE_NS	(8 * NSEC_PER_MSEC)
-/* Payback factors are within [1/this, this] (fair_payback.c; fair_rotate.c sizes by it). */
-#define FAIR_PAYBACK_CLAMP	4
 bool sched_balance_newidle(struct sched *s, struct sched_rq *rq, uint64_t now);
 void cap_hole_fill(struct sched *s, struct sched_rq *rq, uint64_t now);
 void update_misfit_slow(struct sched *s, struct sched_rq *rq);
