@@ -37,7 +37,7 @@
  * an ideal of 39 ms, most of it right after entities beside it were
  * throttled; 55 ms with this).
  */
-static bool held(const struct sched *s, const struct sched_entity *se)
+static bool is_held(const struct sched *s, const struct sched_entity *se)
 {
 	return fair_cap_holds(s, se) || group_share_holds(s, se);
 }
@@ -45,23 +45,21 @@ static bool held(const struct sched *s, const struct sched_entity *se)
 /* The rate a held entity progresses at on a pCPU of `capacity`. */
 static uint64_t held_at(const struct sched *s, const struct sched_entity *se, unsigned int capacity)
 {
-	const struct share_bucket *b = &se->grp_share;
-
 	if (fair_cap_holds(s, se))
 		return cap_rate_at(se, capacity);
-	return (((b->quota << RATE_SHIFT) / b->period) * capacity) >> 10;
+	return quota_rate_at(se->grp_share.quota, se->grp_share.period, capacity);
 }
 
 static uint64_t held_rate(const struct sched *s, const struct sched_rq *rq,
 			  const struct sched_entity *se)
 {
-	return se && held(s, se) ? held_at(s, se, rq->capacity) : 0;
+	return se && is_held(s, se) ? held_at(s, se, rq->capacity) : 0;
 }
 
 /* The weight se adds to the entities of rq that share by weight. */
 static int64_t free_weight(const struct sched *s, const struct sched_entity *se)
 {
-	return se && !held(s, se) ? (int64_t)se->weight : 0;
+	return se && !is_held(s, se) ? (int64_t)se->weight : 0;
 }
 
 /* What rq's capped entities leave to the others, with `held` more held there. */
@@ -83,11 +81,11 @@ static uint64_t rate_on(const struct sched *s, const struct sched_rq *rq,
 {
 	uint64_t w = (uint64_t)((int64_t)rq->lag_free_weight + extra), prod, cap;
 
-	if (held(s, se)) {
+	if (is_held(s, se)) {
 		uint64_t r = held_at(s, se, rq->capacity);
-		uint64_t held = rq->lag_held + (se->cpu == (int)rq->cpu ? 0 : r);
+		uint64_t total = rq->lag_held + (se->cpu == (int)rq->cpu ? 0 : r);
 
-		return held > rq->lag_cap ? (uint64_t)((unsigned __int128)r * rq->lag_cap / held) : r;
+		return total > rq->lag_cap ? (uint64_t)((unsigned __int128)r * rq->lag_cap / total) : r;
 	}
 	if (!w)
 		return 0;
@@ -138,7 +136,7 @@ enum { POT_AA, POT_AB, POT_BB, POT_AR, POT_RR, POT_N };
 static void pot_add(const struct sched *s, const struct sched_rq *rq,
 		    const struct sched_entity *se, double sign, double *v)
 {
-	bool h = held(s, se);
+	bool h = is_held(s, se);
 	double a = term_a(se), b = h ? held_b(s, rq, se) : term_b(se);
 
 	v[POT_AA] += sign * a * a;

@@ -613,9 +613,15 @@ struct lag_ent {
 #define RATE_SHIFT	20			/* rate 1 << 20 = one 1024-capacity pCPU */
 
 /* A cap as a rate: its quota is time, so the work it allows on a pCPU of `capacity`. */
+/* The rate (RATE_SHIFT) of quota per period on a pCPU of `capacity`. */
+static inline uint64_t quota_rate_at(uint64_t quota, uint64_t period, unsigned int capacity)
+{
+	return ((quota << RATE_SHIFT) / period) * capacity >> 10;
+}
+
 static inline uint64_t cap_rate_at(const struct sched_entity *se, unsigned int capacity)
 {
-	return ((se->cap_quota << RATE_SHIFT) / se->cap_period) * capacity >> 10;
+	return quota_rate_at(se->cap_quota, se->cap_period, capacity);
 }
 
 /*
