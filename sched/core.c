@@ -71,6 +71,7 @@ static void rq_init(struct sched *s, struct sched_rq *rq, unsigned int cpu, unsi
 	rq->idle = true;
 	rq->avg_idle = 2 * 500 * NSEC_PER_USEC;	/* 2 x sysctl_sched_migration_cost */
 	slist_init(&rq->queued);
+	slist_init(&rq->capped);
 	slist_init(&rq->dl_assigned);
 	slist_init(&rq->cap_throttled);
 	uclamp_rq_init(rq);

@@ -182,6 +182,7 @@ int sched_entity_add(struct sched *s, const struct sched_entity_params *p, uint6
 	slist_init(&se->rq_link);
 	slist_init(&se->dl_link);
 	slist_init(&se->cap_link);
+	slist_init(&se->capped_link);
 	tnode_init(&se->run_node, (uint32_t)id);
 	tnode_init(&se->dl_node, (uint32_t)id);
 	se->uc_req[UCLAMP_MIN] = p->uclamp_min;

@@ -300,8 +300,11 @@ static void dequeue_fair(struct sched *s, struct sched_rq *rq, struct sched_enti
 		dequeue_tree(rq, se);
 	rq->nr_fair--;
 	rq->fair_weight -= se->weight;
-	rq->nr_capped -= se->cap_counted;
-	se->cap_counted = false;
+	if (se->cap_counted) {
+		rq->nr_capped--;
+		slist_del(&se->capped_link);
+		se->cap_counted = false;
+	}
 	se->protect = false;
 }
 

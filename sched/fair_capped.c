@@ -31,7 +31,9 @@
  *
  * Entities outside groups (group_ideal.c sets the weights of the others
  * from their ideal rates). O(n + c x m) per balance for n entities, c of
- * them capped, on m pCPUs; nothing on the per-decision paths.
+ * them capped, on m pCPUs. On the per-decision paths only the pick's
+ * least laxity first (fair_cap_urgent()): O(capped entities queued on
+ * the pCPU) per pick there, nothing where none are.
  */
 #include "sched/internal.h"
 
@@ -106,6 +108,36 @@ static int64_t held_laxity(const struct sched *s, const struct sched_entity *se,
 }
 
 /*
+ * Count se (queued on rq, with a cap or a share of a group cap) in
+ * rq->nr_capped and put it on rq->capped where rq->queued has it: after
+ * the last counted entity queued before it. fair_cap_urgent() breaks ties
+ * by that order, as its scan of all queued entities did. At its enqueue
+ * se is last in rq->queued, so it goes last; counted later (a cap set, a
+ * share given at a balance while it is queued) the walk back is
+ * O(entities queued before it), once per enqueue at most.
+ */
+void fair_capped_link(struct sched_rq *rq, struct sched_entity *se)
+{
+	struct slist *at = &rq->capped, *pos;
+
+	se->cap_counted = true;
+	rq->nr_capped++;
+	if (se->rq_link.next != &rq->queued) {
+		for (pos = se->rq_link.prev; pos != &rq->queued; pos = pos->prev) {
+			struct sched_entity *c = slist_entry(pos, struct sched_entity, rq_link);
+
+			if (c->cap_counted) {
+				at = c->capped_link.next;
+				break;
+			}
+		}
+		if (pos == &rq->queued)
+			at = rq->capped.next;
+	}
+	slist_add_tail(&se->capped_link, at);
+}
+
+/*
  * The pick on rq, `pick` being EEVDF's: an entity queued there whose cap
  * binds and whose laxity (the time left in its period beyond the quota it
  * has left) is less than pick's slice goes first, the least laxity
@@ -120,7 +152,10 @@ static int64_t held_laxity(const struct sched *s, const struct sched_entity *se,
  * 357 periods, and v0 beside it 1.1 x the bound over). A member's share
  * of a binding group cap of a slice or more per period is held the same
  * way (group_share_laxity()). Per pick, only on a pCPU with capped
- * entities queued: O(entities queued there).
+ * entities queued: O(capped entities queued there). Only those can have a
+ * laxity (held_laxity() of any other is INT64_MAX), so the scan visits
+ * rq->capped, which keeps rq->queued's order (fair_capped_link()): the
+ * first of equal laxities is the same one as in a scan of all queued.
  */
 struct sched_entity *fair_cap_urgent(struct sched *s, struct sched_rq *rq,
 				     struct sched_entity *pick)
@@ -131,8 +166,8 @@ struct sched_entity *fair_cap_urgent(struct sched *s, struct sched_rq *rq,
 
 	if (!pick)
 		return NULL;
-	for (pos = rq->queued.next; pos != &rq->queued; pos = pos->next) {
-		struct sched_entity *c = slist_entry(pos, struct sched_entity, rq_link);
+	for (pos = rq->capped.next; pos != &rq->capped; pos = pos->next) {
+		struct sched_entity *c = slist_entry(pos, struct sched_entity, capped_link);
 		int64_t lax;
 
 		if (c == pick)

@@ -125,7 +125,8 @@ struct sched_entity {
 	uint64_t cap_index;
 	uint64_t cap_until;		/* end of the throttling while cap_throttled */
 	bool cap_throttled;
-	bool cap_counted;		/* in its rq's nr_capped */
+	bool cap_counted;		/* in its rq's nr_capped and on its capped list */
+	struct slist capped_link;	/* rq->capped while cap_counted */
 	struct slist cap_link;		/* rq->cap_throttled while cap_throttled */
 	bool grp_capped;		/* a group on its path has a cap */
 	struct share_bucket grp_share;	/* its share of a binding group cap (group.c) */
@@ -161,10 +162,10 @@ struct uclamp_bucket {
 	unsigned int value;
 };
 
-struct sched_domain_cost {
-	bool valid;
+struct sched_domain_cost {	/* valid in nr_span's padding: 56 bytes, not 64 */
 	struct sched_cpumask span;
 	unsigned int nr_span;
+	bool valid;
 	uint64_t max_newidle_lb_cost;
 	uint64_t last_decay_max_lb_cost;
 };
@@ -214,6 +215,7 @@ struct sched_rq {
 	/* deadline */
 	struct treap dl;
 	struct slist queued;		/* on_rq entities */
+	struct slist capped;		/* the cap_counted ones, in queued's order */
 	struct slist cap_throttled;	/* entities out of quota, placed here */
 
 	/* uclamp */
@@ -645,15 +647,16 @@ static inline bool group_share_holds(const struct sched *s, const struct sched_e
 }
 
 /*
- * Count se, queued on rq, in rq->nr_capped if it has a cap or a share of
- * a group cap (fair_cap_urgent() looks at those); its dequeue uncounts it.
+ * Count se, queued on rq, in rq->nr_capped and on rq->capped if it has a
+ * cap or a share of a group cap (fair_cap_urgent() looks at those only);
+ * its dequeue uncounts it.
  */
+void fair_capped_link(struct sched_rq *rq, struct sched_entity *se);
+
 static inline void fair_count_capped(struct sched_rq *rq, struct sched_entity *se)
 {
-	if (!se->cap_counted && (se->cap_period || se->grp_share.period)) {
-		se->cap_counted = true;
-		rq->nr_capped++;
-	}
+	if (!se->cap_counted && (se->cap_period || se->grp_share.period))
+		fair_capped_link(rq, se);
 }
 
 /* Runnable, or out of its cap's quota only: busy as far as its share goes. */
