@@ -343,6 +343,8 @@ void schedule_rq(struct sched *s, struct sched_rq *rq, uint64_t now)
 	}
 	if (next)
 		se_pelt_sync(s, next, now);	/* waited until now */
+	if (s->nr_groups)	/* the groups' running masks */
+		group_switch_curr(s, rq, next);
 	rq->curr = next;
 	if (next) {
 		next->class->set_next(s, rq, next);

@@ -302,6 +302,7 @@ struct sched_group {
 	bool limited;			/* its cap is below what its members can use */
 	bool binding;			/* ... and below its share: its cap is its ideal */
 	uint64_t alloc, cap_rate;	/* its ideal rate; its cap's rate (0: none) */
+	struct sched_cpumask running;	/* pCPUs whose curr is below it (group_switch_curr()) */
 };
 
 /* pCPUs a waking sleeper may be sent to, handed out round robin (fair_wake.c) */
@@ -676,6 +677,9 @@ static inline bool group_contains(const struct sched *s, const struct sched_enti
 	return false;
 }
 
+void group_switch_curr(struct sched *s, struct sched_rq *rq, struct sched_entity *next);
+uint64_t group_unaccounted(const struct sched *s, int gid, uint64_t now,
+			   const struct sched_rq *skip);
 void group_charge(struct sched *s, struct sched_rq *rq, struct sched_entity *se, uint64_t delta,
 		  unsigned int level);
 uint64_t group_exhausted_until(const struct sched *s, const struct sched_entity *se, uint64_t now);
