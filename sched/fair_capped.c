@@ -17,10 +17,10 @@
  * So at every balance a tracked entity whose cap binds runs with the
  * weight its ideal rate asks for beside the entities that share the
  * water level: rate / level, the level being the largest ideal rate per
- * weight of the uncapped entities on the pCPUs it may use (those whose
- * share is a whole pCPU are below it). On a pCPU whose ideal rates add up
- * it then runs through the period rather than in one burst, and the
- * others get about what the lag moves predict, whoever they are. With a
+ * weight of the entities no cap holds on the pCPUs it may use (those
+ * whose share is a whole pCPU are below it). On a pCPU whose ideal rates
+ * add up it then runs through the period rather than in one burst, and
+ * the others get about what the lag moves predict, whoever they are. With a
  * margin (CAP_MARGIN_NUM / CAP_MARGIN_DEN): at exactly its rate it would
  * use its quota just as the period ends, and any slice of another entity
  * at the wrong time, or a neighbour whose payback raised its weight,
@@ -196,7 +196,17 @@ uint32_t fair_capped_weight(uint64_t rate, uint64_t level)
 	       (uint32_t)w;
 }
 
-/* The water level of each pCPU: the largest rate per weight of an uncapped entity there. */
+/*
+ * The water level of each pCPU: the largest rate per weight of an entity
+ * there that no cap holds. One whose cap does not bind shares the water
+ * level in the ideal as an uncapped one does; left out, a light one with
+ * a cap was not seen, the level came from a heavy entity elsewhere, and
+ * the entity whose cap binds beside it ran with 170 times the weight it
+ * needs, its quota in one burst, while the light one, alone after it,
+ * hit its own cap and left the pCPU idle (seed 16 #106 of the caps
+ * corpus: v12, weight 29, capped at 0.42 for an ideal of 0.35 beside v7
+ * capped at 0.65, 0.245 of a pCPU, 14.9 x the bound; 0.336, 2.0 x).
+ */
 static void levels(const struct sched *s, uint64_t *lvl)
 {
 	memset(lvl, 0, s->nr_cpus * sizeof(*lvl));
@@ -204,7 +214,7 @@ static void levels(const struct sched *s, uint64_t *lvl)
 		const struct sched_entity *se = s->ent[id];
 		uint64_t l;
 
-		if (!se || dl_entity(se) || se->cpu < 0 || !se->lag_tracked || se->cap_period)
+		if (!se || dl_entity(se) || se->cpu < 0 || !se->lag_tracked || fair_cap_holds(s, se))
 			continue;
 		l = (se->lag_rate << WATER_SHIFT) / se->own_weight;
 		if (l > lvl[se->cpu])

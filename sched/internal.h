@@ -145,6 +145,7 @@ struct sched_entity {
 	bool lag_on_rq, lag_tracked;
 	bool lag_packed;		/* its placement is feasible (fair_repack.c) */
 	bool lag_moving;		/* being moved by it: drop the EEVDF credit */
+	bool lag_local_cap;		/* its cap binds on its pCPU only (fair_moves.c) */
 	uint64_t sl_demand;		/* EWMA of its use as a rate (fair_sleepers.c) */
 	uint64_t sl_share;		/* its solved rate when it last slept */
 	uint32_t sl_hold;		/* run weight factor (16.16) while over; 0 = 1 */
@@ -336,6 +337,7 @@ struct sched {
 	bool lag_order_dirty;		/* an entity came, went or changed weight */
 	uint64_t lag_last, lag_round;
 	bool lag_in_move;		/* between the two halves of an exchange */
+	struct sched_entity *lag_local[SCHED_MAX_CPUS]; /* fair_moves.c, during the moves only */
 	struct fair_wake_targets wake_free;	/* not full, least loaded first */
 	struct fair_wake_targets wake_ahead;	/* ahead in sum, most first */
 	uint64_t newidle_decay_due;	/* no newidle cost decays before this */

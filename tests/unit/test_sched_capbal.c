@@ -87,6 +87,66 @@ static void test_capbal_hole_predicted(void)
 }
 
 /*
+ * Two pCPUs: C (20000, capped at 6.65 ms every 7), two uncapped entities
+ * of 20000 and L (200). Ideal: 0.664 for each heavy one (C's cap does not
+ * bind), 0.0066 for L. Whenever the balance leaves C with L alone, C's
+ * share there (0.99) is above its cap: it is throttled in every period
+ * and L gets its 0.35 ms holes, 0.05 of the pCPU. Predicted by weight, L
+ * looked starved beside C, and an exchange that left the two alone
+ * looked harmless (L 0.0158 of a pCPU, 1.8 x the bound); predicted with
+ * C held at its cap where it binds (fair_moves.c, binds_beside() and the
+ * candidate of rq_cost()), 0.0110. Each within the corpus's bound over
+ * 5 s (seed 3 #24 of the caps corpus).
+ */
+static void test_capbal_local_cap_predicted(void)
+{
+	static const uint32_t w[] = { 20000, 20000, 20000, 200 };
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	uint64_t now = 0, dur = 5000 * MS;
+	double ideal[4];
+	int id[4];
+
+	for (int i = 0; i < 4; i++) {
+		id[i] = add_ent(s, "e", w[i], true, 0);
+		ideal[i] = 2.0 * w[i] / (3 * 20000 + 200);
+	}
+	CU_ASSERT_EQUAL(sched_set_cap(s, id[0], 6650 * US, 7 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, dur);
+	for (int i = 0; i < 4; i++) {
+		double want = (double)dur * ideal[i], d = (double)work_of(s, id[i]) - want;
+		double bound = want * 0.02 > dur * 0.005 ? want * 0.02 : dur * 0.005;
+		CU_ASSERT((d < 0 ? -d : d) <= bound);
+	}
+	sched_destroy(s);
+}
+
+/*
+ * Two pCPUs: U (14055) and, beside it in the ideal, A (359, capped at
+ * 47.5 ms every 73, binding: 0.651) and B (29, capped at 11 ms every 26,
+ * 0.423, not binding: its ideal is the 0.349 A leaves). A's weight is
+ * its rate's at the water level, which B (whose cap does not bind) sets:
+ * taken from U alone, A ran with 170 times the weight it needs, its
+ * quota in one burst, and B, alone after it, hit its own cap and left
+ * the pCPU idle (0.70 of its ideal over 5 s; seed 16 #106 of the caps
+ * corpus). With B's level, B gets at least nine tenths of its ideal.
+ */
+static void test_capbal_level_beside_light_capped(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	uint64_t now = 0, dur = 5000 * MS;
+	int a, b;
+
+	add_ent(s, "u", 14055, true, 0);
+	a = add_ent(s, "a", 359, true, 0);
+	b = add_ent(s, "b", 29, true, 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, a, 47500 * US, 73 * MS, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, b, 11 * MS, 26 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, dur);
+	CU_ASSERT(work_of(s, b) >= dur / 1000 * 349 * 9 / 10);
+	sched_destroy(s);
+}
+
+/*
  * The same with a group cap: member m of group g (88761) capped at 40 ms
  * every 50, beside root entities of 1024, 1024 and 256 on two pCPUs;
  * the same ideal. m is held at its share of the binding cap as an entity
@@ -369,6 +429,8 @@ UNIT_SUITE(sched_capbal, NULL, NULL,
 	   UNIT_TEST(test_capbal_runs_at_rate),
 	   UNIT_TEST(test_capbal_hole_predicted),
 	   UNIT_TEST(test_capbal_share_hole_predicted),
+	   UNIT_TEST(test_capbal_local_cap_predicted),
+	   UNIT_TEST(test_capbal_level_beside_light_capped),
 	   UNIT_TEST(test_capbal_hole_filled),
 	   UNIT_TEST(test_capbal_hole_shared_when_ahead),
 	   UNIT_TEST(test_capbal_tight_period),
