@@ -9,7 +9,7 @@
  * ones beside them miss. So at every balance each tracked entity runs
  * with its own weight scaled by a factor that asks for its ideal rate
  * plus its lag paid back over PAYBACK_NS: behind, a bit more; ahead, a
- * bit less; bounded to [1/PAYBACK_CLAMP, PAYBACK_CLAMP] so that no
+ * bit less; bounded to [1/FAIR_PAYBACK_CLAMP, FAIR_PAYBACK_CLAMP] so that no
  * estimate error can starve or flood a pCPU. On a pCPU whose ideal
  * rates add up to its capacity this is a proportional controller on the
  * lags there: they go to zero without a move. Where they do not add up,
@@ -27,7 +27,6 @@
 #include "sched/internal.h"
 
 #define PAYBACK_NS	(256 * NSEC_PER_MSEC)	/* a lag is paid back over this */
-#define PAYBACK_CLAMP	4			/* factor bounds: [1/4, 4] */
 #define FACTOR_SHIFT	16			/* factors in 16.16 fixed point */
 
 /*
@@ -46,10 +45,10 @@ static uint64_t payback_factor(int64_t lag, uint64_t rate, int64_t band)
 		return (uint64_t)one;
 	lag += lag > 0 ? -band : band;
 	f = one + (__int128)lag * ((__int128)1 << (FACTOR_SHIFT + RATE_SHIFT)) / den;
-	if (f > one * PAYBACK_CLAMP)
-		f = one * PAYBACK_CLAMP;
-	if (f < one / PAYBACK_CLAMP)
-		f = one / PAYBACK_CLAMP;
+	if (f > one * FAIR_PAYBACK_CLAMP)
+		f = one * FAIR_PAYBACK_CLAMP;
+	if (f < one / FAIR_PAYBACK_CLAMP)
+		f = one / FAIR_PAYBACK_CLAMP;
 	return (uint64_t)f;
 }
 
