@@ -22,6 +22,8 @@
  * rate (slower_fits()); one that fits nowhere goes where
  * the most room is left, and falls behind there until its need outranks
  * an entity's that does fit, which then takes its turn on the slow pCPU.
+ * One ahead of its ideal is placed by its rate, not by its need
+ * (fit_size()).
  * Over a few intervals each entity spends on each pCPU the share of time
  * its ideal needs, switched at balance boundaries; the payback weights
  * share each pCPU within an interval.
@@ -121,6 +123,32 @@ static bool slower_fits(const struct sched *s, const struct sched_cpumask *may, 
 }
 
 /*
+ * The room e is placed by, when it is not one of the m owners: its need,
+ * or, for one ahead of its ideal (need below its rate), a fit for its
+ * rate that takes a FAIR_PAYBACK_CLAMP-th of it from the room. Placed by
+ * its need (0 when it is ahead by its rate over ROTATE_NS), such an
+ * entity fitted best the pCPU whose room was
+ * exactly used up, the fast one of the entity furthest behind, and took
+ * none of it; so every entity ahead piled onto that pCPU, ran there at
+ * the quarter of its weight the payback leaves it, and the one behind
+ * ended 12% short while the heavy one's room on slow pCPUs went to a
+ * light one alone (seed 561342 #252 of the fair corpus, every vCPU
+ * busy: 5.8x the bound). Its rate is what it takes where it is not
+ * held; held back, a quarter of it.
+ */
+static uint64_t fit_size(const struct lag_ent *e)
+{
+	return e->pred < e->rate ? e->rate : e->pred;
+}
+
+static uint64_t room_taken(const struct lag_ent *e)
+{
+	uint64_t held = e->rate / FAIR_PAYBACK_CLAMP;
+
+	return e->pred < e->rate && e->pred < held ? held : e->pred;
+}
+
+/*
  * The placement of e[0..n) (one component or one level of it, whose
  * static packing failed) on the pCPUs of `only` (NULL: each one's
  * affinity) for the next interval, into e[k].to; reorders e[] by need.
@@ -164,12 +192,13 @@ void fair_rotate(const struct sched *s, struct lag_ent *e, unsigned int n, int64
 	for (unsigned int k = 0; k < n; k++) {
 		bool owner = k < owners;	/* one of the m that need the most: a pCPU of its own */
 		const struct sched_cpumask *may = owner ? &freem : only ? only : &e[k].se->allowed;
+		uint64_t fit = owner ? e[k].pred : fit_size(&e[k]);
 		int to = e[k].se->cpu;
 
 		if ((only && !sched_cpumask_test(may, (unsigned int)to)) ||
 		    room[to] < (int64_t)e[k].pred || slower_fits(s, may, room, &e[k]))
-			to = place(s, may, room, e[k].pred, e[k].se->cpu);
-		room[to] -= (int64_t)e[k].pred;
+			to = place(s, may, room, fit, e[k].se->cpu);
+		room[to] -= (int64_t)(owner ? e[k].pred : room_taken(&e[k]));
 		if (single || fair_whole_pcpu(&s->rq[to], e[k].rate))
 			room[to] = -1;
 		if (owner)

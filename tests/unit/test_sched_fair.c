@@ -301,6 +301,56 @@ static void test_reweight_keeps_lag(void)
 	sched_destroy(s);
 }
 
+/* Move tracked entity id of rate `rate` (1 << 20 = 1024) to `cpu`, by the fluid balance or not. */
+static struct sched_entity *move_tracked(struct sched *s, int id, unsigned int cpu, uint64_t rate,
+					 bool by_balance)
+{
+	struct sched_entity *se = sched_ent(s, id);
+
+	se->lag_tracked = true;
+	se->lag_rate = rate;
+	se->lag_moving = by_balance;
+	migrate_entity(s, se, cpu, SCHED_MIGRATE_BALANCE, 0);
+	se->lag_moving = false;
+	return se;
+}
+
+/*
+ * An entity the fluid balance moves asks on its new pCPU for a slice times
+ * the fair entities there (it included) times its weight over theirs (CFS's
+ * sched_slice()), at least a tick, at most a slice; moved otherwise, a whole
+ * slice. With a whole slice, each light arrival took 3 ms from the heavy
+ * entity there at once (seed 9 #348 of the fair corpus, every vCPU busy);
+ * relative to the pCPU instead of the mean weight there, equal weights
+ * dispatched 1.8x as often.
+ */
+static void test_moved_entity_requests_its_share(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	int equal = add_ent(s, "equal", 1024, true, 0);
+	int half = add_ent(s, "half", 512, true, 0);
+	int light = add_ent(s, "light", 15, true, 0);
+	int other = add_ent(s, "other", 512, true, 0);
+	int a = add_ent(s, "a", 1024, true, 0), b = add_ent(s, "b", 1024, true, 0);
+	struct sched_entity *se;
+
+	CU_ASSERT_EQUAL_FATAL(s->cfg.slice_ns, 3 * MS);
+	CU_ASSERT_EQUAL_FATAL(s->cfg.tick_ns, MS);
+	/* pCPU 1 has two of weight 1024, the others wait on pCPU 0 */
+	for (int id = equal; id <= b; id++)
+		move_tracked(s, id, id == a || id == b, 1u << 18, false);
+	CU_ASSERT_EQUAL_FATAL(s->rq[1].fair_weight, 2048);
+	se = move_tracked(s, equal, 1, 1u << 18, true);
+	CU_ASSERT_EQUAL(se->slice, 3 * MS);		/* 3 x 1024 / 3072 */
+	se = move_tracked(s, half, 1, 1u << 17, true);
+	CU_ASSERT_EQUAL(se->slice, 1714285);		/* 3 ms x 4 x 512 / 3584 */
+	se = move_tracked(s, light, 1, 1u << 10, true);
+	CU_ASSERT_EQUAL(se->slice, MS);			/* 37 us: a tick at least */
+	se = move_tracked(s, other, 1, 1u << 17, false);
+	CU_ASSERT_EQUAL(se->slice, 3 * MS);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_fair, NULL, NULL,
 	   UNIT_TEST(test_weights),
 	   UNIT_TEST(test_pick_matches_brute_force),
@@ -311,4 +361,5 @@ UNIT_SUITE(sched_fair, NULL, NULL,
 	   UNIT_TEST(test_wakeup_preemption),
 	   UNIT_TEST(test_yield),
 	   UNIT_TEST(test_yield_to),
-	   UNIT_TEST(test_reweight_keeps_lag))
+	   UNIT_TEST(test_reweight_keeps_lag),
+	   UNIT_TEST(test_moved_entity_requests_its_share))

@@ -88,6 +88,34 @@ static void test_rotate_light_leaves_fast_for_slow_room(void)
 	sched_destroy(s);
 }
 
+/*
+ * Two light entities ahead of their ideal (need 0) beside an entity behind
+ * whose need takes the fast pCPU's whole room: they go to a slow pCPU
+ * with room for their rates, not onto the fast one. Fitted by a need of 0,
+ * they fitted the used-up fast pCPU best and piled onto it (seed 561342
+ * #252 of the fair corpus, every vCPU busy: the one behind 12% short).
+ */
+static void test_rotate_ahead_not_piled_on_full(void)
+{
+	struct sched *s = rotate_host();
+	struct lag_ent e[3];
+	int64_t room[SCHED_MAX_CPUS];
+	const uint64_t one = 1u << 20;	/* a 1024 pCPU's rate */
+
+	track_on(s, &e[0], "behind", 0, one * 8 / 10, 200 * (int64_t)MS);
+	track_on(s, &e[1], "ahead-a", 0, one / 10, -100 * (int64_t)MS);
+	track_on(s, &e[2], "ahead-b", 0, one / 10, -100 * (int64_t)MS);
+	fair_fresh_room(s, room);
+	fair_rotate(s, e, 3, room, NULL, false);
+	for (int k = 0; k < 3; k++) {
+		bool behind = !strcmp(e[k].se->name, "behind");
+
+		CU_ASSERT_EQUAL(e[k].to == 0, behind);
+	}
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_rotate, NULL, NULL,
 	   UNIT_TEST(test_rotate_furthest_behind_gets_fast),
-	   UNIT_TEST(test_rotate_light_leaves_fast_for_slow_room))
+	   UNIT_TEST(test_rotate_light_leaves_fast_for_slow_room),
+	   UNIT_TEST(test_rotate_ahead_not_piled_on_full))
