@@ -211,28 +211,38 @@ static int64_t scale_lag(int64_t lag, int64_t num, int64_t den)
 
 /*
  * An entity the fluid balance moves (fairlag.c) asks on its new pCPU for
- * CFS's sched_slice(): a slice times the number of fair entities there
- * (it included) times its weight over theirs, at least a tick and at
- * most a slice. It arrives at lag 0, eligible as soon as the entity
- * there has run, and with a whole slice a light one took 3 ms at every
- * balance that brought one, from a heavy entity whose pCPU the rotation
- * and the lag moves passed light ones through (seed 9 #348 of the fair
- * corpus, every vCPU busy: one light arrival per 16 ms took 13% of the
- * pCPU, and the heavy one ended 3.4% short). Relative to the mean
- * weight there, not to the pCPU: entities of equal weight keep whole
- * slices, and dispatch as often as before (asking for its rate's share
- * of the pCPU, the simulator benchmark's all-busy mix ran 1.8x as many
- * slices). It lasts until the entity is next placed (a wakeup or a
- * move). Only for moved entities: for every tracked one the rate's
- * share cost the fair corpus 3 of 5000 scenarios.
+ * a slice times its weight over the heaviest fair entity's there, at
+ * least a tick: every entity then asks for as much virtual time as the
+ * heaviest one, whose slice is whole. It arrives at lag 0, eligible as
+ * soon as the entity there has run, and with a whole slice a light one
+ * took 3 ms at every balance that brought one, from a heavy entity whose
+ * pCPU the rotation and the lag moves passed light ones through (seed 9
+ * #348 of the fair corpus, every vCPU busy: one light arrival per 16 ms
+ * took 13% of the pCPU, and the heavy one ended 3.4% short). Relative to
+ * the heaviest there, not to the pCPU: entities of equal weight keep
+ * whole slices and dispatch as often as before (asking for its rate's
+ * share of the pCPU, the simulator benchmark's all-busy mix ran 1.8x as
+ * many slices); not to the mean weight there either (CFS's
+ * sched_slice()): a middle one beside a heavy one and light ones then
+ * kept most of a slice, and the lag moves moved 2.3x as often to correct
+ * what that left (the 19-pCPU scenario of tests/sim/fair_rules.json).
+ * It lasts until the entity is next placed (a wakeup or a move). Only for
+ * moved entities: for every tracked one the rate's share cost the fair
+ * corpus 3 of 5000 scenarios. O(entities queued there), once per move:
+ * within the balance's own O(entities).
  */
 static uint64_t moved_request(const struct sched *s, const struct sched_rq *rq,
 			      const struct sched_entity *se)
 {
-	uint64_t sum = rq->fair_weight + se->weight;
-	uint64_t r = (uint64_t)((unsigned __int128)s->cfg.slice_ns * (rq->nr_fair + 1) *
-				se->weight / sum);
+	uint64_t heaviest = se->weight, r;
 
+	for (const struct slist *pos = rq->queued.next; pos != &rq->queued; pos = pos->next) {
+		const struct sched_entity *o = slist_entry(pos, struct sched_entity, rq_link);
+
+		if (!dl_entity(o) && o->weight > heaviest)
+			heaviest = o->weight;
+	}
+	r = (uint64_t)((unsigned __int128)s->cfg.slice_ns * se->weight / heaviest);
 	return r > s->cfg.tick_ns ? r : s->cfg.tick_ns;
 }
 
