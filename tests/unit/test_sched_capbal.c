@@ -54,6 +54,21 @@ static uint64_t work_of(struct sched *s, int id)
 }
 
 /*
+ * Each of entities id[0..n) did its ideal share of dur (of a 1024 pCPU)
+ * within the corpora's bound: 2% of it or 0.5% of dur, whichever is larger.
+ */
+static void assert_works_within_bound(struct sched *s, const int *id, const double *ideal, int n,
+				      uint64_t dur)
+{
+	for (int i = 0; i < n; i++) {
+		double want = (double)dur * ideal[i], d = (double)work_of(s, id[i]) - want;
+		double bound = want * 0.02 > dur * 0.005 ? want * 0.02 : dur * 0.005;
+
+		CU_ASSERT((d < 0 ? -d : d) <= bound);
+	}
+}
+
+/*
  * Two pCPUs: a heavy entity capped at 0.8 of a pCPU (40 ms every 50), two
  * of weight 1024 and one of 256. Ideal (tests/lib/fairshare.py): 0.8,
  * 0.5333, 0.5333, 0.1333: the others share the capped one's holes by
@@ -77,12 +92,7 @@ static void test_capbal_hole_predicted(void)
 		id[i] = add_ent(s, "e", w[i], true, 0);
 	CU_ASSERT_EQUAL(sched_set_cap(s, id[0], 40 * MS, 50 * MS, 0, NULL, 0), 0);
 	run_events_all(s, &now, dur);
-	for (int i = 0; i < 4; i++) {
-		double want = (double)dur * ideal[i], d = (double)work_of(s, id[i]) - want;
-		double bound = want * 0.02 > dur * 0.005 ? want * 0.02 : dur * 0.005;
-
-		CU_ASSERT((d < 0 ? -d : d) <= bound);
-	}
+	assert_works_within_bound(s, id, ideal, 4, dur);
 	sched_destroy(s);
 }
 
@@ -112,11 +122,7 @@ static void test_capbal_local_cap_predicted(void)
 	}
 	CU_ASSERT_EQUAL(sched_set_cap(s, id[0], 6650 * US, 7 * MS, 0, NULL, 0), 0);
 	run_events_all(s, &now, dur);
-	for (int i = 0; i < 4; i++) {
-		double want = (double)dur * ideal[i], d = (double)work_of(s, id[i]) - want;
-		double bound = want * 0.02 > dur * 0.005 ? want * 0.02 : dur * 0.005;
-		CU_ASSERT((d < 0 ? -d : d) <= bound);
-	}
+	assert_works_within_bound(s, id, ideal, 4, dur);
 	sched_destroy(s);
 }
 
@@ -169,12 +175,7 @@ static void test_capbal_share_hole_predicted(void)
 	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 40 * MS, 50 * MS, 0, NULL, 0), 0);
 	run_events_all(s, &now, dur);
 	CU_ASSERT(group_share_holds(s, sched_ent(s, id[0])));
-	for (int i = 0; i < 4; i++) {
-		double want = (double)dur * ideal[i], d = (double)work_of(s, id[i]) - want;
-		double bound = want * 0.02 > dur * 0.005 ? want * 0.02 : dur * 0.005;
-
-		CU_ASSERT((d < 0 ? -d : d) <= bound);
-	}
+	assert_works_within_bound(s, id, ideal, 4, dur);
 	sched_destroy(s);
 }
 
