@@ -147,6 +147,8 @@ struct sched_entity {
 	bool lag_moving;		/* being moved by it: drop the EEVDF credit */
 	bool lag_local_cap;		/* its cap binds on its pCPU only (fair_moves.c) */
 	uint64_t sl_demand;		/* EWMA of its use as a rate (fair_sleepers.c) */
+	uint64_t sl_long;		/* its mean over seconds: the solve's */
+	uint32_t sl_count;		/* intervals in sl_long, up to its length */
 	uint64_t sl_share;		/* its solved rate when it last slept */
 	uint32_t sl_hold;		/* run weight factor (16.16) while over; 0 = 1 */
 	bool sl_init;			/* sl_demand has a first value */
