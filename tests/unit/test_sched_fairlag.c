@@ -452,11 +452,7 @@ static void run_with_sleeper(struct sched *s, uint64_t *now, uint64_t until, int
 {
 	while (*now + MS <= until) {
 		*now += MS;
-		if (*now / MS % period == 0)
-			sched_wakeup(s, id, *now);
-		else if (*now / MS % period == 1)
-			sched_block(s, id, *now);
-		sched_tick(s, *now);
+		tick_with_bursts(s, *now, id, period, 1);
 	}
 }
 
@@ -552,30 +548,12 @@ static void test_fairlag_capped_sleeper_not_held(void)
  */
 static void test_fairlag_long_burst_still_a_sleeper(void)
 {
-	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
-	uint64_t now = 0, one = 1ull << 20, lowest = UINT64_MAX;
-	int busy = add_ent(s, "busy", 1024, true, 0);
-	int sl = add_ent(s, "sleeper", 1024, false, 0);
-	struct sched_entity *b = sched_ent(s, busy), *z = sched_ent(s, sl);
-	bool tracked = false;
-
-	while (now < 3000 * MS) {
-		now += MS;
-		if (now / MS % 240 == 0)
-			sched_wakeup(s, sl, now);
-		else if (now / MS % 240 == 40)
-			sched_block(s, sl, now);
-		sched_tick(s, now);
-		if (now < 500 * MS)
-			continue;	/* the sleeper's demand settles */
-		tracked |= z->lag_tracked;
-		if (b->lag_tracked && b->lag_rate < lowest)
-			lowest = b->lag_rate;
-	}
+	uint64_t one = 1ull << 20;
+	bool tracked;
+	uint64_t lowest = burst_sleeper_lowest(240, 40, 3000, 500, &tracked);
 
 	CU_ASSERT(!tracked);
 	CU_ASSERT(lowest > one - one / 5);	/* about 11/12 of the pCPU */
-	sched_destroy(s);
 }
 
 /*

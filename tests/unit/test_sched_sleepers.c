@@ -26,11 +26,7 @@ static void test_sleeper_solved_at_long_demand(void)
 
 	while (now < 6000 * MS) {
 		now += MS;
-		if (now / MS % 256 == 0)
-			sched_wakeup(s, sl, now);
-		else if (now / MS % 256 == 32)
-			sched_block(s, sl, now);
-		sched_tick(s, now);
+		tick_with_bursts(s, now, sl, 256, 32);
 		if (now < 3000 * MS || !b->lag_tracked)
 			continue;	/* the long mean settles */
 		lo = b->lag_rate < lo ? b->lag_rate : lo;
@@ -50,29 +46,12 @@ static void test_sleeper_solved_at_long_demand(void)
  */
 static void test_sleeper_through_long_burst(void)
 {
-	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
-	uint64_t now = 0, lowest = UINT64_MAX, one = 1ull << 20;
-	int busy = add_ent(s, "busy", 1024, true, 0);
-	int sl = add_ent(s, "sleeper", 1024, false, 0);
-	struct sched_entity *b = sched_ent(s, busy), *z = sched_ent(s, sl);
-	bool tracked = false;
+	uint64_t one = 1ull << 20;
+	bool tracked;
+	uint64_t lowest = burst_sleeper_lowest(600, 200, 4000, 1200, &tracked);
 
-	while (now < 4000 * MS) {
-		now += MS;
-		if (now / MS % 600 == 0)
-			sched_wakeup(s, sl, now);
-		else if (now / MS % 600 == 200)
-			sched_block(s, sl, now);
-		sched_tick(s, now);
-		if (now < 1200 * MS)
-			continue;	/* the sleeper's demand settles */
-		tracked |= z->lag_tracked;
-		if (b->lag_tracked && b->lag_rate < lowest)
-			lowest = b->lag_rate;
-	}
 	CU_ASSERT(!tracked);
 	CU_ASSERT(lowest > one - one / 4);
-	sched_destroy(s);
 }
 
 UNIT_SUITE(sched_sleepers, NULL, NULL,

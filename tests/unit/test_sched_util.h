@@ -130,4 +130,44 @@ static inline uint64_t cpu_time(struct sched *s, int id)
 	return st.cpu_time_ns;
 }
 
+/* A tick at `now` (ms); sleeper `id` wakes at each multiple of period_ms and blocks burst_ms later. */
+static inline void tick_with_bursts(struct sched *s, uint64_t now, int id, uint64_t period_ms,
+				    uint64_t burst_ms)
+{
+	if (now / MS % period_ms == 0)
+		sched_wakeup(s, id, now);
+	else if (now / MS % period_ms == burst_ms)
+		sched_block(s, id, now);
+	sched_tick(s, now);
+}
+
+/*
+ * A busy entity and a sleeper of weight 1024 on one pCPU, the sleeper
+ * runnable burst_ms of every period_ms, ticked every ms to end_ms: the
+ * lowest ideal rate of the busy one after settle_ms, and in *tracked
+ * whether the sleeper was ever solved as busy (lag_tracked) then.
+ */
+static inline uint64_t burst_sleeper_lowest(uint64_t period_ms, uint64_t burst_ms,
+					    uint64_t end_ms, uint64_t settle_ms, bool *tracked)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t now = 0, lowest = UINT64_MAX;
+	int busy = add_ent(s, "busy", 1024, true, 0);
+	int sl = add_ent(s, "sleeper", 1024, false, 0);
+	struct sched_entity *b = sched_ent(s, busy), *z = sched_ent(s, sl);
+
+	*tracked = false;
+	while (now < end_ms * MS) {
+		now += MS;
+		tick_with_bursts(s, now, sl, period_ms, burst_ms);
+		if (now < settle_ms * MS)
+			continue;	/* the sleeper's demand settles */
+		*tracked |= z->lag_tracked;
+		if (b->lag_tracked && b->lag_rate < lowest)
+			lowest = b->lag_rate;
+	}
+	sched_destroy(s);
+	return lowest;
+}
+
 #endif
