@@ -23,8 +23,9 @@
  *    busy ones, whose lags and payback (fair_payback.c) then share it out;
  * 3. an entity that woke within the last SLEEPER_MEMORY balances stays a
  *    sleeper through intervals it never blocked in (fair_sleeper_recent());
- * 4. the solve caps a sleeper at its demand over seconds (a mean over the
- *    last 2^LONG_SHIFT balances), not the 1/8 EWMA: see fair_sleeper_use().
+ * 4. the solve caps a sleeper at its demand over seconds (an average of
+ *    weight 1/2^LONG_SHIFT per balance), not the 1/8 EWMA: see
+ *    fair_sleeper_use().
  *
  * Not with groups (group_ideal.c solves those hierarchically and sets the
  * run weights itself). O(n) per balance besides the solve's passes;
@@ -33,7 +34,7 @@
 #include "sched/internal.h"
 
 #define DEMAND_SHIFT	3			/* EWMA of the use: 1/8 per balance */
-#define LONG_SHIFT	7			/* the solve's: a mean over 128 balances */
+#define LONG_SHIFT	7			/* the solve's: 1/128 per balance */
 #define HOLD_ONE	(1u << 16)		/* hold factor 1 in 16.16 */
 #define HOLD_MIN	(HOLD_ONE / 4)		/* at most this much held */
 #define HOLD_STEP	(HOLD_ONE / 8)		/* change per balance */
@@ -46,8 +47,9 @@
  *
  * Two figures. sl_demand, a 1/8 EWMA, says whether a sleeper is over its
  * share now (the hold) and whether it fits an idle pCPU (fair_wake.c).
- * sl_long, the mean of the last 2^LONG_SHIFT intervals (about 2 s; a
- * running mean until it has that many), is what the solve caps it at. The
+ * sl_long, the running mean of its first 2^LONG_SHIFT intervals and then
+ * an average of weight 1/2^LONG_SHIFT per interval (about 2 s), is what
+ * the solve caps it at. The
  * ideal is defined with each sleeper at its demand over the run, and the
  * ideal rates are not linear in the demands (an entity's rate stops at its
  * whole pCPU, and the levels of the water-filling move): solved at each
