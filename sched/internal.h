@@ -602,7 +602,7 @@ static inline bool uclamp_is_used(const struct sched *s)
 }
 
 /* The fluid-ideal balance of the fair class: fairlag.c and the fair_*.c beside it. */
-#include "fairlag.h"
+#include "sched/fairlag.h"
 
 /* ---------------------------------------------------------------- group.c */
 
