@@ -54,6 +54,35 @@ static void test_sleeper_through_long_burst(void)
 	CU_ASSERT(lowest > one - one / 4);
 }
 
+/*
+ * A wakeup marks a sleeper for 32 balances, but for 8 with groups: there
+ * is no sleeper solve there, and a longer memory only kept a woken member
+ * out of its group's solve (test_host_enforce's good VM fell short of its
+ * share in CI).
+ */
+static void test_sleeper_memory_shorter_with_groups(void)
+{
+	for (int groups = 0; groups <= 1; groups++) {
+		struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+		int gid = groups ? sched_group_add(s, "g", SCHED_NONE, 1024, 0, NULL, 0) : SCHED_NONE;
+		int id = add_in_group(s, "e", 1024, true, gid, 0);
+		struct sched_entity *se = sched_ent(s, id);
+		unsigned int marked = 0;
+
+		CU_ASSERT_FATAL(!groups || gid >= 0);
+		s->lag_round = 1;
+		se->sl_was_runnable = true;
+		se->lag_wakeups = se->st.nr_wakeups + 1;	/* it woke since */
+		for (unsigned int r = 1; r <= 40; r++, s->lag_round++) {
+			marked += fair_sleeper_recent(s, se);
+			se->lag_wakeups = se->st.nr_wakeups;
+		}
+		CU_ASSERT_EQUAL(marked, groups ? 8 : 32);
+		sched_destroy(s);
+	}
+}
+
 UNIT_SUITE(sched_sleepers, NULL, NULL,
 	   UNIT_TEST(test_sleeper_solved_at_long_demand),
-	   UNIT_TEST(test_sleeper_through_long_burst))
+	   UNIT_TEST(test_sleeper_through_long_burst),
+	   UNIT_TEST(test_sleeper_memory_shorter_with_groups))
