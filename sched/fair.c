@@ -258,10 +258,11 @@ static uint64_t moved_request(const struct sched *s, const struct sched_rq *rq,
 static uint64_t request_slice(const struct sched *s, const struct sched_rq *rq,
 			      const struct sched_entity *se)
 {
-	uint64_t slice = s->cfg.slice_ns;
+	uint64_t slice = s->cfg.slice_ns, moved;
 
-	if (se->lag_moving && se->lag_tracked && !s->nr_groups && moved_request(s, rq, se) < slice)
-		slice = moved_request(s, rq, se);
+	if (se->lag_moving && se->lag_tracked && !s->nr_groups &&
+	    (moved = moved_request(s, rq, se)) < slice)
+		slice = moved;	/* its scan of the pCPU's entities once */
 
 	if (se->cap_period && se->cap_quota < slice)
 		slice = se->cap_quota;
