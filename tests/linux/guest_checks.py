@@ -7,10 +7,11 @@
 # `make test-linux` (VMX/SVM host: tests/linux/test_linux_cppc). Each check reads what the guest reported,
 # never a speed. Expected values come from the command line through the
 # documented rules (docs/acpi.md), computed here, not copied from a run.
-import os, re, sys, time
+import os, re, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nested  # noqa: E402
+from harness import HELD_MAX_S, Outcome, boot_runs, check_main, log_file  # noqa: E402
 
 # `make check`: the capvisor under test is an ASan/UBSan build (Checks.timing()).
 SANITIZED = bool(os.environ.get("CAPVISOR_SANITIZED"))
@@ -103,10 +104,6 @@ KNOWN_LINES = [
     (r"CPUID\[0d, ", "the XSAVE warning below"),
 ]
 XSAVE_WARNING = "XSAVE consistency problem"	# TCG: see docs/testing-linux.md
-# The longest capvisor may keep a runnable vCPU from running, in seconds:
-# far above its slices and windows (ms) and a tick's over-run under TCG, far
-# below the guest's own stall detectors (nested.py's L2_CMDLINE).
-HELD_MAX_S = 2
 # How far a duty-cycled task's util_avg may be from its run share x its
 # frequency scale x 1024 (the mean of its readings over two seconds; PELT's
 # own ripple on an 8 ms duty cycle is a few percent).
@@ -158,8 +155,8 @@ class Checks:
         self.r = {res.name: res for res in results}
         self.outcomes = []
 
-    def check(self, name, ok, detail):
-        self.outcomes.append((name, bool(ok), detail))
+    def check(self, name, ok, detail, timing=False):
+        self.outcomes.append(Outcome(name, bool(ok), detail, timing))
 
     def timing(self, name, ok, detail):
         """A check on a measured level, share or placement: under ASan/UBSan
@@ -168,7 +165,7 @@ class Checks:
         there, not judged, as sched_lib.Checker.timing() does."""
         if SANITIZED and not ok:
             detail += " (sanitized build: not judged)"
-        self.check(name, ok or SANITIZED, detail)
+        self.check(name, ok or SANITIZED, detail, timing=True)
 
     PREFIX = "check_"
 
@@ -641,96 +638,6 @@ class Checks612(Checks):
 
     def c612_07_errors(self):
         self.check_10_no_avoidable_errors()
-
-
-def report(outcomes):
-    failed = 0
-    for name, ok, detail in outcomes:
-        print(f"  {'ok  ' if ok else 'FAIL'} {name}: {detail}")
-        failed += not ok
-    return failed
-
-
-def stalled_elsewhere(res):
-    """A run that did not finish while capvisor's own record shows no vCPU
-    held out for more than HELD_MAX_S (or left no record: L1 itself was
-    stopped). Nested TCG SVM has stalled a guest that way for minutes
-    (docs/testing-linux.md, "Retries")."""
-    if res.finished() and res.rc == 0:
-        return False
-    vcpus = (res.stats or {}).get("vcpus") or []
-    return all(v.get("held_max_ns", 0) <= HELD_MAX_S * 1e9 for v in vcpus)
-
-
-# A run stalled elsewhere is booted again in a new L1 up to L1_RETRIES
-# times, none started after RETRY_AFTER_S of the test's time (CI's whole
-# budget is 90 min). One retry was not enough on an idle KVM machine: L1
-# stalled as a run's VM was created (both of L1's CPUs in soft lockup,
-# "[kthreadd:2]"), in the first L1 and again in its retry.
-L1_RETRIES = 2
-RETRY_AFTER_S = 900
-
-
-def l1_note(runs, lines):
-    """One line on how an L1 boot ended, with its kernel's last lines."""
-    if not lines:
-        return f"{', '.join(r.name for r in nested.flat(runs))}: run on this host, no L1"
-    own = nested.l1_own_lines(lines)
-    end = own[-1] if own and own[-1].startswith("L1 ") else "L1 ended without a word"
-    tail = [x for x in own if x.startswith("[")][-8:]
-    return "\n".join([f"L1 of {', '.join(r.name for r in nested.flat(runs))}: {end}"] +
-                     ["    " + x for x in tail])
-
-
-def boot_runs(run, runs, l1, log, notes=None):
-    """Boot the runs; a run stalled elsewhere is booted again in a new L1,
-    with the VMs that shared its host (a HostRuns is booted again whole).
-    notes gets one l1_note() per L1 boot."""
-    start, results, todo = time.monotonic(), {}, runs
-    for attempt in range(L1_RETRIES + 1):
-        got, lines = run(todo, l1, log=log)
-        results.update({res.name: res for res in got})
-        if notes is not None:
-            notes.append(l1_note(todo, lines))
-        todo = [x for x in todo if any(stalled_elsewhere(results[r.name]) for r in nested.flat([x]))]
-        if not todo or attempt == L1_RETRIES or time.monotonic() - start > RETRY_AFTER_S:
-            break
-        print(f"retrying {', '.join(r.name for r in nested.flat(todo))} in a new L1 "
-              f"({attempt + 1} of {L1_RETRIES}): it did not finish and capvisor held no vCPU "
-              f"out for more than {HELD_MAX_S} s")
-    return [results[r.name] for r in nested.flat(runs)]
-
-
-def log_file():
-    """CAPVISOR_LINUX_LOG=FILE keeps L1's whole console there."""
-    path = os.environ.get("CAPVISOR_LINUX_LOG")
-    return open(path, "w") if path else None
-
-
-def check_main(runs, checks, label, boot):
-    """Boot the runs (boot(runs, notes) -> results; notes gets how each L1
-    ended), or replay a saved L1 console
-    (CAPVISOR_LINUX_REPLAY), and check them: 0, 1, or 77 (skipped)."""
-    replay = os.environ.get("CAPVISOR_LINUX_REPLAY")
-    notes = []
-    try:
-        if replay:	# the checks again on a saved L1 console, no boot
-            with open(replay) as f:
-                results = nested.parse_l1_console(f.readlines(), runs)
-        else:
-            results = boot(runs, notes)
-    except nested.Skip as e:
-        print(f"skipped: {e}")
-        return 77
-    failed = report(checks(results).run())
-    if failed:
-        for res in results:
-            print(f"--- {res.name}: last console lines")
-            print("\n".join(res.console[-15:] + res.stderr[-10:]))
-        print("--- how each L1 ended")
-        print("\n".join(notes))
-    print(f"{label}: {'all checks hold' if not failed else f'{failed} failed'}")
-    return 1 if failed else 0
 
 
 def main(mode, kernel="6.1"):

@@ -11,6 +11,7 @@ import os, re, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guest_checks as gc  # noqa: E402
+import harness  # noqa: E402
 import nested  # noqa: E402
 
 # Every joined run's vCPUs and their clusters.
@@ -187,9 +188,9 @@ class JoinChecks(gc.Checks):
 
 def main():
     """Boot the joined runs nested and check them; 0, 1, or 77 (skipped)."""
-    return gc.check_main(RUNS, JoinChecks, "linux 6.1 guest joined to capvisor host (nested)",
-                         lambda rs, notes: gc.boot_runs(nested.run_nested, rs, nested.fetch_kernel(),
-                                                        gc.log_file(), notes))
+    return harness.check_main(RUNS, JoinChecks, "linux 6.1 guest joined to capvisor host (nested)",
+                              lambda rs, notes: harness.boot_runs(nested.run_nested, rs, nested.fetch_kernel(),
+                                                                  harness.log_file(), notes))
 
 if __name__ == "__main__":
     sys.exit(main())
