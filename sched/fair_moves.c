@@ -497,25 +497,41 @@ static void local_caps(struct sched *s, unsigned int n)
 	}
 }
 
-/* Each pCPU's sums of its tracked entities, for the predictions above. */
+/*
+ * Each pCPU's sums of its tracked entities, for the predictions above.
+ * The marking of the caps that bind where they are and each pCPU's
+ * candidate (local_caps(), local_scan()) only where tracked entities with
+ * caps are: without them the balance walked every entity twice more and
+ * every runqueue's lists for nothing (the tick without groups: 556-583 ->
+ * 671 ns per pCPU on 4 pCPUs, 1024 entities, none capped).
+ */
 void fair_lag_sums(struct sched *s, unsigned int n)
 {
+	struct sched_cpumask capped;	/* pCPUs with a tracked entity with a cap */
+
+	sched_cpumask_clear(&capped);
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		s->rq[cpu].lag_weight = s->rq[cpu].lag_free_weight = s->rq[cpu].lag_held = 0;
 		memset(s->rq[cpu].lag_pot, 0, sizeof(s->rq[cpu].lag_pot));
+		s->lag_local[cpu] = NULL;
 	}
-	for (unsigned int k = 0; k < n; k++)
-		s->lag_ents[k].se->lag_local_cap = false;
 	for (unsigned int k = 0; k < n; k++) {
 		struct sched_entity *se = s->lag_ents[k].se;
 		struct sched_rq *rq = &s->rq[se->cpu];
 
-		if (se->lag_tracked)
-			sums_update(s, rq, se, is_held(s, rq, se), 1);
+		se->lag_local_cap = false;	/* is_held() reads only se's own */
+		if (!se->lag_tracked)
+			continue;
+		sums_update(s, rq, se, is_held(s, rq, se), 1);
+		if (se->cap_period)
+			sched_cpumask_set(&capped, rq->cpu);
 	}
+	if (sched_cpumask_empty(&capped))
+		return;
 	local_caps(s, n);
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
-		local_scan(s, &s->rq[cpu]);
+		if (sched_cpumask_test(&capped, cpu))
+			local_scan(s, &s->rq[cpu]);
 }
 
 /* The LAG_ATTEMPTS worst lags first, at most one move each and one per pCPU. */
