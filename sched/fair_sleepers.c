@@ -25,7 +25,10 @@
  *    sleeper through intervals it never blocked in (fair_sleeper_recent());
  * 4. the solve caps a sleeper at its demand over seconds (an average of
  *    weight 1/2^LONG_SHIFT per balance), not the 1/8 EWMA: see
- *    fair_sleeper_use().
+ *    fair_sleeper_use();
+ * 5. a sleeper that progresses below its busy rate while runnable is
+ *    starved (sleeper_starved()), and wakes where it gets that rate
+ *    (fair_wake.c).
  *
  * Not with groups (group_ideal.c solves those hierarchically and sets the
  * run weights itself). O(n) per balance besides the solve's passes;
@@ -40,7 +43,58 @@
 #define HOLD_STEP	(HOLD_ONE / 8)		/* change per balance */
 #define HOLD_OVER_SHIFT	3			/* over: demand above share + 1/8 */
 #define SLEEPER_MEMORY	32			/* balances a wakeup marks a sleeper */
+#define STARVED_SHIFT	4			/* its average: 1/16 per balance */
+#define STARVED_SLACK	3			/* runnable time not counted: 1/8 */
 #define SLEEPER_MEMORY_GROUPS 8			/* ... with groups: no sleeper solve there */
+
+/* se's time runnable but not running so far (st.wait_ns and a wait in progress). */
+static uint64_t entity_waited(const struct sched *s, const struct sched_entity *se)
+{
+	bool waiting = se->on_rq && !(se->cpu >= 0 && s->rq[se->cpu].curr == se);
+
+	return se->st.wait_ns + (waiting && s->now > se->wait_start ? s->now - se->wait_start : 0);
+}
+
+/*
+ * Note what se did over the interval of dt ns since the last balance: the
+ * work it used, and the time it was runnable (ran or waited) beyond a
+ * slice per wakeup (what EEVDF lets any wakeup wait) and 1/2^STARVED_SLACK
+ * of the interval: fair_sleepers_done() compares the two with its busy
+ * rate. O(1).
+ */
+void fair_sleeper_waits(const struct sched *s, struct sched_entity *se, uint64_t used_ns,
+			uint64_t dt)
+{
+	uint64_t waited = entity_waited(s, se), cpu = se->st.cpu_time_ns + se->run_ns;
+	uint64_t runnable = (waited - se->sl_waited) + (cpu - se->sl_cpu_time);
+	uint64_t allowed = (se->st.nr_wakeups - se->lag_wakeups) * s->cfg.slice_ns +
+			   (dt >> STARVED_SLACK);
+
+	se->sl_used = used_ns;
+	se->sl_active = runnable > allowed ? runnable - allowed : 0;
+	se->sl_starved = false;
+	se->sl_waited = waited;
+	se->sl_cpu_time = cpu;
+}
+
+/*
+ * Was the sleeper se, whose rate were every entity busy is busy_rate, kept
+ * below that rate while it was runnable, beyond a slice per wakeup and
+ * some slack (fairgen's floor: a sleeper progresses at least at that rate
+ * while runnable, with a slice of wait per burst)? Averaged over about
+ * 2^STARVED_SHIFT balances: one interval holds a burst or two, and a
+ * light sleeper that waited through one had got nothing yet. Then the
+ * pCPU it waits on is too crowded for it, and its next wakeup goes
+ * elsewhere (fair_wake.c).
+ */
+static bool sleeper_starved(struct sched_entity *se, uint64_t busy_rate)
+{
+	uint64_t owed = (uint64_t)(((unsigned __int128)busy_rate * se->sl_active) >> RATE_SHIFT);
+
+	se->sl_got = se->sl_got - (se->sl_got >> STARVED_SHIFT) + (se->sl_used >> STARVED_SHIFT);
+	se->sl_owed = se->sl_owed - (se->sl_owed >> STARVED_SHIFT) + (owed >> STARVED_SHIFT);
+	return se->sl_got < se->sl_owed;
+}
 
 /*
  * Update se's demand with its use over the interval of dt ns. Returns
@@ -197,6 +251,8 @@ unsigned int fair_sleepers_done(struct lag_ent *e, unsigned int n)
 		else if (se->sl_demand <= se->sl_share)
 			f = f + HOLD_STEP < HOLD_ONE ? f + HOLD_STEP : HOLD_ONE;
 		se->sl_hold = f;
+		se->sl_busy_rate = e[i].busy_rate;
+		se->sl_starved = e[i].comp >= 0 && sleeper_starved(se, e[i].busy_rate);
 	}
 	return k;
 }

@@ -14,6 +14,20 @@
  *   (a light busy entity that runs whenever the sleepers beside it
  *   sleep); so the wakeup goes to the pCPU furthest ahead.
  *
+ * Before both, a starved sleeper (fair_sleepers.c: one that progressed
+ * below its busy rate, the share it would get were every entity busy,
+ * while it was runnable beyond a slice per wakeup) wakes, when prev does
+ * not give it that rate, on a pCPU that does: one where its weight's
+ * part of the fair weight queued there, times the capacity, is at least
+ * that rate; first among the pCPUs ahead, then the ones not full, then
+ * any, least loaded first; else it stays. That is the floor the ideal
+ * owes a sleeper (docs/sched.md, "What fair means"): EEVDF gives it its
+ * weight's part of the pCPU it waits on, and a pCPU crowded by heavier
+ * entities (sleepers whose pCPU no rule makes them leave, beside busy
+ * entities whose pCPUs are full and take no one) holds it below that for
+ * good (seed 6 #371 of the fair corpus: five sleepers on one pCPU of 561
+ * for the run, one at 0.59 of its floor).
+ *
  * And when some pCPU is idle that the capacity rule (entity_fits_cpu():
  * util_avg with the kernel's margin) finds too small, it goes to the
  * biggest idle one if that one's capacity covers its demand
@@ -25,7 +39,7 @@
  * seventeen idle 167 pCPUs; a quarter to spare instead of 1/64 helped
  * that scenario less).
  *
- * Both lists are made at each balance and handed out round robin, so a
+ * The lists are made at each balance and handed out round robin, so a
  * burst of wakeups between two balances spreads out; a wakeup looks at up
  * to TARGET_TRIES entries of the pCPUs it may use, skipping the others
  * (counted among the tries, a sleeper pinned to one cluster found none
@@ -50,19 +64,35 @@ static void targets_insert(struct fair_wake_targets *t, unsigned int cpu, const 
 	t->cpu[k] = (uint16_t)cpu;
 }
 
-/* The next pCPU of t that se may use and fits, or -1. */
+/*
+ * Would se, waking on cpu, run there at its busy rate (sl_busy_rate) while
+ * runnable: is its part of the fair weight queued there, times the
+ * capacity, at least that rate?
+ */
+static bool gives_busy_rate(const struct sched *s, const struct sched_entity *se, unsigned int cpu)
+{
+	const struct sched_rq *rq = &s->rq[cpu];
+	unsigned __int128 local = (unsigned __int128)se->weight * rq->capacity << (RATE_SHIFT - 10);
+
+	return local >= (unsigned __int128)se->sl_busy_rate * (rq->fair_weight + se->weight);
+}
+
+/*
+ * The next pCPU of t that se may use and fits, other than skip, and where
+ * it gets its busy rate if `rate`; or -1.
+ */
 static int targets_next(const struct sched *s, struct fair_wake_targets *t,
-			const struct sched_entity *se)
+			const struct sched_entity *se, int skip, bool rate)
 {
 	unsigned int tries = 0;
 
 	for (unsigned int seen = 0; seen < t->nr && tries < TARGET_TRIES; seen++) {
 		unsigned int cpu = t->cpu[t->next++ % t->nr];
 
-		if (!sched_cpumask_test(&se->allowed, cpu))
+		if (!sched_cpumask_test(&se->allowed, cpu) || (int)cpu == skip)
 			continue;
 		tries++;
-		if (entity_fits_cpu(s, se, cpu))
+		if (entity_fits_cpu(s, se, cpu) && (!rate || gives_busy_rate(s, se, cpu)))
 			return (int)cpu;
 	}
 	return -1;
@@ -87,7 +117,7 @@ static void scan_tracked(struct sched *s, unsigned int n, int64_t *lag_sum)
 	}
 }
 
-/* Both lists, from the n entities the balance solved (s->lag_ents). */
+/* The lists, from the n entities the balance solved (s->lag_ents). */
 void fair_wake_targets_update(struct sched *s, unsigned int n)
 {
 	int64_t load[SCHED_MAX_CPUS], lag_sum[SCHED_MAX_CPUS];
@@ -96,17 +126,38 @@ void fair_wake_targets_update(struct sched *s, unsigned int n)
 	scan_tracked(s, n, lag_sum);
 	s->wake_free.nr = s->wake_free.next = 0;
 	s->wake_ahead.nr = s->wake_ahead.next = 0;
+	s->wake_any.nr = s->wake_any.next = 0;
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		struct sched_rq *rq = &s->rq[cpu];
 
 		rq->lag_behind = lag_sum[cpu] > move;
+		load[cpu] = (int64_t)((rq->lag_weight << 20) / (rq->capacity ? rq->capacity : 1));
+		targets_insert(&s->wake_any, cpu, load);
 		if (rq->lag_full)
 			continue;
-		load[cpu] = (int64_t)((rq->lag_weight << 20) / (rq->capacity ? rq->capacity : 1));
 		targets_insert(&s->wake_free, cpu, load);
 		if (lag_sum[cpu] < -move)
 			targets_insert(&s->wake_ahead, cpu, lag_sum);
 	}
+}
+
+/*
+ * A pCPU for the starved sleeper se (fair_sleepers.c) when prev does not
+ * give it its busy rate: one that does, where the tracked entities are
+ * ahead, else not full, else any; -1 (stay) if none.
+ */
+static int starved_target(struct sched *s, const struct sched_entity *se, unsigned int prev)
+{
+	int t = -1;
+
+	if (gives_busy_rate(s, se, prev))
+		return -1;
+	t = targets_next(s, &s->wake_ahead, se, (int)prev, true);
+	if (t < 0)
+		t = targets_next(s, &s->wake_free, se, (int)prev, true);
+	if (t < 0)
+		t = targets_next(s, &s->wake_any, se, (int)prev, true);
+	return t;
 }
 
 /*
@@ -117,10 +168,12 @@ int fair_wake_target(struct sched *s, const struct sched_entity *se, unsigned in
 {
 	const struct sched_rq *rq = &s->rq[prev];
 
+	if (se->sl_starved)
+		return starved_target(s, se, prev);
 	if (rq->lag_full)
-		return targets_next(s, &s->wake_free, se);
+		return targets_next(s, &s->wake_free, se, -1, false);
 	if (rq->lag_behind)
-		return targets_next(s, &s->wake_ahead, se);
+		return targets_next(s, &s->wake_ahead, se, -1, false);
 	return -1;
 }
 

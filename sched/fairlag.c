@@ -144,6 +144,8 @@ static void cap_fill(const struct sched *s, struct lag_ent *e, unsigned int n, u
 	for (unsigned int k = 0; k < n; k++)
 		e[k].capped = false;
 	water_fill(e, n, caps, m);
+	for (unsigned int k = 0; k < n; k++)
+		e[k].busy_rate = e[k].rate;	/* a sleeper's floor (fair_sleepers_done()) */
 	for (unsigned int round = 0; round < CAP_ROUNDS; round++) {
 		bool held = false;
 
@@ -255,6 +257,7 @@ static unsigned int collect(struct sched *s, uint64_t dt, uint64_t *used)
 		recent = fair_sleeper_recent(s, se);
 		tracked = tracked && !recent;
 		fresh = fair_sleeper_use(se, work - se->lag_work, dt);
+		fair_sleeper_waits(s, se, work - se->lag_work, dt);
 		if (tracked) {
 			s->lag_ents[n].se = se;
 			s->lag_ents[n].w = fair_solver_weight(s, se);

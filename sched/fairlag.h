@@ -20,6 +20,7 @@ struct lag_ent {
 	uint64_t pred;				/* |lag| */
 	uint64_t w;				/* weight the water-filling shares by */
 	uint64_t limit;				/* rate it cannot exceed (its caps), or UINT64_MAX */
+	uint64_t busy_rate;			/* its rate were every entity busy (cap_fill) */
 	int comp;
 	int next;				/* group.c: next tracked member of its group */
 	int to;					/* fair_repack.c: the pCPU of its new placement */
@@ -99,6 +100,8 @@ int fair_wake_target(struct sched *s, const struct sched_entity *se, unsigned in
 bool fair_wake_idle_ok(const struct sched *s, const struct sched_entity *se, unsigned int cpu);
 void fair_payback_reweight(struct sched *s, uint64_t now);
 bool fair_sleeper_use(struct sched_entity *se, uint64_t used_ns, uint64_t dt);
+void fair_sleeper_waits(const struct sched *s, struct sched_entity *se, uint64_t used_ns,
+			uint64_t dt);
 bool fair_sleeper_collect(const struct sched *s, struct sched_entity *se, struct lag_ent *e);
 bool fair_sleeper_recent(const struct sched *s, struct sched_entity *se);
 bool fair_runnable_throughout(const struct sched_entity *se, bool starts);

@@ -149,6 +149,11 @@ struct sched_entity {
 	uint64_t sl_demand;		/* EWMA of its use as a rate (fair_sleepers.c) */
 	uint64_t sl_long;		/* its mean over seconds: the solve's */
 	uint32_t sl_count;		/* intervals in sl_long, up to its length */
+	uint64_t sl_waited, sl_cpu_time; /* its wait and cpu time at the last balance */
+	uint64_t sl_used, sl_active;	/* work, and runnable time owed its rate, since */
+	uint64_t sl_got, sl_owed;	/* averages: its work, and its busy rate's */
+	uint64_t sl_busy_rate;		/* its rate were every entity busy */
+	bool sl_starved;		/* sl_got below sl_owed (fair_wake.c) */
 	uint64_t sl_share;		/* its solved rate when it last slept */
 	uint32_t sl_hold;		/* run weight factor (16.16) while over; 0 = 1 */
 	bool sl_init;			/* sl_demand has a first value */
@@ -342,6 +347,7 @@ struct sched {
 	struct sched_entity *lag_local[SCHED_MAX_CPUS]; /* fair_moves.c, during the moves only */
 	struct fair_wake_targets wake_free;	/* not full, least loaded first */
 	struct fair_wake_targets wake_ahead;	/* ahead in sum, most first */
+	struct fair_wake_targets wake_any;	/* every pCPU, least loaded first */
 	uint64_t newidle_decay_due;	/* no newidle cost decays before this */
 	struct sched_group *grp;	/* SCHED_MAX_GROUPS, allocated with the first group */
 	unsigned int nr_groups;

@@ -82,7 +82,59 @@ static void test_sleeper_memory_shorter_with_groups(void)
 	}
 }
 
+/*
+ * One balance interval of dt for the sleeper se: it woke `wakeups` times,
+ * ran `ran` (work as much: a 1024 pCPU) and waited `waited`; the solve
+ * says its rate were every entity busy is busy_rate. Returns whether it
+ * is starved after it.
+ */
+static bool starved_after(struct sched *s, struct sched_entity *se, uint64_t dt,
+			  uint64_t wakeups, uint64_t ran, uint64_t waited, uint64_t busy_rate)
+{
+	struct lag_ent e = { .se = se, .rate = busy_rate, .busy_rate = busy_rate,
+			     .comp = 0, .sleeper = true };
+
+	se->st.nr_wakeups += wakeups;
+	se->st.cpu_time_ns += ran;
+	se->st.wait_ns += waited;
+	s->now += dt;
+	fair_sleeper_waits(s, se, ran, dt);
+	se->lag_wakeups = se->st.nr_wakeups;
+	CU_ASSERT_EQUAL(fair_sleepers_done(&e, 1), 0);
+	return se->sl_starved;
+}
+
+/*
+ * A sleeper is starved when it progressed below its busy rate while it was
+ * runnable, beyond a slice of wait per wakeup and 1/8 of the interval
+ * (fairgen's floor): one waking once per 16 ms interval, running 2 ms and
+ * waiting 10 ms, owed half a pCPU (3.5 ms of its 7 ms beyond the
+ * allowance), is starved at once and stays so; the same waiting 3 ms (a
+ * slice) is not, nor is one waiting 10 ms whose busy rate is 1/8 of a
+ * pCPU (a light one: what it got is its rate).
+ */
+static void test_sleeper_starved_below_busy_rate(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t half = 1ull << 19, eighth = 1ull << 17;
+	struct sched_entity *a = sched_ent(s, add_ent(s, "a", 1024, false, 0));
+	struct sched_entity *b = sched_ent(s, add_ent(s, "b", 1024, false, 0));
+	struct sched_entity *c = sched_ent(s, add_ent(s, "c", 1024, false, 0));
+	unsigned int starved[3] = { 0, 0, 0 };
+
+	for (int k = 0; k < 32; k++) {
+		starved[0] += starved_after(s, a, 16 * MS, 1, 2 * MS, 10 * MS, half);
+		starved[1] += starved_after(s, b, 16 * MS, 1, 2 * MS, 3 * MS, half);
+		starved[2] += starved_after(s, c, 16 * MS, 1, 2 * MS, 10 * MS, eighth);
+	}
+	CU_ASSERT_EQUAL(starved[0], 32);
+	CU_ASSERT_EQUAL(starved[1], 0);
+	CU_ASSERT_EQUAL(starved[2], 0);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_sleepers, NULL, NULL,
+	   UNIT_TEST(test_sleeper_starved_below_busy_rate),
 	   UNIT_TEST(test_sleeper_solved_at_long_demand),
 	   UNIT_TEST(test_sleeper_through_long_burst),
 	   UNIT_TEST(test_sleeper_memory_shorter_with_groups))

@@ -54,5 +54,40 @@ static void test_wake_pinned_sleeper_finds_its_free_pcpu(void)
 	sched_destroy(s);
 }
 
+/*
+ * A starved sleeper (fair_sleepers.c: below its busy rate while runnable)
+ * waking on a pCPU whose queued weight leaves it less than that rate goes
+ * where it gets it, full or not: three pCPUs, each with an entity whose
+ * share is all of it, of weights 8192, 256 and 8192; a sleeper of 1024
+ * owed half a pCPU gets 1/9 of pCPU 0 and 4/5 of pCPU 1, and goes there.
+ * Not starved, it stays (no pCPU is free); starved on pCPU 1, it stays
+ * too. Seed 6 #371 of the fair corpus: five sleepers on one pCPU beside
+ * six whole entities, one of them at 0.59 of its floor, for the run.
+ */
+static void test_wake_starved_sleeper_goes_where_it_gets_its_rate(void)
+{
+	struct sched *s = mk_sched(3, 1024, 0, 0, NULL);
+	static const uint32_t weight[3] = { 8192, 256, 8192 };
+	struct sched_entity *sl;
+
+	for (unsigned int cpu = 0; cpu < 3; cpu++) {
+		s->rq[cpu].lag_cap = (uint64_t)s->rq[cpu].capacity << 10;
+		tracked_on(s, cpu, cpu, s->rq[cpu].lag_cap);
+		CU_ASSERT_FATAL(sched_set_weight(s, s->lag_ents[cpu].se->id, weight[cpu], 0) == 0);
+		s->rq[cpu].lag_weight = weight[cpu];
+	}
+	sl = sched_ent(s, add_ent(s, "sleeper", 1024, false, 0));
+	sl->sl_busy_rate = 1ull << 19;
+	fair_wake_targets_update(s, 3);
+	CU_ASSERT_FATAL(s->rq[0].lag_full && s->rq[1].lag_full && s->rq[2].lag_full);
+	CU_ASSERT_EQUAL(fair_wake_target(s, sl, 0), -1);
+	sl->sl_starved = true;
+	CU_ASSERT_EQUAL(fair_wake_target(s, sl, 0), 1);
+	CU_ASSERT_EQUAL(fair_wake_target(s, sl, 2), 1);
+	CU_ASSERT_EQUAL(fair_wake_target(s, sl, 1), -1);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_wake, NULL, NULL,
-	   UNIT_TEST(test_wake_pinned_sleeper_finds_its_free_pcpu))
+	   UNIT_TEST(test_wake_pinned_sleeper_finds_its_free_pcpu),
+	   UNIT_TEST(test_wake_starved_sleeper_goes_where_it_gets_its_rate))
