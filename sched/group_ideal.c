@@ -58,6 +58,7 @@ static void count_active(struct sched *s)
 #define SCALE_TARGET	(1ull << 18)
 #define SCALE_MIN	(SCALE_ONE >> 4)
 #define SCALE_MAX	(SCALE_ONE << 12)
+#define REQUEST_TICK_DIV	4	/* the shortest request, group_request(): a tick / this */
 
 static uint64_t grp_scale(const struct sched *s)
 {
@@ -579,8 +580,8 @@ static void update_scale(struct sched *s, const struct lag_ent *e, unsigned int 
 /*
  * The request of a tracked fair entity in a scenario with groups: a slice
  * times its run weight over the largest run weight of an entity below its
- * bound (grp_top_weight, from the last balance), at least a tick, at most
- * a slice. Every entity then asks for about as much virtual time as the
+ * bound (grp_top_weight, from the last balance), at least a quarter tick
+ * (a slice's end is an event of its own), at most a slice. Every entity then asks for about as much virtual time as the
  * heaviest one sharing a pCPU, as a moved entity does outside groups
  * (moved_request() in fair.c), but O(1): the weights are scaled to that
  * top at every balance anyway. With a whole slice, a light member (a
@@ -592,12 +593,12 @@ static void update_scale(struct sched *s, const struct lag_ent *e, unsigned int 
  */
 uint64_t group_request(const struct sched *s, const struct sched_entity *se)
 {
-	uint64_t r;
+	uint64_t r, least = s->cfg.tick_ns / REQUEST_TICK_DIV;
 
 	if (!s->grp_top_weight || se->weight >= s->grp_top_weight)
 		return s->cfg.slice_ns;
 	r = (uint64_t)((unsigned __int128)s->cfg.slice_ns * se->weight / s->grp_top_weight);
-	return r > s->cfg.tick_ns ? r : s->cfg.tick_ns;
+	return r > least ? r : least;
 }
 
 /*

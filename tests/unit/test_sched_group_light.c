@@ -6,11 +6,11 @@
 #include "tests/unit/test_sched_util.h"
 
 /*
- * One pCPU, group vm: a member of weight 88761 and one of 8000 (rates
- * 0.917 and 0.083 of the pCPU). Once a balance has tracked them, the light
- * one woken asks for a tick (3 ms x 0.083 is less), the heavy one for a
- * whole slice (group_request()), and it runs no longer than that at once
- * (with a whole slice it ran 3 ms).
+ * One pCPU, group vm: a member of weight 88761 and one of 2000 (rates
+ * 0.978 and 0.022 of the pCPU). Once a balance has tracked them, the light
+ * one woken asks for a quarter tick (3 ms x 0.022 is less), the heavy one
+ * for a whole slice (group_request()), and it runs no longer than that at
+ * once (with a whole slice it ran longer).
  */
 static void test_group_light_request(void)
 {
@@ -20,13 +20,13 @@ static void test_group_light_request(void)
 	int heavy, light;
 
 	heavy = add_member(s, "heavy", 88761, g, 0);
-	light = add_member(s, "light", 8000, g, 0);
+	light = add_member(s, "light", 2000, g, 0);
 	run_events_all(s, &now, 200 * MS);
 	CU_ASSERT_FATAL(sched_ent(s, light)->lag_tracked);
 	CU_ASSERT_EQUAL(sched_block(s, light, now), 0);
 	run_events_all(s, &now, now + MS);
 	CU_ASSERT_EQUAL(sched_wakeup(s, light, now), 0);
-	CU_ASSERT_EQUAL(sched_ent(s, light)->slice, s->cfg.tick_ns);
+	CU_ASSERT_EQUAL(sched_ent(s, light)->slice, s->cfg.tick_ns / 4);
 	CU_ASSERT_EQUAL(group_request(s, sched_ent(s, heavy)), s->cfg.slice_ns);
 	/* its first run after the wakeup, in steps of 50 us */
 	for (uint64_t end = now + 100 * MS; now < end; ) {
@@ -41,7 +41,7 @@ static void test_group_light_request(void)
 		run_events_all(s, &now, now + 50 * NSEC_PER_USEC);
 	}
 	CU_ASSERT(ran > 0);
-	CU_ASSERT(ran <= s->cfg.tick_ns + 100 * NSEC_PER_USEC);
+	CU_ASSERT(ran <= s->cfg.tick_ns / 4 + 100 * NSEC_PER_USEC);
 	sched_destroy(s);
 }
 
