@@ -254,6 +254,8 @@ static uint64_t moved_request(const struct sched *s, const struct sched_rq *rq,
  * smallest quota a cap may have: at a slice's deadline a member with a
  * fraction of a slice per period missed whole periods, and its group's
  * quota of those was lost for good (seed 1 #18 of the groups corpus).
+ * With groups, a tracked entity asks for a slice by its weight relative to
+ * the heaviest's (group_request()) wherever it is placed.
  */
 static uint64_t request_slice(const struct sched *s, const struct sched_rq *rq,
 			      const struct sched_entity *se)
@@ -263,6 +265,8 @@ static uint64_t request_slice(const struct sched *s, const struct sched_rq *rq,
 	if (se->lag_moving && se->lag_tracked && !s->nr_groups &&
 	    (moved = moved_request(s, rq, se)) < slice)
 		slice = moved;	/* its scan of the pCPU's entities once */
+	if (se->lag_tracked && s->nr_groups)
+		slice = group_request(s, se);	/* O(1): by the top weight */
 
 	if (se->cap_period && se->cap_quota < slice)
 		slice = se->cap_quota;

@@ -355,6 +355,7 @@ struct sched {
 	unsigned int nr_grp_scratch;
 	uint64_t grp_level_alloc, grp_level_weight;	/* group_solve(): the root's water level */
 	uint64_t grp_scale;		/* run weights / weights, 16.16 (group.c); 0 = 1 */
+	uint64_t grp_top_weight;	/* largest run weight below its bound (group_request()) */
 	uint64_t now;			/* latest time seen */
 };
 
@@ -636,6 +637,7 @@ void group_entity_leave(struct sched *s, struct sched_entity *se);
 int group_check_dl(const struct sched *s, int gid, const struct sched_entity *skip,
 		   const struct sched_dl_params *dl, unsigned int cpu, char *err, size_t errlen);
 bool group_solve(struct sched *s, struct lag_ent *e, unsigned int n, const uint64_t *left);
+uint64_t group_request(const struct sched *s, const struct sched_entity *se);
 void group_destroy(struct sched *s);
 
 /* ---------------------------------------------------------------- balance.c */

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Groups: light entities beside heavy ones (docs/sched.md "Groups and
+ * group caps", "Light requests" and "Holes of light entities").
+ */
+#include "tests/unit/test_sched_util.h"
+
+/*
+ * One pCPU, group vm: a member of weight 88761 and one of 2000 (rates
+ * 0.978 and 0.022 of the pCPU). Once a balance has tracked them, the light
+ * one woken asks for a quarter tick (3 ms x 0.022 is less), the heavy one
+ * for a whole slice (group_request()), and it runs no longer than that at
+ * once (with a whole slice it ran longer).
+ */
+static void test_group_light_request(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	int g = sched_group_add(s, "vm", SCHED_NONE, 1024, 0, NULL, 0);
+	uint64_t now = 0, start = 0, ran = 0;
+	int heavy, light;
+
+	heavy = add_member(s, "heavy", 88761, g, 0);
+	light = add_member(s, "light", 2000, g, 0);
+	run_events_all(s, &now, 200 * MS);
+	CU_ASSERT_FATAL(sched_ent(s, light)->lag_tracked);
+	CU_ASSERT_EQUAL(sched_block(s, light, now), 0);
+	run_events_all(s, &now, now + MS);
+	CU_ASSERT_EQUAL(sched_wakeup(s, light, now), 0);
+	CU_ASSERT_EQUAL(sched_ent(s, light)->slice, s->cfg.tick_ns / 4);
+	CU_ASSERT_EQUAL(group_request(s, sched_ent(s, heavy)), s->cfg.slice_ns);
+	/* its first run after the wakeup, in steps of 50 us */
+	for (uint64_t end = now + 100 * MS; now < end; ) {
+		bool running = curr_of(s, 0) == light;
+
+		if (running && !start)
+			start = now;
+		if (!running && start) {
+			ran = now - start;
+			break;
+		}
+		run_events_all(s, &now, now + 50 * NSEC_PER_USEC);
+	}
+	CU_ASSERT(ran > 0);
+	CU_ASSERT(ran <= s->cfg.tick_ns / 4 + 100 * NSEC_PER_USEC);
+	sched_destroy(s);
+}
+
+/* Make se's lag `lag` work ns now, at the rate of a whole pCPU from now on. */
+static void set_lag(struct sched *s, struct sched_entity *se, int64_t lag, uint64_t now)
+{
+	se->lag_tracked = true;
+	se->lag = lag;
+	se->lag_rate = 1ull << RATE_SHIFT;
+	se->lag_work = se->st.work_ns + se->run_work_ns;
+	s->lag_last = now;
+}
+
+/* A fair entity of weight 1024 in group gid, allowed on pCPU cpu only. */
+static int add_pinned_member(struct sched *s, const char *name, int gid, unsigned int cpu)
+{
+	struct sched_entity_params p;
+	int id;
+
+	sched_entity_params_init(&p, name);
+	p.runnable = true;
+	p.group = gid;
+	sched_cpumask_set(&p.affinity, cpu);
+	id = sched_entity_add(s, &p, 0, NULL, 0);
+	CU_ASSERT_FATAL(id >= 0);
+	return id;
+}
+
+/*
+ * Two pCPUs, a group vm: a root entity capped at 2 ms every 100, L1 and
+ * L2 (members) on one; B and C (members) allowed only on the other, then
+ * C anywhere. With both L1 and L2 two slices of work ahead of their
+ * ideals and C behind its own, the pCPU in the cap hole takes C at its
+ * next tick: L1 and L2 would collect the hole between them (all_ahead()).
+ * With L2 within a slice of its ideal it does not; nor with only L1 ahead
+ * (the periodic balance is out of the way: every second).
+ */
+static void test_group_hole_shared_when_all_ahead(void)
+{
+	for (int both = 0; both <= 1; both++) {
+		struct sched_config cfg = { .balance_interval_ns = 1000 * MS };
+		struct sched *s = mk_sched(2, 1024, 0, 0, &cfg);
+		int g = sched_group_add(s, "vm", SCHED_NONE, 1024, 0, NULL, 0);
+		uint64_t now = 0;
+		int capped, l1, l2, c;
+
+		capped = add_ent(s, "capped", 1024, true, 0);
+		CU_ASSERT_EQUAL(sched_set_cap(s, capped, 2 * MS, 100 * MS, 0, NULL, 0), 0);
+		CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->cpu, 0);
+		l1 = add_pinned_member(s, "l1", g, 0);
+		l2 = add_pinned_member(s, "l2", g, 0);
+		add_pinned_member(s, "b", g, 1);
+		c = add_pinned_member(s, "c", g, 1);
+		run_until(s, &now, 10 * MS, MS);
+		CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->state, SCHED_THROTTLED);
+		CU_ASSERT_EQUAL(sched_set_affinity(s, c, &s->all_cpus, now, NULL, 0), 0);
+		set_lag(s, sched_ent(s, l1), -2 * (int64_t)s->cfg.slice_ns, now);
+		set_lag(s, sched_ent(s, l2), (both ? -2 : 0) * (int64_t)s->cfg.slice_ns, now);
+		set_lag(s, sched_ent(s, c), 10 * MS, now);
+		run_until(s, &now, 20 * MS, MS);
+		CU_ASSERT_EQUAL(sched_ent(s, c)->cpu, both ? 0 : 1);
+		sched_destroy(s);
+	}
+}
+
+UNIT_SUITE(sched_group_light, NULL, NULL,
+	   UNIT_TEST(test_group_light_request),
+	   UNIT_TEST(test_group_hole_shared_when_all_ahead))
