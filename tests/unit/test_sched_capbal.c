@@ -230,16 +230,6 @@ static void test_capbal_hole_filled(void)
 	sched_destroy(s);
 }
 
-/* Make se's lag `lag` work ns now, at the rate of a whole pCPU from now on. */
-static void set_lag(struct sched *s, struct sched_entity *se, int64_t lag, uint64_t now)
-{
-	se->lag_tracked = true;
-	se->lag = lag;
-	se->lag_rate = 1ull << RATE_SHIFT;
-	se->lag_work = se->st.work_ns + se->run_work_ns;
-	s->lag_last = now;
-}
-
 /*
  * Two pCPUs: a capped entity, throttled from 2 ms, and L on one; B and C,
  * allowed only on the other, share it; then C may go anywhere. With L

@@ -45,16 +45,6 @@ static void test_group_light_request(void)
 	sched_destroy(s);
 }
 
-/* Make se's lag `lag` work ns now, at the rate of a whole pCPU from now on. */
-static void set_lag(struct sched *s, struct sched_entity *se, int64_t lag, uint64_t now)
-{
-	se->lag_tracked = true;
-	se->lag = lag;
-	se->lag_rate = 1ull << RATE_SHIFT;
-	se->lag_work = se->st.work_ns + se->run_work_ns;
-	s->lag_last = now;
-}
-
 /* A fair entity of weight 1024 in group gid, allowed on pCPU cpu only. */
 static int add_pinned_member(struct sched *s, const char *name, int gid, unsigned int cpu)
 {

@@ -114,6 +114,16 @@ static inline void run_events_all(struct sched *s, uint64_t *now, uint64_t until
 	}
 }
 
+/* Make se's lag `lag` work ns now, at the rate of a whole pCPU from now on. */
+static inline void set_lag(struct sched *s, struct sched_entity *se, int64_t lag, uint64_t now)
+{
+	se->lag_tracked = true;
+	se->lag = lag;
+	se->lag_rate = 1ull << RATE_SHIFT;
+	se->lag_work = se->st.work_ns + se->run_work_ns;
+	s->lag_last = now;
+}
+
 static inline int curr_of(struct sched *s, unsigned int cpu)
 {
 	struct sched_cpu_state st;
