@@ -7,6 +7,15 @@
  *   sleeper takes there is lost to that entity for good, while entities
  *   that share pCPUs get it back through their lags; so the wakeup goes
  *   to the least loaded pCPU that is not full;
+ * - tight: it runs an entity of a tight level of the ideal (lag_tight,
+ *   fairlag.c: the heaviest entities whose rates add up to all of the
+ *   fastest pCPUs, none of whose capacity the sleepers' use is taken
+ *   from). The level needs all of its pCPUs, as a whole entity needs its
+ *   own, so the wakeup goes where it does from a full pCPU, to one that
+ *   is neither (seed 8 #426 of the fair corpus: three heavy entities of
+ *   0.33, 0.30 and 0.23 of a 1024 pCPU, a tight level on two pCPUs of
+ *   333 and one of 205, where sleepers woke on the 333 ones, which no
+ *   entity had whole, for 3-4% of their time);
  * - behind: its tracked entities are behind their ideal in sum by a
  *   move's worth (FAIR_LAG_MOVE_NS). Time a sleeper takes there adds to
  *   what they are owed, while beside tracked entities that are ahead in
@@ -103,6 +112,7 @@ static void scan_tracked(struct sched *s, unsigned int n, int64_t *lag_sum)
 {
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		s->rq[cpu].lag_full = false;
+		s->rq[cpu].lag_tight = false;
 		lag_sum[cpu] = 0;
 	}
 	for (unsigned int k = 0; k < n; k++) {
@@ -113,6 +123,7 @@ static void scan_tracked(struct sched *s, unsigned int n, int64_t *lag_sum)
 			continue;
 		if (se->lag_rate >= rq->lag_cap - rq->lag_cap / 32)
 			rq->lag_full = true;
+		rq->lag_tight |= se->lag_tight;
 		lag_sum[se->cpu] += se->lag;
 	}
 }
@@ -133,7 +144,7 @@ void fair_wake_targets_update(struct sched *s, unsigned int n)
 		rq->lag_behind = lag_sum[cpu] > move;
 		load[cpu] = (int64_t)((rq->lag_weight << 20) / (rq->capacity ? rq->capacity : 1));
 		targets_insert(&s->wake_any, cpu, load);
-		if (rq->lag_full)
+		if (rq->lag_full || rq->lag_tight)
 			continue;
 		targets_insert(&s->wake_free, cpu, load);
 		if (lag_sum[cpu] < -move)
@@ -170,7 +181,7 @@ int fair_wake_target(struct sched *s, const struct sched_entity *se, unsigned in
 
 	if (se->sl_starved)
 		return starved_target(s, se, prev);
-	if (rq->lag_full)
+	if (rq->lag_full || rq->lag_tight)
 		return targets_next(s, &s->wake_free, se, -1, false);
 	if (rq->lag_behind)
 		return targets_next(s, &s->wake_ahead, se, -1, false);

@@ -64,11 +64,20 @@ static int cmp_u64_desc(const void *a, const void *b)
  * caps[0..m) descending, RATE_SHIFT fixed point. The tightest prefix (the
  * k heaviest on the k fastest pCPUs, smallest capacity per weight) is
  * frozen at its common level, and the rest is solved on the rest.
+ *
+ * full[0..m), if not NULL, are the capacities before the held entities'
+ * use was taken off the slowest (cap_fill()), descending: a level whose
+ * pCPUs all kept their whole capacity, and not the last one (the slowest
+ * pCPU's, where the ideal puts the sleepers), is tight (e[].tight). Its
+ * entities' rates add up to all of those pCPUs, so in the ideal no other
+ * entity runs there, sleepers included: what one takes there is lost to
+ * the level (fair_wake.c sends their wakeups elsewhere).
  */
-static void water_fill(struct lag_ent *e, unsigned int n, const uint64_t *caps, unsigned int m)
+static void water_fill(struct lag_ent *e, unsigned int n, const uint64_t *caps, unsigned int m,
+		       const uint64_t *full)
 {
 	unsigned int i = 0, j = 0;
-	uint64_t cap_rest = 0, w_rest = 0;
+	uint64_t cap_rest = 0, w_rest = 0, sum_caps = 0, sum_full = 0;
 
 	for (unsigned int k = 0; k < m; k++)
 		cap_rest += caps[k];
@@ -77,6 +86,7 @@ static void water_fill(struct lag_ent *e, unsigned int n, const uint64_t *caps, 
 	while (i < n) {
 		unsigned int best = 0;
 		uint64_t bc = 0, bw = 1, c = 0, w = 0;
+		bool tight, rest = false;
 
 		/* Prefixes of the k heaviest on the k fastest, then all on all that is left. */
 		for (unsigned int k = 0; k < n - i && j + k < m; k++) {
@@ -93,14 +103,25 @@ static void water_fill(struct lag_ent *e, unsigned int n, const uint64_t *caps, 
 			best = n - i;
 			bc = cap_rest;
 			bw = w_rest;
+			rest = true;
 		}
 		if (!best) {	/* no pCPU left: nothing for the rest */
-			for (; i < n; i++)
+			for (; i < n; i++) {
 				e[i].rate = 0;
+				e[i].tight = false;
+			}
 			break;
 		}
-		for (unsigned int k = 0; k < best; k++)
+		/* its pCPUs: j .. j + best, or all that are left */
+		for (unsigned int k = j; k < m && (k < j + best || rest); k++) {
+			sum_caps += caps[k];
+			sum_full += full ? full[k] : caps[k];
+		}
+		tight = full && !rest && j + best < m && sum_caps == sum_full;
+		for (unsigned int k = 0; k < best; k++) {
 			e[i + k].rate = (uint64_t)((unsigned __int128)bc * e[i + k].w / bw);
+			e[i + k].tight = tight;
+		}
 		i += best;
 		j += best;
 		cap_rest -= bc > cap_rest ? cap_rest : bc;
@@ -139,11 +160,13 @@ static int cmp_capped_weight_desc(const void *a, const void *b)
  */
 static void cap_fill(const struct sched *s, struct lag_ent *e, unsigned int n, uint64_t *caps, unsigned int m)
 {
+	uint64_t full[SCHED_MAX_CPUS];
 	unsigned int free = n;
 
+	memcpy(full, caps, m * sizeof(*caps));
 	for (unsigned int k = 0; k < n; k++)
 		e[k].capped = false;
-	water_fill(e, n, caps, m);
+	water_fill(e, n, caps, m, s->nr_groups ? NULL : full);
 	for (unsigned int k = 0; k < n; k++)
 		e[k].busy_rate = e[k].rate;	/* a sleeper's floor (fair_sleepers_done()) */
 	for (unsigned int round = 0; round < CAP_ROUNDS; round++) {
@@ -173,7 +196,7 @@ static void cap_fill(const struct sched *s, struct lag_ent *e, unsigned int n, u
 		while (free && e[free - 1].capped)
 			free--;
 		qsort(caps, m, sizeof(*caps), cmp_u64_desc);
-		water_fill(e, free, caps, m);
+		water_fill(e, free, caps, m, s->nr_groups ? NULL : full);
 	}
 }
 
@@ -432,6 +455,7 @@ void fair_lag_balance(struct sched *s, uint64_t now)
 
 		if (se && !dl_entity(se)) {
 			se->lag_tracked = false;
+			se->lag_tight = false;
 			se->lag_rate = 0;
 		}
 	}
@@ -440,6 +464,7 @@ void fair_lag_balance(struct sched *s, uint64_t now)
 
 		se->lag_tracked = s->lag_ents[k].comp >= 0;
 		se->lag_rate = s->lag_ents[k].rate;
+		se->lag_tight = se->lag_tracked && s->lag_ents[k].tight && !s->lag_ents[k].capped;
 	}
 	fair_payback_reweight(s, now);
 	fair_repack(s, n, now);

@@ -26,6 +26,7 @@ struct lag_ent {
 	int to;					/* fair_repack.c: the pCPU of its new placement */
 	bool capped;				/* rate held at its limit (cap_fill) */
 	bool sleeper;				/* in the solve only (fair_sleepers.c) */
+	bool tight;				/* in a level no sleeper's use reaches (water_fill()) */
 };
 
 #define RATE_SHIFT	20			/* rate 1 << 20 = one 1024-capacity pCPU */

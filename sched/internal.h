@@ -144,6 +144,7 @@ struct sched_entity {
 	uint64_t lag_moved;		/* balance round it last moved in */
 	bool lag_on_rq, lag_tracked;
 	bool lag_packed;		/* its placement is feasible (fair_repack.c) */
+	bool lag_tight;			/* its level of the ideal has its pCPUs whole (fairlag.c) */
 	bool lag_moving;		/* being moved by it: drop the EEVDF credit */
 	bool lag_local_cap;		/* its cap binds on its pCPU only (fair_moves.c) */
 	uint64_t sl_demand;		/* EWMA of its use as a rate (fair_sleepers.c) */
@@ -246,6 +247,7 @@ struct sched_rq {
 	uint64_t lag_free_weight;	/* ... of those no cap holds (fairlag.c) */
 	bool lag_full;			/* runs an entity whose share is the whole pCPU */
 	bool lag_behind;		/* its tracked entities are behind in sum (fair_wake.c) */
+	bool lag_tight;			/* runs an entity of a tight level (fair_wake.c) */
 	bool lag_cap_init;		/* lag_cap has a first value */
 	/*
 	 * The cap rates of those a cap holds (fairlag.c). 32 bits, in the

@@ -88,6 +88,35 @@ static void test_wake_starved_sleeper_goes_where_it_gets_its_rate(void)
 	sched_destroy(s);
 }
 
+/*
+ * A sleeper wakes away from a pCPU of a tight level of the ideal (its
+ * entities' rates add up to all of their pCPUs, lag_tight), though no
+ * entity there has the whole pCPU: what it took there was lost to the
+ * level, as on a full pCPU. Three entities of 0.75 of a pCPU, two of
+ * them on pCPUs 0 and 1 in a tight level, one on pCPU 2 that is not;
+ * waking on pCPU 0, the sleeper goes to pCPU 2, and only there.
+ */
+static void test_wake_leaves_a_tight_level(void)
+{
+	struct sched *s = mk_sched(3, 1024, 0, 0, NULL);
+	int sl;
+
+	for (unsigned int cpu = 0; cpu < 3; cpu++) {
+		s->rq[cpu].lag_cap = (uint64_t)s->rq[cpu].capacity << 10;
+		tracked_on(s, cpu, cpu, s->rq[cpu].lag_cap * 3 / 4);
+	}
+	s->lag_ents[0].se->lag_tight = s->lag_ents[1].se->lag_tight = true;
+	sl = add_ent(s, "sleeper", 1024, false, 0);
+	fair_wake_targets_update(s, 3);
+	CU_ASSERT_FATAL(!s->rq[0].lag_full && !s->rq[1].lag_full && !s->rq[2].lag_full);
+	CU_ASSERT_FATAL(s->rq[0].lag_tight && s->rq[1].lag_tight && !s->rq[2].lag_tight);
+	CU_ASSERT_EQUAL(fair_wake_target(s, sched_ent(s, sl), 0), 2);
+	CU_ASSERT_EQUAL(fair_wake_target(s, sched_ent(s, sl), 1), 2);
+	CU_ASSERT_EQUAL(fair_wake_target(s, sched_ent(s, sl), 2), -1);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_wake, NULL, NULL,
 	   UNIT_TEST(test_wake_pinned_sleeper_finds_its_free_pcpu),
-	   UNIT_TEST(test_wake_starved_sleeper_goes_where_it_gets_its_rate))
+	   UNIT_TEST(test_wake_starved_sleeper_goes_where_it_gets_its_rate),
+	   UNIT_TEST(test_wake_leaves_a_tight_level))

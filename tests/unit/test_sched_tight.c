@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Tight levels of the fluid ideal (sched/fairlag.c, water_fill()) and the
+ * lag moves of entities ahead (sched/fair_moves.c), run on small hosts.
+ */
+#include "tests/unit/test_sched_util.h"
+
+/*
+ * pCPUs of 1024, 1024, 256 and 256; three heavy busy entities (50000),
+ * a light busy one (100) and a light sleeper (100) runnable 1 ms of every
+ * 10. The three heavy ones on the three fastest pCPUs are the tightest
+ * prefix of the water-filling (2304 / 150000 per weight, against 2560 /
+ * 150200 for everyone), 0.75 of a pCPU each, and the sleeper's use comes
+ * off the last 256 pCPU, which the light busy one shares with it: the
+ * three are a tight level, the light one is not.
+ */
+static void test_tight_level_marked(void)
+{
+	struct sched *s = mk_sched(2, 1024, 2, 256, NULL);
+	uint64_t now = 0;
+	int heavy[3], light, sl;
+
+	for (int i = 0; i < 3; i++)
+		heavy[i] = add_ent(s, "heavy", 50000, true, 0);
+	light = add_ent(s, "light", 100, true, 0);
+	sl = add_ent(s, "sleeper", 100, false, 0);
+	while (now < 500 * MS) {
+		now += MS;
+		tick_with_bursts(s, now, sl, 10, 1);
+	}
+	for (int i = 0; i < 3; i++) {
+		struct sched_entity *h = sched_ent(s, heavy[i]);
+
+		CU_ASSERT(h->lag_tracked && h->lag_tight);
+		CU_ASSERT(h->lag_rate > (3ull << 18) - (1ull << 12) &&
+			  h->lag_rate < (3ull << 18) + (1ull << 12));	/* 0.75 */
+	}
+	CU_ASSERT(sched_ent(s, light)->lag_tracked && !sched_ent(s, light)->lag_tight);
+	CU_ASSERT(!sched_ent(s, sl)->lag_tight);
+	sched_destroy(s);
+}
+
+/*
+ * A busy entity of weight 1024 on cpu (pinned there, or free to go
+ * anywhere), tracked at `rate` and `lag`, as s->lag_ents[k].
+ */
+static struct sched_entity *tracked(struct sched *s, unsigned int k, unsigned int cpu, bool pinned,
+				    uint64_t rate, int64_t lag)
+{
+	struct sched_cpumask one;
+	int id = add_ent(s, "busy", 1024, true, 0);
+	struct sched_entity *se = sched_ent(s, id);
+
+	sched_cpumask_clear(&one);
+	sched_cpumask_set(&one, cpu);
+	CU_ASSERT_FATAL(sched_set_affinity(s, id, &one, 0, NULL, 0) == 0);
+	CU_ASSERT_FATAL(se->cpu == (int)cpu);
+	if (!pinned)	/* before the share: an affinity change drops it */
+		CU_ASSERT_FATAL(sched_set_affinity(s, id, &s->all_cpus, 0, NULL, 0) == 0);
+	CU_ASSERT_FATAL(se->cpu == (int)cpu);
+	se->lag_tracked = true;
+	se->lag_rate = rate;
+	se->lag = lag;
+	s->lag_ents[k] = (struct lag_ent){ .se = se, .w = 1024, .rate = rate, .limit = UINT64_MAX };
+	return se;
+}
+
+/*
+ * An entity ahead of its ideal by more than a move's worth, alone on its
+ * pCPU, moves to a pCPU where more than one entity is runnable, though
+ * its own is left idle: there it is held back beside the others, and the
+ * idle pCPU takes the next wakeup or newidle pull, where alone it ran
+ * further ahead for good (seed 5 #46 of the fair corpus: a light busy
+ * entity, weight 20, alone on a pCPU of 202 at 1.8 times its ideal, while
+ * the sleepers crowded on the other 202 one). X (0.1 of a pCPU, 20 ms
+ * ahead, its run weight at the payback's floor) alone on pCPU 0; Y and Z
+ * (0.45 each, pinned) share pCPU 1. At a quarter of its weight, the
+ * entity ahead is not held in vain: it stays.
+ */
+static void test_ahead_alone_joins_a_crowd(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	const uint64_t full = 1ull << 20;
+	struct sched_entity *x;
+
+	for (unsigned int cpu = 0; cpu < 2; cpu++)
+		s->rq[cpu].lag_cap = full;
+	tracked(s, 0, 1, true, full * 45 / 100, 0);
+	tracked(s, 1, 1, true, full * 45 / 100, 0);
+	x = tracked(s, 2, 0, false, full / 10, -20 * (int64_t)MS);
+	fair_set_run_weight(s, x, 1024 / 2, 0);
+	s->lag_round++;
+	fair_lag_sums(s, 3);
+	fair_lag_moves(s, 3, 0);
+	CU_ASSERT_EQUAL(x->cpu, 0);
+	fair_set_run_weight(s, x, 1024 / FAIR_PAYBACK_CLAMP, 0);
+	s->lag_round++;
+	fair_lag_sums(s, 3);
+	fair_lag_moves(s, 3, 0);
+	CU_ASSERT_EQUAL(x->cpu, 1);
+	sched_destroy(s);
+}
+
+UNIT_SUITE(sched_tight, NULL, NULL,
+	   UNIT_TEST(test_tight_level_marked),
+	   UNIT_TEST(test_ahead_alone_joins_a_crowd))
