@@ -23,7 +23,7 @@
  *   (a light busy entity that runs whenever the sleepers beside it
  *   sleep); so the wakeup goes to the pCPU furthest ahead.
  *
- * Before both, a starved sleeper (fair_sleepers.c: one that progressed
+ * Before these, a starved sleeper (fair_sleepers.c: one that progressed
  * below its busy rate, the share it would get were every entity busy,
  * while it was runnable beyond a slice per wakeup) wakes, when prev does
  * not give it that rate, on a pCPU that does: one where its weight's
