@@ -262,11 +262,10 @@ static uint64_t request_slice(const struct sched *s, const struct sched_rq *rq,
 {
 	uint64_t slice = s->cfg.slice_ns, moved;
 
-	if (se->lag_moving && se->lag_tracked && !s->nr_groups &&
-	    (moved = moved_request(s, rq, se)) < slice)
-		slice = moved;	/* its scan of the pCPU's entities once */
 	if (se->lag_tracked && s->nr_groups)
 		slice = group_request(s, se);	/* O(1): by the top weight */
+	else if (se->lag_moving && se->lag_tracked && (moved = moved_request(s, rq, se)) < slice)
+		slice = moved;	/* its scan of the pCPU's entities once */
 
 	if (se->cap_period && se->cap_quota < slice)
 		slice = se->cap_quota;

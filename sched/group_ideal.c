@@ -581,8 +581,9 @@ static void update_scale(struct sched *s, const struct lag_ent *e, unsigned int 
  * The request of a tracked fair entity in a scenario with groups: a slice
  * times its run weight over the largest run weight of an entity below its
  * bound (grp_top_weight, from the last balance), at least a quarter tick
- * (a slice's end is an event of its own), at most a slice. Every entity then asks for about as much virtual time as the
- * heaviest one sharing a pCPU, as a moved entity does outside groups
+ * (a slice's end is an event of its own), at most a slice. Every entity
+ * then asks for about as much virtual time as the heaviest one sharing a
+ * pCPU, as a moved entity does outside groups
  * (moved_request() in fair.c), but O(1): the weights are scaled to that
  * top at every balance anyway. With a whole slice, a light member (a
  * share of a share of a light group) ran 3 ms wherever it ran at all:
