@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Run every executable test script given (or found in the given folders).
 # A script passes with exit 0, is skipped with exit 77 (it must print why),
-# fails otherwise. Output of a failing script is shown; a summary line
+# fails otherwise. Output of a failing script is shown; of a passing one,
+# only its "NOTE:" lines (a retry or a second measurement: a pass that
+# needed one is worth seeing in CI's log). A summary line
 # "NAME: N passed, N failed, N skipped" closes the run.
 #   tests/run-scripts.sh LABEL PATH...
 set -u
@@ -24,7 +26,8 @@ for t in "${scripts[@]}"; do
 	rc=$?
 	secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e-s}')
 	case $rc in
-	0) pass=$((pass + 1)); echo "PASS  $t (${secs}s)" ;;
+	0) pass=$((pass + 1)); echo "PASS  $t (${secs}s)"
+	   grep -E '^ *NOTE:' "$log" | head -n 10 | sed 's/^ */    /' ;;
 	77) skip=$((skip + 1)); echo "SKIP  $t: $(tail -n 1 "$log")" ;;
 	*) fail=$((fail + 1)); failed+=("$t"); echo "FAIL  $t (exit $rc, ${secs}s)"
 	   # The failing checks first (a long log's tail may not hold them), then the tail.

@@ -184,7 +184,7 @@ def attempts(n, run_once):
         c = run_once(i + 1)
         if not c.failures or i == n - 1:
             return c
-        print(f"attempt {i + 1} failed; measuring again")
+        print(f"NOTE: attempt {i + 1} failed; measuring again")
 
 
 # The supply the dispatcher tells admission about (docs/sched.md, "The supply

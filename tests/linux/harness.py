@@ -66,7 +66,7 @@ def remeasure(outcomes, measure, started):
     if not only_timing_failed(outcomes) or time.monotonic() - started > REMEASURE_AFTER_S:
         return outcomes
     names = ", ".join(o.name for o in outcomes if not o.ok)
-    print(f"measuring again in a new L1: only timing checks failed ({names})")
+    print(f"NOTE: measuring again in a new L1: only timing checks failed ({names})")
     return merge_remeasured(outcomes, measure())
 
 
@@ -114,7 +114,7 @@ def boot_runs(run, runs, l1, log, notes=None):
         todo = [x for x in todo if any(stalled_elsewhere(results[r.name]) for r in nested.flat([x]))]
         if not todo or attempt == L1_RETRIES or time.monotonic() - start > RETRY_AFTER_S:
             break
-        print(f"retrying {', '.join(r.name for r in nested.flat(todo))} in a new L1 "
+        print(f"NOTE: retrying {', '.join(r.name for r in nested.flat(todo))} in a new L1 "
               f"({attempt + 1} of {L1_RETRIES}): it did not finish and capvisor held no vCPU "
               f"out for more than {HELD_MAX_S} s")
     return [results[r.name] for r in nested.flat(runs)]
