@@ -201,6 +201,110 @@ static bool uncapped_ungrouped(const struct lag_ent *e, unsigned int n)
 	return true;
 }
 
+/* Moves e[k] to e[to] (to <= k), keeping the order of e[to..k). */
+static void move_forward(struct lag_ent *e, unsigned int k, unsigned int to)
+{
+	struct lag_ent x = e[k];
+
+	memmove(&e[to + 1], &e[to], (k - to) * sizeof(*e));
+	e[to] = x;
+}
+
+/*
+ * The free pCPU of comp (level[] false) with the most capacity, and
+ * among equal ones one where an entity of e[0..t) is: the next pCPU of
+ * the tight levels' positions (water_fill() freezes them on the fastest).
+ */
+static int fastest_free(const struct sched *s, const struct sched_cpumask *comp,
+			const bool *level, const bool *holds)
+{
+	int best = -1;
+
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		if (!sched_cpumask_test(comp, cpu) || level[cpu])
+			continue;
+		if (best < 0 || fair_capacity(&s->rq[cpu]) > fair_capacity(&s->rq[best]) ||
+		    (fair_capacity(&s->rq[cpu]) == fair_capacity(&s->rq[best]) &&
+		     holds[cpu] && !holds[best]))
+			best = (int)cpu;
+	}
+	return best;
+}
+
+/*
+ * Place the entities of the tight levels (water_fill(): their rates add
+ * up to all of the fastest pCPUs, which no sleeper's use reaches) as
+ * levels, moved to e[0..t): one per pCPU of those fastest ones, where it
+ * is if it is on one, and close those pCPUs (room -1). An entity of such
+ * a level may be owed more than any one pCPU gives (seed 11 #232 of the
+ * fair corpus: 0.594 and 0.578 of a 1024 pCPU on pCPUs of 674 and 526),
+ * so no static packing of single entities exists; but the level takes
+ * its pCPUs whole, and the lag moves exchange its entities there. How
+ * many it placed; 0 when there are none to place or they do not fill
+ * their pCPUs as a level (affinities, rounding).
+ */
+static unsigned int place_tight_levels(const struct sched *s, struct lag_ent *e, unsigned int n,
+				       const struct sched_cpumask *comp, int64_t *room)
+{
+	bool level[SCHED_MAX_CPUS] = { false }, holds[SCHED_MAX_CPUS] = { false };
+	uint64_t rates = 0, caps = 0;
+	unsigned int t = 0;
+
+	for (unsigned int k = 0; k < n; k++)
+		if (e[k].tight && !e[k].capped) {
+			move_forward(e, k, t++);
+			holds[e[t - 1].se->cpu] = true;
+		}
+	if (t < 2)
+		return 0;	/* one entity, a whole pCPU: fair_pack() places it */
+	for (unsigned int k = 0; k < t; k++) {
+		int cpu = fastest_free(s, comp, level, holds);
+
+		if (cpu < 0)
+			return 0;
+		level[cpu] = true;
+		rates += e[k].rate;
+		caps += (uint64_t)fair_capacity(&s->rq[cpu]) << (RATE_SHIFT - 10);
+	}
+	if (rates > caps + (caps >> FIT_SHIFT) || rates + (caps >> (FIT_SHIFT - 2)) < caps)
+		return 0;
+	for (unsigned int k = 0; k < t; k++)
+		for (unsigned int c = 0; c < s->nr_cpus; c++)
+			if (level[c] && !sched_cpumask_test(&e[k].se->allowed, c))
+				return 0;
+	for (unsigned int k = 0; k < t; k++) {
+		int cpu = e[k].se->cpu;
+
+		e[k].to = -1;
+		if (level[cpu] && room[cpu] >= 0) {
+			e[k].to = cpu;
+			room[cpu] = -1;
+		}
+	}
+	for (unsigned int k = 0; k < t; k++)	/* the others on what is left, fastest first */
+		if (e[k].to < 0) {
+			int best = -1;
+
+			for (unsigned int c = 0; c < s->nr_cpus; c++)
+				if (level[c] && room[c] >= 0 &&
+				    (best < 0 || fair_capacity(&s->rq[c]) > fair_capacity(&s->rq[best])))
+					best = (int)c;
+			e[k].to = best;
+			room[best] = -1;
+		}
+	return t;
+}
+
+/* Each pCPU's whole capacity, with the packing's tolerance, into room[]. */
+static void whole_room(const struct sched *s, int64_t *room)
+{
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		uint64_t full = (uint64_t)fair_capacity(&s->rq[cpu]) << (RATE_SHIFT - 10);
+
+		room[cpu] = (int64_t)(full + (full >> FIT_SHIFT));
+	}
+}
+
 /*
  * Where the sleepers ran is an accident of their wakeups, not part of the
  * ideal: a sleeper that keeps waking on the pCPU an entity's whole share
@@ -212,7 +316,10 @@ static bool uncapped_ungrouped(const struct lag_ent *e, unsigned int n)
  * capacities and ask only that the sleepers' use in sum fits what the
  * pCPUs not given whole to one entity leave: once the entity is there
  * its pCPU is full (lag_full), and the sleeper's next wakeup goes
- * elsewhere (fair_wake.c). Whether it found such a placement.
+ * elsewhere (fair_wake.c). Where no such packing of single entities
+ * exists, the tight levels are placed as levels first
+ * (place_tight_levels()) and the others packed on the pCPUs left.
+ * Whether it found such a placement.
  */
 static bool pack_sleepers_elsewhere(const struct sched *s, struct lag_ent *e, unsigned int n)
 {
@@ -222,15 +329,19 @@ static bool pack_sleepers_elsewhere(const struct sched *s, struct lag_ent *e, un
 	sched_cpumask_clear(&comp);
 	for (unsigned int k = 0; k < n; k++)
 		sched_cpumask_or(&comp, &e[k].se->allowed);
-	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
-		uint64_t full = (uint64_t)fair_capacity(&s->rq[cpu]) << (RATE_SHIFT - 10);
-
-		room[cpu] = (int64_t)(full + (full >> FIT_SHIFT));
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
 		if (sched_cpumask_test(&comp, cpu))
-			sleep += (int64_t)(full - cpu_room(&s->rq[cpu]));
+			sleep += (int64_t)(((uint64_t)fair_capacity(&s->rq[cpu]) << (RATE_SHIFT - 10)) -
+					   cpu_room(&s->rq[cpu]));
+	whole_room(s, room);
+	if (!fair_pack(s, e, n, room, NULL)) {	/* then the tight levels as levels */
+		unsigned int t;
+
+		whole_room(s, room);
+		t = place_tight_levels(s, e, n, &comp, room);
+		if (!t || !fair_pack(s, e + t, n - t, room, NULL))
+			return false;
 	}
-	if (!fair_pack(s, e, n, room, NULL))
-		return false;
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
 		if (sched_cpumask_test(&comp, cpu) && room[cpu] > 0)
 			spare += room[cpu];

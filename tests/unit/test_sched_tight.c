@@ -101,6 +101,53 @@ static void test_ahead_alone_joins_a_crowd(void)
 	sched_destroy(s);
 }
 
+/*
+ * Beside sleepers, a tight level whose entities are each owed more than
+ * one of its pCPUs gives is placed as a level (sched/fair_repack.c,
+ * place_tight_levels()): seed 11 #232 of the fair corpus, pCPUs of 526,
+ * 526, 341 and 674. A (0.594 of a 1024 pCPU) and B (0.578) are a tight
+ * level on the 674 and a 526 pCPU; C (0.505) is owed about all of the
+ * other 526 one, where the sleepers ran (they leave it 0.257), so C sat
+ * on the 341 pCPU; no packing of single entities exists (B fits no 526
+ * pCPU), and nothing moved, C 10% short for 10 s. With the level on its
+ * two pCPUs, C gets the 526 pCPU whole, and the light D and the sleepers
+ * (0.257 in all) fit the 341 one.
+ */
+static void test_tight_level_packed_beside_sleepers(void)
+{
+	static const unsigned int nr[3] = { 2, 1, 1 }, cap[3] = { 526, 341, 674 };
+	const uint64_t full = 1ull << 20;
+	struct sched_entity *a, *b, *c, *d;
+	struct sched_topology t;
+	char err[256];
+	struct sched *s;
+
+	memset(&t, 0, sizeof(t));
+	t.nr_clusters = 3;
+	for (int k = 0; k < 3; k++) {
+		snprintf(t.clusters[k].name, SCHED_NAME_MAX, "c%d", k);
+		t.clusters[k].nr_cpus = nr[k];
+		t.clusters[k].capacity = cap[k];
+	}
+	s = sched_create(&t, NULL, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	for (unsigned int cpu = 0; cpu < 4; cpu++)
+		s->rq[cpu].lag_cap = ((uint64_t)cap[cpu < 2 ? 0 : cpu - 1] << 10);
+	s->rq[0].lag_cap = full * 257 / 1000;
+	a = tracked(s, 0, 3, false, full * 594 / 1000, 0);
+	b = tracked(s, 1, 1, false, full * 578 / 1000, 0);
+	c = tracked(s, 2, 2, false, full * 505 / 1000, 0);
+	d = tracked(s, 3, 0, false, full * 30 / 1000, 0);
+	s->lag_ents[0].tight = s->lag_ents[1].tight = true;
+	fair_repack(s, 4, 0);
+	CU_ASSERT_EQUAL(a->cpu, 3);
+	CU_ASSERT_EQUAL(b->cpu, 1);
+	CU_ASSERT_EQUAL(c->cpu, 0);
+	CU_ASSERT_EQUAL(d->cpu, 2);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_tight, NULL, NULL,
 	   UNIT_TEST(test_tight_level_marked),
-	   UNIT_TEST(test_ahead_alone_joins_a_crowd))
+	   UNIT_TEST(test_ahead_alone_joins_a_crowd),
+	   UNIT_TEST(test_tight_level_packed_beside_sleepers))
