@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Groups: a quota used up on every pCPU at once (sched/group.c group_out()). */
+/* Groups: a quota's accounting over pCPUs and periods (sched/group.c). */
 #include "tests/unit/test_sched_util.h"
 
 /*
@@ -69,6 +69,68 @@ static void test_group_quota_out_uncharged(void)
 	sched_destroy(s);
 }
 
+/*
+ * Run time before a period boundary is charged to the period before, also
+ * when another pCPU's charge at the same instant began the new period
+ * already (group.c acct_charge()): only its overrun carries. Group g
+ * capped at 10 ms every 20 on two pCPUs; both members' pCPUs charge the
+ * millisecond that ended at 20 ms, one after the other.
+ */
+static void test_group_charge_late_at_boundary(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	int g = sched_group_add(s, "g", SCHED_NONE, 1024, 0, NULL, 0);
+	struct sched_entity *a = sched_ent(s, add_member(s, "a", 1024, g, 0));
+	struct sched_entity *b = sched_ent(s, add_member(s, "b", 1024, g, 0));
+	struct cap_acct *c = &s->grp[g].cap;
+
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 10 * MS, 20 * MS, 0, NULL, 0), 0);
+	c->used = 5 * MS;
+	s->rq[0].clock = s->rq[1].clock = 19 * MS;
+	group_charge(s, &s->rq[0], a, MS, 1024);
+	CU_ASSERT_EQUAL(c->index, 1);
+	CU_ASSERT_EQUAL(c->used, 0);
+	group_charge(s, &s->rq[1], b, MS, 1024);
+	CU_ASSERT_EQUAL(c->used, 0);	/* not 1 ms of the new period */
+	/* an overrun of the period before carries, the late part's too */
+	c->index = 2;
+	c->used = c->quota - MS / 2;
+	s->rq[0].clock = s->rq[1].clock = 59 * MS;
+	group_charge(s, &s->rq[0], a, MS, 1024);
+	CU_ASSERT_EQUAL(c->used, MS / 2);
+	group_charge(s, &s->rq[1], b, MS, 1024);
+	CU_ASSERT_EQUAL(c->used, 3 * MS / 2);
+	sched_destroy(s);
+}
+
+/*
+ * The same over a run: group g capped at 42 ms every 20 (2.1 pCPUs) on
+ * three pCPUs, two heavy members whose shares are their whole pCPUs (so
+ * that they run through every period boundary) and a light one with 0.1
+ * pCPU. Charged to the new period, the second heavy member's tick that
+ * ended at each boundary came out of the next period's quota: the group
+ * ran 4151 ms of its 4200 over 100 periods (4199.998 with the rule).
+ */
+static void test_group_runs_its_quotas_across_boundaries(void)
+{
+	struct sched *s = mk_sched(3, 1024, 0, 0, NULL);
+	int g = sched_group_add(s, "g", SCHED_NONE, 1024, 0, NULL, 0);
+	uint64_t now = 0, q = 42 * MS, p = 20 * MS;
+	struct sched_group_stats st;
+
+	add_member(s, "a", 10000, g, 0);
+	add_member(s, "b", 10000, g, 0);
+	add_member(s, "c", 100, g, 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, q, p, 0, NULL, 0), 0);
+	run_events_all(s, &now, 100 * p);
+	CU_ASSERT_FATAL(sched_group_stats(s, g, &st) == 0);
+	CU_ASSERT(st.run_ns <= 100 * q);
+	CU_ASSERT(st.run_ns >= 100 * q - 2 * MS);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_group_quota, NULL, NULL,
 	   UNIT_TEST(test_group_quota_out_everywhere),
-	   UNIT_TEST(test_group_quota_out_uncharged))
+	   UNIT_TEST(test_group_quota_out_uncharged),
+	   UNIT_TEST(test_group_charge_late_at_boundary),
+	   UNIT_TEST(test_group_runs_its_quotas_across_boundaries))
