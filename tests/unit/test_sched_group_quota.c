@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Groups: a quota's accounting over pCPUs and periods (sched/group.c). */
+/* Groups: a quota's accounting over pCPUs and periods (sched/group.c), the first balance. */
 #include "tests/unit/test_sched_util.h"
 
 /*
@@ -129,8 +129,42 @@ static void test_group_runs_its_quotas_across_boundaries(void)
 	sched_destroy(s);
 }
 
+/*
+ * With groups the first fluid balance comes at the first tick (core.c
+ * first_fluid_due()): before it no member has a share of its group's
+ * cap and no lag is kept. Group g capped at 20 ms every 40 on three
+ * pCPUs beside a busy root entity capped at 0.9 pCPU (with caps, entities
+ * are solved from their first balance on), a heavy member and a light
+ * one (its ideal 0.02 ms a period): without the rule the first balance
+ * came later, after the two members had run alone on their pCPUs (in
+ * the simulator until the quota was gone at 10 ms, and the light one
+ * kept the 10 ms it took; 1.2 ms with the rule) (seed 5 #139 of the groups corpus: 11 members of a group capped
+ * at 2.73 pCPUs on 13 pCPUs, the light ones 43 ms over in all, the two
+ * whole-pCPU ones 32 ms under each).
+ */
+static void test_group_first_balance_at_first_tick(void)
+{
+	struct sched *s = mk_sched(3, 1024, 0, 0, NULL);
+	int g = sched_group_add(s, "g", SCHED_NONE, 1024, 0, NULL, 0);
+	uint64_t now = 0;
+	struct sched_entity_stats st;
+	int light, r = add_ent(s, "r", 1024, true, 0);
+
+	add_member(s, "heavy", 10000, g, 0);
+	light = add_member(s, "light", 10, g, 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, r, 36 * MS, 40 * MS, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 20 * MS, 40 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, MS);
+	CU_ASSERT_EQUAL(s->lag_round, 1);
+	run_events_all(s, &now, 400 * MS);
+	CU_ASSERT_FATAL(sched_entity_stats(s, light, &st) == 0);
+	CU_ASSERT(st.work_ns < 2 * MS);	/* 1.16 ms; 2.52 ms without the rule */
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_group_quota, NULL, NULL,
 	   UNIT_TEST(test_group_quota_out_everywhere),
 	   UNIT_TEST(test_group_quota_out_uncharged),
 	   UNIT_TEST(test_group_charge_late_at_boundary),
-	   UNIT_TEST(test_group_runs_its_quotas_across_boundaries))
+	   UNIT_TEST(test_group_runs_its_quotas_across_boundaries),
+	   UNIT_TEST(test_group_first_balance_at_first_tick))
