@@ -656,6 +656,17 @@ static uint64_t balance_interval(const struct sched *s)
 	       s->cfg.balance_interval_ns * s->cfg.busy_factor : s->cfg.balance_interval_ns;
 }
 
+/*
+ * With groups, the first fluid balance comes at the first tick: until it
+ * runs no member has a share of its group's cap, and the lags start only
+ * there, so what the members of a capped group took before it (alone at
+ * full speed until the quota was gone) is never made up.
+ */
+static bool first_fluid_due(const struct sched *s)
+{
+	return s->nr_groups && !s->lag_round;
+}
+
 void sched_tick(struct sched *s, uint64_t now)
 {
 	bool may_defer = !s->cfg.no_tick_defer;
@@ -663,7 +674,7 @@ void sched_tick(struct sched *s, uint64_t now)
 	now = engine_now(s, now);
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
 		tick_rq(s, &s->rq[cpu], now, may_defer);
-	if (now - s->last_balance >= balance_interval(s)) {
+	if (now - s->last_balance >= balance_interval(s) || first_fluid_due(s)) {
 		s->last_balance = now;
 		sched_balance(s, now);
 	}

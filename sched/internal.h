@@ -40,6 +40,7 @@
 struct cap_acct {
 	uint64_t quota, period;
 	uint64_t used, index;		/* run time in period number index */
+	uint64_t prev;			/* run time in period index - 1 (group caps) */
 };
 
 /*

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Groups: a quota used up on every pCPU at once (sched/group.c group_out()). */
+/* Groups: a quota's accounting over pCPUs and periods (sched/group.c), the first balance. */
 #include "tests/unit/test_sched_util.h"
 
 /*
@@ -69,6 +69,102 @@ static void test_group_quota_out_uncharged(void)
 	sched_destroy(s);
 }
 
+/*
+ * Run time before a period boundary is charged to the period before, also
+ * when another pCPU's charge at the same instant began the new period
+ * already (group.c acct_charge()): only its overrun carries. Group g
+ * capped at 10 ms every 20 on two pCPUs; both members' pCPUs charge the
+ * millisecond that ended at 20 ms, one after the other.
+ */
+static void test_group_charge_late_at_boundary(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	int g = sched_group_add(s, "g", SCHED_NONE, 1024, 0, NULL, 0);
+	struct sched_entity *a = sched_ent(s, add_member(s, "a", 1024, g, 0));
+	struct sched_entity *b = sched_ent(s, add_member(s, "b", 1024, g, 0));
+	struct cap_acct *c = &s->grp[g].cap;
+
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 10 * MS, 20 * MS, 0, NULL, 0), 0);
+	c->used = 5 * MS;
+	s->rq[0].clock = s->rq[1].clock = 19 * MS;
+	group_charge(s, &s->rq[0], a, MS, 1024);
+	CU_ASSERT_EQUAL(c->index, 1);
+	CU_ASSERT_EQUAL(c->used, 0);
+	group_charge(s, &s->rq[1], b, MS, 1024);
+	CU_ASSERT_EQUAL(c->used, 0);	/* not 1 ms of the new period */
+	/* an overrun of the period before carries, the late part's too */
+	c->index = 2;
+	c->used = c->quota - MS / 2;
+	s->rq[0].clock = s->rq[1].clock = 59 * MS;
+	group_charge(s, &s->rq[0], a, MS, 1024);
+	CU_ASSERT_EQUAL(c->used, MS / 2);
+	group_charge(s, &s->rq[1], b, MS, 1024);
+	CU_ASSERT_EQUAL(c->used, 3 * MS / 2);
+	sched_destroy(s);
+}
+
+/*
+ * The same over a run: group g capped at 42 ms every 20 (2.1 pCPUs) on
+ * three pCPUs, two heavy members whose shares are their whole pCPUs (so
+ * that they run through every period boundary) and a light one with 0.1
+ * pCPU. Charged to the new period, the second heavy member's tick that
+ * ended at each boundary came out of the next period's quota: the group
+ * ran 4151 ms of its 4200 over 100 periods (4199.998 with the rule).
+ */
+static void test_group_runs_its_quotas_across_boundaries(void)
+{
+	struct sched *s = mk_sched(3, 1024, 0, 0, NULL);
+	int g = sched_group_add(s, "g", SCHED_NONE, 1024, 0, NULL, 0);
+	uint64_t now = 0, q = 42 * MS, p = 20 * MS;
+	struct sched_group_stats st;
+
+	add_member(s, "a", 10000, g, 0);
+	add_member(s, "b", 10000, g, 0);
+	add_member(s, "c", 100, g, 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, q, p, 0, NULL, 0), 0);
+	run_events_all(s, &now, 100 * p);
+	CU_ASSERT_FATAL(sched_group_stats(s, g, &st) == 0);
+	CU_ASSERT(st.run_ns <= 100 * q);
+	CU_ASSERT(st.run_ns >= 100 * q - 2 * MS);
+	sched_destroy(s);
+}
+
+/*
+ * With groups the first fluid balance comes at the first tick (core.c
+ * first_fluid_due()): before it no member has a share of its group's
+ * cap and no lag is kept. Group g capped at 20 ms every 40 on three
+ * pCPUs beside a busy root entity capped at 0.9 pCPU (with caps, entities
+ * are solved from their first balance on), a heavy member and a light
+ * one (its ideal 0.02 ms a period): without the rule the first balance
+ * came later, after the two members had run alone on their pCPUs (in
+ * the simulator until the quota was gone at 10 ms, and the light one
+ * kept the 10 ms it took; 1.2 ms with the rule) (seed 5 #139 of the groups corpus: 11 members of a group capped
+ * at 2.73 pCPUs on 13 pCPUs, the light ones 43 ms over in all, the two
+ * whole-pCPU ones 32 ms under each).
+ */
+static void test_group_first_balance_at_first_tick(void)
+{
+	struct sched *s = mk_sched(3, 1024, 0, 0, NULL);
+	int g = sched_group_add(s, "g", SCHED_NONE, 1024, 0, NULL, 0);
+	uint64_t now = 0;
+	struct sched_entity_stats st;
+	int light, r = add_ent(s, "r", 1024, true, 0);
+
+	add_member(s, "heavy", 10000, g, 0);
+	light = add_member(s, "light", 10, g, 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, r, 36 * MS, 40 * MS, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 20 * MS, 40 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, MS);
+	CU_ASSERT_EQUAL(s->lag_round, 1);
+	run_events_all(s, &now, 400 * MS);
+	CU_ASSERT_FATAL(sched_entity_stats(s, light, &st) == 0);
+	CU_ASSERT(st.work_ns < 2 * MS);	/* 1.16 ms; 2.52 ms without the rule */
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_group_quota, NULL, NULL,
 	   UNIT_TEST(test_group_quota_out_everywhere),
-	   UNIT_TEST(test_group_quota_out_uncharged))
+	   UNIT_TEST(test_group_quota_out_uncharged),
+	   UNIT_TEST(test_group_charge_late_at_boundary),
+	   UNIT_TEST(test_group_runs_its_quotas_across_boundaries),
+	   UNIT_TEST(test_group_first_balance_at_first_tick))
