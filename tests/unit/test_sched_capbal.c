@@ -263,6 +263,44 @@ static void test_capbal_hole_shared_when_ahead(void)
 }
 
 /*
+ * The set-up above with L eight slices of work ahead of its ideal and no
+ * entity behind its own: C three slices ahead, its ideal rate L's, is
+ * pulled into the hole (L would collect it while C is much nearer its
+ * ideal); C as far ahead as L is not (it would only take L's place), nor
+ * C three slices ahead with half L's rate (a lighter one would collect
+ * the hole as L does).
+ */
+static void test_capbal_hole_taken_by_less_ahead(void)
+{
+	static const struct { int ahead, rate_div; bool taken; } cases[] = {
+		{ 3, 1, true }, { 8, 1, false }, { 3, 2, false },
+	};
+
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sched_config cfg = { .balance_interval_ns = 1000 * MS };
+		struct sched *s = mk_sched(2, 1024, 0, 0, &cfg);
+		int64_t slice = (int64_t)s->cfg.slice_ns;
+		uint64_t now = 0;
+		int capped, l, c;
+
+		capped = add_capped_on0(s);
+		l = add_pinned(s, "l", 0);
+		add_pinned(s, "b", 1);
+		c = add_pinned(s, "c", 1);
+		run_until(s, &now, 10 * MS, MS);
+		CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->state, SCHED_THROTTLED);
+		CU_ASSERT_EQUAL_FATAL(curr_of(s, 0), l);
+		CU_ASSERT_EQUAL(sched_set_affinity(s, c, &s->all_cpus, now, NULL, 0), 0);
+		set_lag(s, sched_ent(s, l), -8 * slice, now);
+		set_lag(s, sched_ent(s, c), -cases[i].ahead * slice, now);
+		sched_ent(s, c)->lag_rate /= cases[i].rate_div;
+		run_until(s, &now, 13 * MS, MS);
+		CU_ASSERT_EQUAL(sched_ent(s, c)->cpu, cases[i].taken ? 0 : 1);
+		sched_destroy(s);
+	}
+}
+
+/*
  * One pCPU: an entity of weight 33192 and one of 268 capped at 2.39 ms
  * every 8 ms, its cap far above its share (0.008). Its quota fits in one
  * request: with its debt forgiven at every return it was eligible as
@@ -424,6 +462,7 @@ UNIT_SUITE(sched_capbal, NULL, NULL,
 	   UNIT_TEST(test_capbal_level_beside_light_capped),
 	   UNIT_TEST(test_capbal_hole_filled),
 	   UNIT_TEST(test_capbal_hole_shared_when_ahead),
+	   UNIT_TEST(test_capbal_hole_taken_by_less_ahead),
 	   UNIT_TEST(test_capbal_tight_period),
 	   UNIT_TEST(test_capbal_debt_kept),
 	   UNIT_TEST(test_capbal_tight_placed_ahead),
