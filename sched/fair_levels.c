@@ -127,8 +127,10 @@ static void plan_level(const struct sched *s, struct lag_ent *e, unsigned int n,
 	int64_t room[SCHED_MAX_CPUS];
 
 	fair_fresh_room(s, room);
-	if (fair_pack(s, e, n, room, mask))
+	if (fair_pack(s, e, n, room, mask)) {
+		fair_spread(s, e, n, mask);
 		return;
+	}
 	fair_fresh_room(s, room);
 	fair_rotate(s, e, n, room, mask, single);
 }

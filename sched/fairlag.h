@@ -114,6 +114,8 @@ bool fair_whole_pcpu(const struct sched_rq *rq, uint64_t rate);
 void fair_fresh_room(const struct sched *s, int64_t *room);
 bool fair_pack(const struct sched *s, struct lag_ent *e, unsigned int n, int64_t *room,
 	       const struct sched_cpumask *only);
+void fair_spread(const struct sched *s, struct lag_ent *e, unsigned int n,
+		 const struct sched_cpumask *only);
 void fair_rotate(const struct sched *s, struct lag_ent *e, unsigned int n, int64_t *room,
 		 const struct sched_cpumask *only, bool single);
 void fair_plan_levels(const struct sched *s, struct lag_ent *e, unsigned int n);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The planned rotation of the fluid-ideal balance (sched/fair_rotate.c),
+ * The planned rotation of the fluid-ideal balance (sched/fair_rotate.c)
+ * and the packing's spreading (fair_spread() in sched/fair_repack.c),
  * called directly on lag entries set up by hand: which entity the plan
  * gives which pCPU for the next interval.
  */
@@ -115,7 +116,57 @@ static void test_rotate_ahead_not_piled_on_full(void)
 	sched_destroy(s);
 }
 
+/* Sum of the rates e[0..n) are placed with on `cpu` (e[k].to). */
+static uint64_t placed_sum(const struct lag_ent *e, unsigned int n, int cpu)
+{
+	uint64_t sum = 0;
+
+	for (unsigned int k = 0; k < n; k++)
+		if (e[k].to == cpu)
+			sum += e[k].rate;
+	return sum;
+}
+
+/*
+ * A level of five 1024 pCPUs whose rates add up to all of them: four
+ * pCPUs each 0.35% over (within the packing's 1/256), so their entities
+ * stay, and the fifth 1.4% under with all of it. The plan moves a small
+ * entity from the pCPUs over onto the one under until it is under by at
+ * most 1/128: without that its entities ran ahead by all the others'
+ * overshoot (seed 12 #228 of the busy corpus: a 460 pCPU 9.4% under, its
+ * heaviest entity 2.24x the bound over its ideal).
+ */
+static void test_levels_spread_the_overshoot(void)
+{
+	struct sched *s = mk_sched(5, 1024, 0, 0, NULL);
+	struct lag_ent e[16];
+	const uint64_t one = 1u << 20;	/* a 1024 pCPU's rate */
+	const uint64_t over = one * 35 / 10000, tiny = one * 85 / 10000;
+	const uint64_t under = (one - 4 * over) / 4;
+
+	for (unsigned int cpu = 0; cpu < 5; cpu++)
+		s->rq[cpu].lag_cap = one;
+	for (unsigned int cpu = 0; cpu < 4; cpu++)
+		track_on(s, &e[cpu], "heavy", cpu, one * 9 / 10, 0);
+	for (unsigned int k = 4; k < 8; k++)
+		track_on(s, &e[k], "under", 4, under, 0);
+	for (unsigned int cpu = 0; cpu < 4; cpu++) {
+		track_on(s, &e[8 + 2 * cpu], "light", cpu, one + over - one * 9 / 10 - tiny, 0);
+		track_on(s, &e[9 + 2 * cpu], "tiny", cpu, tiny, 0);
+	}
+	for (unsigned int k = 0; k < 16; k++)	/* as placed: no pCPU was idle */
+		CU_ASSERT_FATAL(e[k].se->cpu == (k < 4 ? (int)k : k < 8 ? 4 : (int)(k - 8) / 2));
+	fair_plan_levels(s, e, 16);
+	CU_ASSERT(placed_sum(e, 16, 4) >= one - (one >> 7));
+	for (int cpu = 0; cpu < 5; cpu++) {
+		CU_ASSERT(placed_sum(e, 16, cpu) <= one + (one >> 8));
+		CU_ASSERT(placed_sum(e, 16, cpu) >= one - (one >> 7));
+	}
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_rotate, NULL, NULL,
+	   UNIT_TEST(test_levels_spread_the_overshoot),
 	   UNIT_TEST(test_rotate_furthest_behind_gets_fast),
 	   UNIT_TEST(test_rotate_light_leaves_fast_for_slow_room),
 	   UNIT_TEST(test_rotate_ahead_not_piled_on_full))
