@@ -660,11 +660,13 @@ static uint64_t balance_interval(const struct sched *s)
  * With groups, the first fluid balance comes at the first tick: until it
  * runs no member has a share of its group's cap, and the lags start only
  * there, so what the members of a capped group took before it (alone at
- * full speed until the quota was gone) is never made up.
+ * full speed until the quota was gone) is never made up. Likewise at the
+ * tick after a cap changes or a capped group gains a member
+ * (group_share_soon()): a VM's group comes later than the first tick.
  */
-static bool first_fluid_due(const struct sched *s)
+static bool fluid_due(const struct sched *s)
 {
-	return s->nr_groups && !s->lag_round;
+	return s->nr_groups && (!s->lag_round || s->fluid_soon);
 }
 
 void sched_tick(struct sched *s, uint64_t now)
@@ -674,7 +676,7 @@ void sched_tick(struct sched *s, uint64_t now)
 	now = engine_now(s, now);
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
 		tick_rq(s, &s->rq[cpu], now, may_defer);
-	if (now - s->last_balance >= balance_interval(s) || first_fluid_due(s)) {
+	if (now - s->last_balance >= balance_interval(s) || fluid_due(s)) {
 		s->last_balance = now;
 		sched_balance(s, now);
 	}

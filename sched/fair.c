@@ -309,6 +309,8 @@ static void place_entity(struct sched *s, struct sched_rq *rq, struct sched_enti
 	if (se->new_entity) {
 		vslice /= 2;	/* a new entity starts with half a slice */
 		se->new_entity = false;
+		if (se->grp_capped)
+			group_share_soon(s);
 	}
 	se->deadline = se->vruntime + vslice;
 }

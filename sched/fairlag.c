@@ -427,8 +427,9 @@ void fair_lag_balance(struct sched *s, uint64_t now)
 	unsigned int n;
 
 	/* Lags move by tens of ms: the busy interval is often enough. */
-	if (s->lag_last && dt < s->cfg.balance_interval_ns * s->cfg.busy_factor)
+	if (s->lag_last && dt < s->cfg.balance_interval_ns * s->cfg.busy_factor && !s->fluid_soon)
 		return;
+	s->fluid_soon = false;
 
 	s->lag_round++;
 

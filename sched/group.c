@@ -249,6 +249,7 @@ int sched_group_set_cap(struct sched *s, int gid, uint64_t quota_ns, uint64_t pe
 	g->cap.used = 0;	/* the new quota counts from now */
 	g->cap.prev = 0;
 	g->cap.index = g->cap.period ? now / g->cap.period : 0;
+	group_share_soon(s);
 	for (unsigned int id = 0; id < s->nr_ent_slots; id++)	/* the next balance shares it */
 		if (s->ent[id] && group_contains(s, s->ent[id], gid))
 			s->ent[id]->grp_share.period = 0;
@@ -336,6 +337,8 @@ int sched_set_group(struct sched *s, int id, int gid, uint64_t now, char *err, s
 		update_rq_clock(s, &s->rq[se->cpu], now);	/* charged to the old group */
 	group_entity_leave(s, se);
 	group_entity_join(s, se, gid);
+	if (se->grp_capped)
+		group_share_soon(s);
 	group_update_weights(s, now);
 	release_throttled(s, now);
 	return 0;

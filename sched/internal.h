@@ -346,6 +346,7 @@ struct sched {
 	unsigned int nr_lag_order;
 	bool lag_order_dirty;		/* an entity came, went or changed weight */
 	uint64_t lag_last, lag_round;
+	bool fluid_soon;		/* a fluid balance at the next tick (group_share_soon()) */
 	bool lag_in_move;		/* between the two halves of an exchange */
 	struct sched_entity *lag_local[SCHED_MAX_CPUS]; /* fair_moves.c, during the moves only */
 	struct fair_wake_targets wake_free;	/* not full, least loaded first */
@@ -642,6 +643,18 @@ int group_check_dl(const struct sched *s, int gid, const struct sched_entity *sk
 bool group_solve(struct sched *s, struct lag_ent *e, unsigned int n, const uint64_t *left);
 uint64_t group_request(const struct sched *s, const struct sched_entity *se);
 void group_destroy(struct sched *s);
+
+/*
+ * A fluid balance at the next tick (sched_tick(), fair_lag_balance()),
+ * not a balance interval later: a group cap was set or changed, or a
+ * member of a capped group came (its first enqueue, or moved in). Until
+ * that balance those members have no share of the cap and no lag is kept
+ * for them, so they run alone until the quota is gone.
+ */
+static inline void group_share_soon(struct sched *s)
+{
+	s->fluid_soon = true;
+}
 
 /* ---------------------------------------------------------------- balance.c */
 

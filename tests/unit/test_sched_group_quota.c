@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Groups: a quota's accounting over pCPUs and periods (sched/group.c), the first balance. */
+/* Groups: a quota's accounting over pCPUs and periods (sched/group.c), the early balances. */
 #include "tests/unit/test_sched_util.h"
 
 /*
@@ -162,9 +162,68 @@ static void test_group_first_balance_at_first_tick(void)
 	sched_destroy(s);
 }
 
+/*
+ * The same at the tick after a capped group comes later, as a VM's does
+ * (core.c fluid_due(), group_share_soon()): group g1, capped at 20 ms
+ * every 40, comes 2 ms after a fluid balance of a running engine (group
+ * g0's busy member and the busy root entity capped at 0.9 pCPU, on three
+ * pCPUs) with a heavy member and a light one (its ideal 0.02 ms a
+ * period). Without the rule the next fluid balance came a busy interval
+ * later (16 ms), the two members ran alone on their pCPUs until the quota
+ * was gone, and the light one kept what it took. Then a member added
+ * blocked (a VM's AP) has its balance at the tick after its first wakeup,
+ * and one moved into g1 at the tick after its move.
+ */
+static void test_group_late_balance_at_next_tick(void)
+{
+	struct sched *s = mk_sched(3, 1024, 0, 0, NULL);
+	int g0 = sched_group_add(s, "g0", SCHED_NONE, 1024, 0, NULL, 0), g1, light, ap, mv;
+	int r = add_ent(s, "r", 1024, true, 0);
+	uint64_t now = 0, round, start;
+	struct sched_entity_stats st;
+
+	add_member(s, "m0", 1024, g0, 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, r, 36 * MS, 40 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, 100 * MS);
+	for (round = s->lag_round; s->lag_round == round; )
+		run_events_all(s, &now, now + MS);
+	run_events_all(s, &now, now + 2 * MS);
+	start = now;
+	round = s->lag_round;
+	g1 = sched_group_add(s, "g1", SCHED_NONE, 1024, now, NULL, 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g1, 20 * MS, 40 * MS, now, NULL, 0), 0);
+	add_member(s, "heavy", 10000, g1, now);
+	light = add_member(s, "light", 10, g1, now);
+	run_events_all(s, &now, now + MS);
+	CU_ASSERT_EQUAL(s->lag_round, round + 1);
+	run_events_all(s, &now, start + 400 * MS);
+	CU_ASSERT_FATAL(sched_entity_stats(s, light, &st) == 0);
+	CU_ASSERT(st.work_ns < 2 * MS);	/* 0.22 ms; 5.0 ms without the rule */
+	/* A vCPU added blocked (an AP): at the tick after its first wakeup. */
+	ap = add_in_group(s, "ap", 1024, false, g1, now);
+	for (round = s->lag_round; s->lag_round == round; )
+		run_events_all(s, &now, now + MS);
+	run_events_all(s, &now, now + 2 * MS);
+	round = s->lag_round;
+	sched_wakeup(s, ap, now);
+	run_events_all(s, &now, now + MS);
+	CU_ASSERT_EQUAL(s->lag_round, round + 1);
+	/* And one moved in (sched_set_group()). */
+	mv = add_ent(s, "mv", 1024, true, now);
+	for (round = s->lag_round; s->lag_round == round; )
+		run_events_all(s, &now, now + MS);
+	run_events_all(s, &now, now + 2 * MS);
+	round = s->lag_round;
+	CU_ASSERT_EQUAL(sched_set_group(s, mv, g1, now, NULL, 0), 0);
+	run_events_all(s, &now, now + MS);
+	CU_ASSERT_EQUAL(s->lag_round, round + 1);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_group_quota, NULL, NULL,
 	   UNIT_TEST(test_group_quota_out_everywhere),
 	   UNIT_TEST(test_group_quota_out_uncharged),
 	   UNIT_TEST(test_group_charge_late_at_boundary),
 	   UNIT_TEST(test_group_runs_its_quotas_across_boundaries),
-	   UNIT_TEST(test_group_first_balance_at_first_tick))
+	   UNIT_TEST(test_group_first_balance_at_first_tick),
+	   UNIT_TEST(test_group_late_balance_at_next_tick))
