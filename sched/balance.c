@@ -666,7 +666,7 @@ static bool hole_taker_ok(const struct sched *s, const struct sched_rq *rq,
  * and event of the hole, not only when it went idle: the entities that
  * should fill a hole may start waiting later (preempted where a period
  * ended, moved by the balance), and a hole's time is lost for good
- * (docs/sched.md, "Caps at their rate"). Newidle's rules (the busiest
+ * (docs/sched/caps.md, "Caps at their rate"). Newidle's rules (the busiest
  * pCPU only, none ahead of its ideal) are for sleepers' gaps, which come
  * back; a throttled entity's do not. So does a hole whose one runnable
  * entity is well ahead of its ideal (hole_open()), for one behind its

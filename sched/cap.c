@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Caps: a quota of run time per period on a fair entity (cgroup cpu.max,
- * libvirt's <period>/<quota>; docs/sched.md "Caps").
+ * libvirt's <period>/<quota>; docs/sched/caps.md "Caps").
  *
  * The quota is time, not work: cgroup and libvirt count the time a task is
  * on a CPU, whatever that CPU's speed. Periods are counted from time 0, so

@@ -27,7 +27,7 @@
  * costs it quota for good. 5/4 (the group caps' margin) still left
  * seed 997320 #4's v7 (13.8 ms every 36 ms) short in 33 of 138 periods,
  * 5/2 in 7; 2 and 3 did about as well as 5/2 on the corpus (with the
- * predictor and the hole filling of docs/sched.md, "Caps at their rate").
+ * predictor and the hole filling of docs/sched/caps.md, "Caps at their rate").
  *
  * Entities outside groups (group_ideal.c sets the weights of the others
  * from their ideal rates). O(n + c x m) per balance for n entities, c of

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The ideal's levels, planned apart (docs/sched.md, "Rotation by levels").
+ * The ideal's levels, planned apart (docs/sched/fair-levels.md, "Rotation by levels").
  *
  * The water-filling (fairlag.c) freezes the tightest prefix, the k
  * heaviest entities on the k fastest pCPUs, at its own level, then

@@ -464,7 +464,7 @@ static bool pack_sleepers_elsewhere(const struct sched *s, struct lag_ent *e, un
  * which is by rate for entities that share by weight, but the rate of an
  * entity held at its cap is its quota, whatever its weight: packed by
  * weight, capped entities whose caps fill their pCPUs found no placement
- * where one by rate (first-fit decreasing) does (docs/sched.md, "Caps":
+ * where one by rate (first-fit decreasing) does (docs/sched/caps.md, "Caps":
  * "Packed by rate"). So where any is held, by rate, most first.
  */
 static void pack_order(struct lag_ent *e, unsigned int n)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Groups: weights and caps above the entities (cgroup v2 cpu.weight and
- * cpu.max, Xen domain weights; docs/sched.md "Groups and group caps").
+ * cpu.max, Xen domain weights; docs/sched/groups.md "Groups and group caps").
  *
  * A group's share is divided among its runnable members by weight: the
  * run weights and the hierarchical ideal the fluid balance moves entities
@@ -468,7 +468,7 @@ static uint64_t share_left(const struct share_bucket *b, uint64_t now)
  * tokens left. Only where tokens left at the period's end are lost (the
  * depth is the quota: a share of a slice or more); a lighter share keeps
  * up to a slice for later periods, and holding a slice back for it let
- * light members collect holes (docs/sched.md, "Least laxity first").
+ * light members collect holes (docs/sched/caps.md, "Least laxity first").
  * INT64_MAX where there is nothing to lose.
  */
 int64_t group_share_laxity(const struct sched *s, const struct sched_entity *se, uint64_t now)

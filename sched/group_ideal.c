@@ -625,7 +625,7 @@ static void flat_weights_untracked(struct sched *s)
  * The hierarchical ideal of the tracked entities e[0..n) (those with
  * comp >= 0) on pCPUs with `left` capacity each (RATE_SHIFT): max-min
  * water-filling of the total from the root down, every member bounded by
- * what it can use (docs/sched.md "Groups and group caps"). The shares
+ * what it can use (docs/sched/groups.md "Groups and group caps"). The shares
  * become the weights the per-component water-filling uses (e[].w), which
  * then only corrects for pCPU speeds and affinities, and a binding group
  * cap a limit (e[].limit). On uniform pCPUs without affinities its result

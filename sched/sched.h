@@ -330,7 +330,7 @@ int sched_set_supply_offset(struct sched *s, unsigned int cpu, uint64_t offset_n
 
 /*
  * Groups (cgroup v2 cpu.weight and cpu.max, Xen domain weights; one VM is
- * one group; docs/sched.md "Groups and group caps"). Entities and groups
+ * one group; docs/sched/groups.md "Groups and group caps"). Entities and groups
  * are the members of a group; the root holds the entities and groups that
  * have no parent, and they compete there by weight. A group's share is
  * divided among its runnable members by weight, whatever their number:

@@ -99,7 +99,7 @@ def exact_case(sc):
     its quota a slice before the period ends, or in a period where the
     others take a slice at the wrong time it cannot use all of it.
     Elsewhere (several pCPUs) the ideal needs the balance to pack the
-    capped vCPUs' holes, which it does only approximately (docs/sched.md,
+    capped vCPUs' holes, which it does only approximately (docs/sched/caps.md,
     "Caps"): checked by the opt-in corpus, make test-caps-corpus."""
     clusters = sc["host"]["clusters"]
     pinned = all("cluster" in v for v in sc["vcpus"])

@@ -3,7 +3,7 @@
 the oracle (tests/lib/fairshare.py).
 
 The engine solves the hierarchical ideal exactly where every pCPU has one
-capacity and no vCPU is pinned (docs/sched.md "Groups and group caps");
+capacity and no vCPU is pinned (docs/sched/groups.md "Groups and group caps");
 there, too, a cap's quota of time is a known amount of work. The
 generator builds only such hosts: 1..16 pCPUs of one capacity 128..1024.
 """
@@ -136,7 +136,7 @@ def exact_case(sc):
     """Is the engine held to the ideal here? On one pCPU, where the ideal
     is a matter of weights and caps only. On several it also needs the
     fluid balance to find placements that add up, which it does only
-    approximately (docs/sched.md, "Groups and group caps"): checked by
+    approximately (docs/sched/groups.md, "Groups and group caps"): checked by
     the opt-in corpus, make test-groups-corpus."""
     return sum(c["cpus"] for c in sc["host"]["clusters"]) == 1
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Caps in the fluid-ideal balance (sched/fair_capped.c; docs/sched.md "Caps at their rate"). */
+/* Caps in the fluid-ideal balance (sched/fair_capped.c; docs/sched/caps.md "Caps at their rate"). */
 #include "tests/unit/test_sched_util.h"
 
 /*

@@ -192,7 +192,7 @@ static void test_fairlag_payback_without_moves(void)
 /*
  * However far behind or ahead, the factor stays within [1/4, 4]: a light
  * entity far ahead beside sleepers is held to a quarter of its weight,
- * not half (docs/sched.md, "The fluid-ideal balance", step 3).
+ * not half (docs/sched/fair-balance.md, "The fluid-ideal balance", step 3).
  */
 static void test_fairlag_payback_bounded(void)
 {

@@ -412,7 +412,7 @@ static void test_group_ideal_by_hand(void)
 
 /*
  * A root entity whose ideal is a whole pCPU does not bound the scale by its
- * own weight (docs/sched.md, "Groups and group caps", bounded root
+ * own weight (docs/sched/groups.md, "Groups and group caps", bounded root
  * entities): big (88761) gets one of two pCPUs; five root entities of
  * 1024 (0.1994 each) and group g (15: 0.0029) share the other, and in g a
  * light member beside a heavy one. The scale is bounded by 4 times big's
