@@ -6,8 +6,7 @@
  * the limit (cfg.dl_limit_permille). EDF on one processor meets every
  * deadline of constant-bandwidth servers whose densities sum to at most 1
  * of its speed, and perf.c keeps each pCPU's level high enough that the
- * sum is at most the limit of the capacity it delivers (docs/sched.md,
- * "Reservations that are kept").
+ * sum is at most the limit of the capacity it delivers (docs/sched/reservations.md).
  *
  * A new or changed reservation first tries the pCPUs of its affinity in
  * the placement order (its current pCPU, then capacity ascending, then

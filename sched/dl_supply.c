@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The supply a pCPU really delivers to its reservations, and the EDF test
- * admission and the performance selection apply to it (docs/sched.md,
- * "Reservations that are kept", "The supply of a duty-cycled pCPU").
+ * admission and the performance selection apply to it (docs/sched/reservations.md,
+ * "The supply of a duty-cycled pCPU").
  *
  * At level P a pCPU runs P x W/1024 (the on-part) at a fixed position in
  * every window of W (cfg.dl_supply_window_ns; the dispatcher's duty cycle),

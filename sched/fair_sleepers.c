@@ -149,8 +149,8 @@ bool fair_sleeper_use(struct sched_entity *se, uint64_t used_ns, uint64_t dt)
  * the hole had the pCPU to itself until then (seed 1 #10 of the caps
  * corpus: a light entity 42 ms over its ideal within the first 100 ms).
  * Only with caps, where a hole is what the early solve fixes: for every
- * entity it cost the fair corpus 4959 -> 4952 of 5000 (docs/sched.md,
- * "Caps": "Solved from the start").
+ * entity it cost the fair corpus 4959 -> 4952 of 5000 (docs/sched/caps.md,
+ * "Solved from the start").
  */
 bool fair_runnable_throughout(const struct sched_entity *se, bool starts)
 {

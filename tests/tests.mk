@@ -49,8 +49,7 @@ test-sim test-integration: $(TEST_PROGS)
 test-fair-property: $(BIN)
 	CAPVISOR=$(BIN) python3 tests/sim/test_fair_property
 
-# Opt-in, not in `make test` until the balance meets it (docs/sched.md,
-# "Caps"): every random capped scenario against the oracle. CAPS_SEED, CAPS_CASES.
+# Opt-in, not in `make test` until the balance meets it (docs/sched/caps.md): every random capped scenario against the oracle. CAPS_SEED, CAPS_CASES.
 .PHONY: test-caps-corpus
 test-caps-corpus: $(BIN)
 	CAPS_ALL=1 CAPVISOR=$(BIN) python3 tests/sim/test_caps_property
@@ -67,8 +66,7 @@ test-weights-maxmin: $(BIN) $(GUEST_ELF)
 	MAXMIN_CPU_TIME=1 MAXMIN_WEIGHTS=1,2,3,4,5,6 CAPVISOR=$(BIN) GUEST_ELF=$(GUEST_ELF) \
 		python3 tests/integration/test_sched_weights_maxmin
 
-# Opt-in, not in `make test` until the balance meets it (docs/sched.md,
-# "Groups and group caps"): every random group scenario against the
+# Opt-in, not in `make test` until the balance meets it (docs/sched/groups.md): every random group scenario against the
 # hierarchical ideal, with vCPU caps too. GROUPS_SEED, GROUPS_CASES.
 .PHONY: test-groups-corpus
 test-groups-corpus: $(BIN)
