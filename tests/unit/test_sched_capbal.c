@@ -231,6 +231,24 @@ static void test_capbal_hole_filled(void)
 }
 
 /*
+ * The set-up of the hole tests: pCPU 0 holds a capped entity and L, pCPU 1
+ * B and C; at 10 ms the capped one is throttled, L runs alone in the hole,
+ * and C (pinned to pCPU 1 until then) may go anywhere.
+ */
+static void hole_beside(struct sched *s, uint64_t *now, int *l, int *c)
+{
+	int capped = add_capped_on0(s);
+
+	*l = add_pinned(s, "l", 0);
+	add_pinned(s, "b", 1);
+	*c = add_pinned(s, "c", 1);
+	run_until(s, now, 10 * MS, MS);
+	CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->state, SCHED_THROTTLED);
+	CU_ASSERT_EQUAL_FATAL(curr_of(s, 0), *l);
+	CU_ASSERT_EQUAL(sched_set_affinity(s, *c, &s->all_cpus, *now, NULL, 0), 0);
+}
+
+/*
  * Two pCPUs: a capped entity, throttled from 2 ms, and L on one; B and C,
  * allowed only on the other, share it; then C may go anywhere. With L
  * three slices of work ahead of its ideal and C behind its own, the pCPU
@@ -244,16 +262,9 @@ static void test_capbal_hole_shared_when_ahead(void)
 		struct sched_config cfg = { .balance_interval_ns = 1000 * MS };
 		struct sched *s = mk_sched(2, 1024, 0, 0, &cfg);
 		uint64_t now = 0;
-		int capped, l, c;
+		int l, c;
 
-		capped = add_capped_on0(s);
-		l = add_pinned(s, "l", 0);
-		add_pinned(s, "b", 1);
-		c = add_pinned(s, "c", 1);
-		run_until(s, &now, 10 * MS, MS);
-		CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->state, SCHED_THROTTLED);
-		CU_ASSERT_EQUAL_FATAL(curr_of(s, 0), l);
-		CU_ASSERT_EQUAL(sched_set_affinity(s, c, &s->all_cpus, now, NULL, 0), 0);
+		hole_beside(s, &now, &l, &c);
 		set_lag(s, sched_ent(s, l), -ahead * (int64_t)s->cfg.slice_ns, now);
 		set_lag(s, sched_ent(s, c), 10 * MS, now);
 		run_until(s, &now, 20 * MS, MS);
@@ -281,16 +292,9 @@ static void test_capbal_hole_taken_by_less_ahead(void)
 		struct sched *s = mk_sched(2, 1024, 0, 0, &cfg);
 		int64_t slice = (int64_t)s->cfg.slice_ns;
 		uint64_t now = 0;
-		int capped, l, c;
+		int l, c;
 
-		capped = add_capped_on0(s);
-		l = add_pinned(s, "l", 0);
-		add_pinned(s, "b", 1);
-		c = add_pinned(s, "c", 1);
-		run_until(s, &now, 10 * MS, MS);
-		CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->state, SCHED_THROTTLED);
-		CU_ASSERT_EQUAL_FATAL(curr_of(s, 0), l);
-		CU_ASSERT_EQUAL(sched_set_affinity(s, c, &s->all_cpus, now, NULL, 0), 0);
+		hole_beside(s, &now, &l, &c);
 		set_lag(s, sched_ent(s, l), -8 * slice, now);
 		set_lag(s, sched_ent(s, c), -cases[i].ahead * slice, now);
 		sched_ent(s, c)->lag_rate /= cases[i].rate_div;
