@@ -395,6 +395,8 @@ static unsigned int place_tight_levels(const struct sched *s, struct lag_ent *e,
 				if (level[c] && room[c] >= 0 &&
 				    (best < 0 || fair_capacity(&s->rq[c]) > fair_capacity(&s->rq[best])))
 					best = (int)c;
+			if (best < 0)
+				return 0;	/* cannot happen: one level pCPU per entity */
 			e[k].to = best;
 			room[best] = -1;
 		}
