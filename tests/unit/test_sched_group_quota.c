@@ -220,10 +220,92 @@ static void test_group_late_balance_at_next_tick(void)
 	sched_destroy(s);
 }
 
+/*
+ * A member whose share of its group's cap is in debt (it ran beyond its
+ * share) is not pulled by newidle (group.c group_pull_short()): queued
+ * again at its share's period end with the debt unpaid, it is throttled
+ * before it runs where it waits, but pulled to an idle pCPU it ran at
+ * once, until its next accounting (seed 1 #97 of the groups corpus:
+ * twelve members of a group whose cap binds, ideals of 0-3 ms, 8-9 ms
+ * each over 10 s, 0.09 s for 0.002 in all, taken from a sibling with a
+ * real share). Three pCPUs: a busy root entity, one capped at 0.2 pCPU
+ * (its holes make newidle pulls), group g capped at 1.5 pCPUs with two
+ * heavy members and eight light ones, each of those given a debt of
+ * 100 ms of its share (some 3400 periods of it): over the next 2 s they
+ * ran 35.4 ms in all without the rule, none with it.
+ */
+static void test_group_share_debt_not_pulled(void)
+{
+	struct sched *s = mk_sched(3, 1024, 0, 0, NULL);
+	int g = sched_group_add(s, "g", SCHED_NONE, 1024, 0, NULL, 0);
+	int c = add_ent(s, "c", 1024, true, 0), light[8];
+	uint64_t now = 0, before = 0, after = 0;
+
+	add_ent(s, "r", 1024, true, 0);
+	add_member(s, "h", 1024, g, 0);
+	add_member(s, "h2", 1024, g, 0);
+	for (unsigned int i = 0; i < 8; i++)
+		light[i] = add_member(s, "l", 2, g, 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, c, 4 * MS, 20 * MS, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 30 * MS, 20 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, 500 * MS);
+	for (unsigned int i = 0; i < 8; i++) {
+		struct sched_entity *se = sched_ent(s, light[i]);
+
+		CU_ASSERT_FATAL(se->grp_share.period == 20 * MS);
+		se->grp_share.tokens = -100 * (int64_t)MS;
+		se->grp_share.index = now / se->grp_share.period;
+		before += cpu_time(s, light[i]);
+	}
+	run_events_all(s, &now, now + 2000 * MS);
+	for (unsigned int i = 0; i < 8; i++)
+		after += cpu_time(s, light[i]);
+	CU_ASSERT(after - before < MS);
+	sched_destroy(s);
+}
+
+/*
+ * Nor one whose share has less than a short request (a quarter tick)
+ * left: pulled for a few microseconds of run time, it left the pCPU idle
+ * again at once (seed 1 #97: light members with the 1 us floor of a share
+ * per period, 2320 migrations against 1182). Nor, whatever its share,
+ * one whose group's quota is used up.
+ */
+static void test_group_pull_short(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	int g = sched_group_add(s, "g", SCHED_NONE, 1024, 0, NULL, 0);
+	struct sched_entity *l = sched_ent(s, add_member(s, "l", 2, g, 0));
+	uint64_t now = 0, quarter = s->cfg.tick_ns / REQUEST_TICK_DIV;
+
+	add_member(s, "h", 1024, g, 0);
+	add_ent(s, "r", 1024, true, 0);
+	add_ent(s, "r2", 1024, true, 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 10 * MS, 20 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, 100 * MS);
+	CU_ASSERT_FATAL(l->grp_share.period == 20 * MS && s->grp[g].binding);
+	now = 105 * MS;
+	l->grp_share.index = now / l->grp_share.period;
+	l->grp_share.tokens = (int64_t)quarter;
+	CU_ASSERT(!group_pull_short(s, l, now));
+	l->grp_share.tokens = (int64_t)quarter - 1;
+	CU_ASSERT(group_pull_short(s, l, now));
+	l->grp_share.tokens = 0;
+	CU_ASSERT(group_pull_short(s, l, now));
+	/* its group's quota used up, with its share left */
+	l->grp_share.tokens = (int64_t)quarter;
+	s->grp[g].cap.index = now / s->grp[g].cap.period;
+	s->grp[g].cap.used = s->grp[g].cap.quota;
+	CU_ASSERT(group_pull_short(s, l, now));
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_group_quota, NULL, NULL,
 	   UNIT_TEST(test_group_quota_out_everywhere),
 	   UNIT_TEST(test_group_quota_out_uncharged),
 	   UNIT_TEST(test_group_charge_late_at_boundary),
 	   UNIT_TEST(test_group_runs_its_quotas_across_boundaries),
 	   UNIT_TEST(test_group_first_balance_at_first_tick),
-	   UNIT_TEST(test_group_late_balance_at_next_tick))
+	   UNIT_TEST(test_group_late_balance_at_next_tick),
+	   UNIT_TEST(test_group_share_debt_not_pulled),
+	   UNIT_TEST(test_group_pull_short))
