@@ -236,8 +236,8 @@ void update_idle_exit(struct sched *s, struct sched_rq *rq, uint64_t now)
  * the one whose move lowers the larger of the two loads most; without, the
  * one furthest behind its fair share (fairlag.c).
  */
-static struct sched_entity *pick_movable(struct sched_rq *src, struct sched_rq *dst,
-					 uint64_t *best_max)
+static struct sched_entity *pick_movable(const struct sched *s, struct sched_rq *src,
+					 struct sched_rq *dst, uint64_t *best_max, uint64_t now)
 {
 	struct sched_entity *best = NULL;
 	uint64_t old_max = rq_load(src, 0);
@@ -266,6 +266,9 @@ static struct sched_entity *pick_movable(struct sched_rq *src, struct sched_rq *
 			 * the fair corpus: 797 migrations, 19.5% short).
 			 */
 			if (se->lag_tracked && se->lag < -(int64_t)FAIR_LAG_MOVE_NS)
+				continue;
+			/* nor a member that may run less than a short request there */
+			if (group_pull_short(s, se, now))
 				continue;
 			if (se->lag_rate <= ((uint64_t)dst->capacity << 10) &&
 			    (!best || se->lag > best->lag))
@@ -396,7 +399,7 @@ static bool balance_once(struct sched *s, uint64_t *load, bool *cand, uint64_t m
 		return false;
 	busiest = &s->rq[b];
 	idlest = &s->rq[i];
-	se = pick_movable(busiest, idlest, &m);
+	se = pick_movable(s, busiest, idlest, &m, now);
 	if (!se)
 		return false;
 	busiest->nr_lb_migrations++;
@@ -528,7 +531,7 @@ static bool pull_one(struct sched *s, struct sched_rq *dst, const struct sched_d
 	}
 	if (!busiest)
 		return false;
-	se = pick_movable(busiest, dst, NULL);
+	se = pick_movable(s, busiest, dst, NULL, now);
 	if (!se)
 		return false;
 	move_queued(s, se, dst, SCHED_MIGRATE_NEWIDLE, now);

@@ -58,7 +58,6 @@ static void count_active(struct sched *s)
 #define SCALE_TARGET	(1ull << 18)
 #define SCALE_MIN	(SCALE_ONE >> 4)
 #define SCALE_MAX	(SCALE_ONE << 12)
-#define REQUEST_TICK_DIV	4	/* the shortest request, group_request(): a tick / this */
 
 static uint64_t grp_scale(const struct sched *s)
 {

@@ -545,6 +545,13 @@ void cap_unthrottle(struct sched *s, struct sched_entity *se, uint64_t now);
 uint64_t cap_next_event(const struct sched *s, const struct sched_rq *rq);
 int64_t cap_laxity(const struct sched_entity *se, uint64_t now);
 int64_t group_share_laxity(const struct sched *s, const struct sched_entity *se, uint64_t now);
+/*
+ * The shortest run a member is given at once: its request's floor
+ * (group_request()), and what newidle must be able to give one it pulls
+ * (group_pull_short()): a tick / this.
+ */
+#define REQUEST_TICK_DIV	4
+bool group_pull_short(const struct sched *s, const struct sched_entity *se, uint64_t now);
 int cap_check_range(const struct sched *s, bool group, uint64_t quota, uint64_t period,
 		    char *err, size_t errlen);
 
