@@ -32,16 +32,18 @@ static void test_capbal_runs_at_rate(void)
 }
 
 /*
- * The weight of a rate: rate / level, 5/2 of it; an entity capped at half
- * a pCPU beside one of weight 1024 that gets the other half weighs 2560.
+ * The weight of a rate: rate / level, 5/2 of it with the margin; an
+ * entity capped at half a pCPU beside one of weight 1024 that gets the
+ * other half weighs 2560, 1024 without the margin.
  */
 static void test_capbal_weight_of_rate(void)
 {
 	uint64_t half = 1ull << (RATE_SHIFT - 1), level = (half << 20) / 1024;
 
-	CU_ASSERT_EQUAL(fair_capped_weight(half, level), 2560);
-	CU_ASSERT_EQUAL(fair_capped_weight(1, level << 20), SCHED_WEIGHT_MIN);
-	CU_ASSERT_EQUAL(fair_capped_weight(half, 1), SCHED_WEIGHT_MAX);
+	CU_ASSERT_EQUAL(fair_capped_weight(half, level, true), 2560);
+	CU_ASSERT_EQUAL(fair_capped_weight(half, level, false), 1024);
+	CU_ASSERT_EQUAL(fair_capped_weight(1, level << 20, true), SCHED_WEIGHT_MIN);
+	CU_ASSERT_EQUAL(fair_capped_weight(half, 1, true), SCHED_WEIGHT_MAX);
 }
 
 /* Work (full-capacity ns) of entity id so far. */
@@ -367,6 +369,32 @@ static void test_capbal_no_fit_hole_shared(void)
 }
 
 /*
+ * One pCPU: H (390) capped at 26.509 ms every 51 (0.52, binding) and L
+ * (18) capped at 10.646 ms every 17 (0.626; its ideal 0.48 is below it).
+ * With the margin H ran its quota in part of its period and left L alone
+ * for the rest, where L's own cap binds: both throttled, the pCPU idle,
+ * L 0.448 of it over 3 s (3.4 x the bound short). Without the margin
+ * beside L's loose cap (fair_capped_reweight()) H runs through its period
+ * and L gets its 0.48 throughout: each within the corpus's bound (seed 10
+ * #68 of the caps corpus on one pCPU).
+ */
+static void test_capbal_no_margin_beside_loose_cap(void)
+{
+	static const double ideal[] = { 0.51978, 0.48022 };
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t now = 0, dur = 3000 * MS;
+	int id[2];
+
+	id[0] = add_ent(s, "h", 390, true, 0);
+	id[1] = add_ent(s, "l", 18, true, 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, id[0], 26509 * US, 51 * MS, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, id[1], 10646 * US, 17 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, dur);
+	assert_works_within_bound(s, id, ideal, 2, dur);
+	sched_destroy(s);
+}
+
+/*
  * One pCPU: an entity of weight 33192 and one of 268 capped at 2.39 ms
  * every 8 ms, its cap far above its share (0.008). Its quota fits in one
  * request: with its debt forgiven at every return it was eligible as
@@ -531,6 +559,7 @@ UNIT_SUITE(sched_capbal, NULL, NULL,
 	   UNIT_TEST(test_capbal_hole_taken_by_less_ahead),
 	   UNIT_TEST(test_capbal_hole_shared_by_all_ahead),
 	   UNIT_TEST(test_capbal_no_fit_hole_shared),
+	   UNIT_TEST(test_capbal_no_margin_beside_loose_cap),
 	   UNIT_TEST(test_capbal_tight_period),
 	   UNIT_TEST(test_capbal_debt_kept),
 	   UNIT_TEST(test_capbal_tight_placed_ahead),
