@@ -21,8 +21,8 @@
 
 #define IMBALANCE_PCT		117
 #define MIGRATION_COST_NS	(500 * NSEC_PER_USEC)
-#define HOLE_AHEAD_SLICES	2	/* a hole's one runnable entity this far ahead shares it */
-#define HOLE_ALL_AHEAD_SLICES	1	/* with groups: all of them this far ahead share it */
+#define HOLE_AHEAD_SLICES	2	/* a hole's runnable entities all this far ahead share it */
+#define HOLE_ALL_AHEAD_SLICES	1	/* ... with groups: all of them this far ahead */
 #define LB_STREAK		2
 
 /* util_fits_cpu() (rule 19). */
@@ -591,18 +591,19 @@ static bool fair_ahead(const struct sched *s, const struct sched_entity *se, int
 }
 
 /*
- * With groups: is every entity runnable on rq (curr and the queued ones)
- * more than HOLE_ALL_AHEAD_SLICES of work ahead of its ideal? Then the
- * light members queued beside a throttled entity take its hole while
- * others wait behind theirs (seed 6 #89 of the groups corpus: 41 light
- * members beside a root entity capped at 0.64 of a pCPU, with the light
- * root ones together 0.37 s over their ideals while three heavy root
- * entities were 0.11-0.14 s under). O(entities queued on rq), at a tick
- * of a pCPU in a cap hole, as the filling's own scan.
+ * Is every entity runnable on rq (curr and the queued ones) more than
+ * `slices` slices of work ahead of its ideal? Then they take the hole of
+ * a throttled entity there while others wait behind theirs (with groups,
+ * seed 6 #89 of the groups corpus: 41 light members beside a root entity
+ * capped at 0.64 of a pCPU, with the light root ones together 0.37 s over
+ * their ideals while three heavy root entities were 0.11-0.14 s under).
+ * O(entities queued on rq), at a tick of a pCPU in a cap hole, as the
+ * filling's own scan.
  */
-static bool all_ahead(const struct sched *s, const struct sched_rq *rq, uint64_t now)
+static bool all_ahead(const struct sched *s, const struct sched_rq *rq, uint64_t now,
+		      unsigned int slices)
 {
-	int64_t ahead = (int64_t)(HOLE_ALL_AHEAD_SLICES * s->cfg.slice_ns);
+	int64_t ahead = (int64_t)(slices * s->cfg.slice_ns);
 
 	if (!fair_ahead(s, rq->curr, ahead, now))
 		return false;
@@ -614,32 +615,33 @@ static bool all_ahead(const struct sched *s, const struct sched_rq *rq, uint64_t
 
 /*
  * Is rq's cap hole open to an entity from elsewhere? When rq is idle; or
- * when its one runnable entity is more than HOLE_AHEAD_SLICES slices of
- * work ahead of its ideal: it collects the hole alone while others wait
- * behind theirs (seed 3 #24 of the caps corpus: v25, weight 31, beside an
- * entity capped at 0.95 every 7 ms, got 12 times its ideal 0.0013 of a
- * pCPU). Within that, its lag is EEVDF's granularity and the payback's
- * band, not an error worth a move. With groups, when all of its runnable
- * entities are a slice ahead (all_ahead()); the one-entity rule there did
- * worse (seed 1 #150 1.3 -> 10.2 x the bound when it was tried).
+ * when its runnable entities are all more than HOLE_AHEAD_SLICES slices
+ * of work ahead of their ideals (all_ahead()): they collect the hole
+ * while others wait behind theirs. One alone: seed 3 #24 of the caps
+ * corpus, v25 (weight 31) beside an entity capped at 0.95 every 7 ms got
+ * 12 times its ideal 0.0013 of a pCPU. Several: seed 9 #116, where no
+ * placement of whole entities fits, v3 and v8 (0.072 and 0.045 of a
+ * pCPU) sat beside v2 (capped at 0.837) and took all of its holes, 0.158
+ * of the pCPU, while v1 and v5 shared another pCPU 0.047 short of their
+ * ideals; the hole taken in turn is how an entity is time-shared between
+ * the two pCPUs (docs/sched/caps.md, "Holes shared by all ahead").
+ * Within that lead, a lag is EEVDF's granularity and the payback's band,
+ * not an error worth a move. With groups, when all of them are a slice
+ * ahead; the one-entity rule there did worse (seed 1 #150 1.3 -> 10.2 x
+ * the bound when it was tried).
  */
 static bool hole_open(const struct sched *s, const struct sched_rq *rq, uint64_t now)
 {
-	const struct sched_entity *curr = rq->curr;
-
-	if (!curr)
+	if (!rq->curr)
 		return true;
-	if (s->nr_groups)
-		return all_ahead(s, rq, now);
-	return rq->nr_running == 1 &&
-	       fair_ahead(s, curr, (int64_t)(HOLE_AHEAD_SLICES * s->cfg.slice_ns), now);
+	return all_ahead(s, rq, now, s->nr_groups ? HOLE_ALL_AHEAD_SLICES : HOLE_AHEAD_SLICES);
 }
 
 /*
  * May se, from elsewhere, take the hole of rq, whose curr runs in it
- * (hole_open())? If it is behind its ideal. Without groups (curr is the
- * one runnable entity, more than HOLE_AHEAD_SLICES ahead) also if it is
- * ahead too but by that much less than curr, and its ideal rate is at
+ * (hole_open())? If it is behind its ideal. Without groups (curr, like
+ * any entity runnable there, more than HOLE_AHEAD_SLICES ahead) also if
+ * it is ahead too but by that much less than curr, and its ideal rate is at
  * least curr's: a light entity far ahead otherwise kept the holes
  * whenever no waiting entity was behind its ideal, where the ideal gives
  * their time to the entities at the water level by weight (seed 10 #198

@@ -28,6 +28,8 @@
  * seed 997320 #4's v7 (13.8 ms every 36 ms) short in 33 of 138 periods,
  * 5/2 in 7; 2 and 3 did about as well as 5/2 on the corpus (with the
  * predictor and the hole filling of docs/sched/caps.md, "Caps at their rate").
+ * No margin where an entity beside it would hit its own cap in the time
+ * the margin leaves it alone (loose_caps()).
  *
  * Entities outside groups (group_ideal.c sets the weights of the others
  * from their ideal rates). O(n + c x m) per balance for n entities, c of
@@ -185,13 +187,15 @@ struct sched_entity *fair_cap_urgent(struct sched *s, struct sched_rq *rq,
 
 /*
  * The run weight for ideal rate `rate` at water level `level` (rate per
- * weight, WATER_SHIFT), with the margin; within the weight limits.
+ * weight, WATER_SHIFT), with the margin if `margin`; within the weight
+ * limits.
  */
-uint32_t fair_capped_weight(uint64_t rate, uint64_t level)
+uint32_t fair_capped_weight(uint64_t rate, uint64_t level, bool margin)
 {
 	uint64_t w = (uint64_t)(((unsigned __int128)rate << WATER_SHIFT) / level);
 
-	w = w * CAP_MARGIN_NUM / CAP_MARGIN_DEN;
+	if (margin)
+		w = w * CAP_MARGIN_NUM / CAP_MARGIN_DEN;
 	return w < SCHED_WEIGHT_MIN ? SCHED_WEIGHT_MIN : w > SCHED_WEIGHT_MAX ? SCHED_WEIGHT_MAX :
 	       (uint32_t)w;
 }
@@ -223,18 +227,58 @@ static void levels(const struct sched *s, uint64_t *lvl)
 }
 
 /*
+ * Which pCPUs hold a tracked entity whose own cap does not bind in the
+ * ideal but binds while the entities whose caps bind there are
+ * throttled: its weight's share of the pCPU among the others (the run
+ * weights) is above its cap's fraction of the period. O(n) per balance.
+ */
+static void loose_caps(const struct sched *s, bool *loose)
+{
+	uint64_t free_w[SCHED_MAX_CPUS];
+
+	memset(free_w, 0, s->nr_cpus * sizeof(*free_w));
+	memset(loose, 0, s->nr_cpus * sizeof(*loose));
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		const struct sched_entity *se = s->ent[id];
+
+		if (se && !dl_entity(se) && se->cpu >= 0 && se->lag_tracked && !fair_cap_holds(s, se))
+			free_w[se->cpu] += se->weight;
+	}
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		const struct sched_entity *se = s->ent[id];
+
+		if (se && !dl_entity(se) && se->cpu >= 0 && se->lag_tracked && se->cap_period &&
+		    !fair_cap_holds(s, se) &&
+		    (unsigned __int128)se->weight * se->cap_period >
+			    (unsigned __int128)free_w[se->cpu] * se->cap_quota)
+			loose[se->cpu] = true;
+	}
+}
+
+/*
  * Every tracked entity outside groups whose cap binds: the weight of its
  * ideal rate at the water level of the pCPUs it may use; where no
  * uncapped entity shares them, its payback weight (fair_payback.c); the
  * largest weight where its period is tight (fair_cap_tight()): it takes
  * its quota as soon as it can, and its cap gives the others the rest.
- * Called by fair_payback_reweight() when there is one.
+ * Without the margin on a pCPU that holds an entity whose own cap does
+ * not bind in the ideal: with it, the held one ran its quota in part of
+ * its period and left that one alone for the rest, where its own cap
+ * binds, so that both were throttled at once and the pCPU idle (seed 10
+ * #68 of the caps corpus: v2, capped at 0.52 of a 702 pCPU, binding, and
+ * v1, weight 18, capped at 0.626 with an ideal of 0.48, throttled in 69
+ * periods and 0.46 of the time, 2.1 x the bound short). At its rate's
+ * weight the held one runs through its period, and the other gets its
+ * share throughout, below its cap (docs/sched/caps.md, "No margin beside
+ * a loose cap"). Called by fair_payback_reweight() when there is one.
  */
 void fair_capped_reweight(struct sched *s, uint64_t now)
 {
 	uint64_t lvl[SCHED_MAX_CPUS];
+	bool loose[SCHED_MAX_CPUS];
 
 	levels(s, lvl);
+	loose_caps(s, loose);
 	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
 		struct sched_entity *se = s->ent[id];
 		uint64_t l = 0;
@@ -248,7 +292,7 @@ void fair_capped_reweight(struct sched *s, uint64_t now)
 		if (fair_cap_tight(s, se))
 			w = SCHED_WEIGHT_MAX;	/* its cap ends its run */
 		else if (l)
-			w = fair_capped_weight(se->lag_rate, l);
+			w = fair_capped_weight(se->lag_rate, l, !loose[se->cpu]);
 		else
 			w = fair_payback_weight(s, se, se->own_weight, se->lag_rate);
 		fair_set_run_weight(s, se, w, now);

@@ -129,7 +129,7 @@ int64_t fair_cap_tight_lag(const struct sched *s, const struct sched_entity *se,
 			   uint64_t others);
 struct sched_entity *fair_cap_urgent(struct sched *s, struct sched_rq *rq,
 				     struct sched_entity *pick);
-uint32_t fair_capped_weight(uint64_t rate, uint64_t level);
+uint32_t fair_capped_weight(uint64_t rate, uint64_t level, bool margin);
 void fair_capped_reweight(struct sched *s, uint64_t now);
 /* Lag (work) from its fluid ideal worth moving an entity for (fairlag.c, newidle). */
 #define FAIR_LAG_MOVE_NS	(8 * NSEC_PER_MSEC)

@@ -32,16 +32,18 @@ static void test_capbal_runs_at_rate(void)
 }
 
 /*
- * The weight of a rate: rate / level, 5/2 of it; an entity capped at half
- * a pCPU beside one of weight 1024 that gets the other half weighs 2560.
+ * The weight of a rate: rate / level, 5/2 of it with the margin; an
+ * entity capped at half a pCPU beside one of weight 1024 that gets the
+ * other half weighs 2560, 1024 without the margin.
  */
 static void test_capbal_weight_of_rate(void)
 {
 	uint64_t half = 1ull << (RATE_SHIFT - 1), level = (half << 20) / 1024;
 
-	CU_ASSERT_EQUAL(fair_capped_weight(half, level), 2560);
-	CU_ASSERT_EQUAL(fair_capped_weight(1, level << 20), SCHED_WEIGHT_MIN);
-	CU_ASSERT_EQUAL(fair_capped_weight(half, 1), SCHED_WEIGHT_MAX);
+	CU_ASSERT_EQUAL(fair_capped_weight(half, level, true), 2560);
+	CU_ASSERT_EQUAL(fair_capped_weight(half, level, false), 1024);
+	CU_ASSERT_EQUAL(fair_capped_weight(1, level << 20, true), SCHED_WEIGHT_MIN);
+	CU_ASSERT_EQUAL(fair_capped_weight(half, 1, true), SCHED_WEIGHT_MAX);
 }
 
 /* Work (full-capacity ns) of entity id so far. */
@@ -231,21 +233,29 @@ static void test_capbal_hole_filled(void)
 }
 
 /*
- * The set-up of the hole tests: pCPU 0 holds a capped entity and L, pCPU 1
- * B and C; at 10 ms the capped one is throttled, L runs alone in the hole,
- * and C (pinned to pCPU 1 until then) may go anywhere.
+ * The set-up of the hole tests: pCPU 0 holds a capped entity and L (and
+ * M, if m is not NULL), pCPU 1 B and C; at 10 ms the capped one is
+ * throttled, L (or L and M) run in the hole, and C (pinned to pCPU 1
+ * until then) may go anywhere.
  */
-static void hole_beside(struct sched *s, uint64_t *now, int *l, int *c)
+static void hole_beside_two(struct sched *s, uint64_t *now, int *l, int *m, int *c)
 {
 	int capped = add_capped_on0(s);
 
 	*l = add_pinned(s, "l", 0);
+	if (m)
+		*m = add_pinned(s, "m", 0);
 	add_pinned(s, "b", 1);
 	*c = add_pinned(s, "c", 1);
 	run_until(s, now, 10 * MS, MS);
 	CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->state, SCHED_THROTTLED);
-	CU_ASSERT_EQUAL_FATAL(curr_of(s, 0), *l);
+	CU_ASSERT_FATAL(curr_of(s, 0) == *l || (m && curr_of(s, 0) == *m));
 	CU_ASSERT_EQUAL(sched_set_affinity(s, *c, &s->all_cpus, *now, NULL, 0), 0);
+}
+
+static void hole_beside(struct sched *s, uint64_t *now, int *l, int *c)
+{
+	hole_beside_two(s, now, l, NULL, c);
 }
 
 /*
@@ -302,6 +312,86 @@ static void test_capbal_hole_taken_by_less_ahead(void)
 		CU_ASSERT_EQUAL(sched_ent(s, c)->cpu, cases[i].taken ? 0 : 1);
 		sched_destroy(s);
 	}
+}
+
+/*
+ * The set-up above with L and M both in the hole and C behind its ideal:
+ * with L and M both three slices of work ahead of theirs, the pCPU in the
+ * hole takes C at its next tick (the two would collect the hole, as L
+ * alone would); with M only one slice ahead it does not.
+ */
+static void test_capbal_hole_shared_by_all_ahead(void)
+{
+	for (int m_ahead = 1; m_ahead <= 3; m_ahead += 2) {
+		struct sched_config cfg = { .balance_interval_ns = 1000 * MS };
+		struct sched *s = mk_sched(2, 1024, 0, 0, &cfg);
+		int64_t slice = (int64_t)s->cfg.slice_ns;
+		uint64_t now = 0;
+		int l, m, c;
+
+		hole_beside_two(s, &now, &l, &m, &c);
+		set_lag(s, sched_ent(s, l), -3 * slice, now);
+		set_lag(s, sched_ent(s, m), -m_ahead * slice, now);
+		set_lag(s, sched_ent(s, c), 10 * MS, now);
+		run_until(s, &now, 20 * MS, MS);
+		CU_ASSERT_EQUAL(sched_ent(s, c)->cpu, m_ahead == 3 ? 0 : 1);
+		sched_destroy(s);
+	}
+}
+
+/*
+ * Seed 9 #116 of the caps corpus on one cluster: seven 1024 pCPUs, five
+ * entities with a pCPU each, and on the last two v2 (50530, capped at
+ * 31.794 ms every 38, binding: 0.837), v1 (212), v5 (183), v3 (27, capped
+ * at 0.485, not binding) and v8 (17): 0.562, 0.485, 0.072 and 0.045 at
+ * the water level. No placement of whole entities fits (v1 + v5 is 1.047
+ * of a pCPU): one of them must run part of its time beside v2. v3 and v8
+ * sat beside v2 and took all of its holes (0.099 and 0.065 of a pCPU over
+ * 3 s, 5.4 and 3.9 x the bound) while v1 and v5 were 1.9 and 2.4 x short;
+ * with holes taken from entities that are all ahead, v1 and v5 take them
+ * in turn. Each within the corpus's bound over 3 s.
+ */
+static void test_capbal_no_fit_hole_shared(void)
+{
+	static const uint32_t w[] = { 4419, 212, 50530, 27, 2015, 183, 396, 5094, 17, 2293 };
+	static const double ideal[] = { 1, 0.5618, 0.8367, 0.0715, 1, 0.4849, 1, 1, 0.0450, 1 };
+	struct sched *s = mk_sched(7, 1024, 0, 0, NULL);
+	uint64_t now = 0, dur = 3000 * MS;
+	int id[10];
+
+	for (int i = 0; i < 10; i++)
+		id[i] = add_ent(s, "v", w[i], true, 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, id[2], 31794 * US, 38 * MS, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, id[3], 7273 * US, 15 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, dur);
+	assert_works_within_bound(s, id, ideal, 10, dur);
+	sched_destroy(s);
+}
+
+/*
+ * One pCPU: H (390) capped at 26.509 ms every 51 (0.52, binding) and L
+ * (18) capped at 10.646 ms every 17 (0.626; its ideal 0.48 is below it).
+ * With the margin H ran its quota in part of its period and left L alone
+ * for the rest, where L's own cap binds: both throttled, the pCPU idle,
+ * L 0.448 of it over 3 s (3.4 x the bound short). Without the margin
+ * beside L's loose cap (fair_capped_reweight()) H runs through its period
+ * and L gets its 0.48 throughout: each within the corpus's bound (seed 10
+ * #68 of the caps corpus on one pCPU).
+ */
+static void test_capbal_no_margin_beside_loose_cap(void)
+{
+	static const double ideal[] = { 0.51978, 0.48022 };
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t now = 0, dur = 3000 * MS;
+	int id[2];
+
+	id[0] = add_ent(s, "h", 390, true, 0);
+	id[1] = add_ent(s, "l", 18, true, 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, id[0], 26509 * US, 51 * MS, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, id[1], 10646 * US, 17 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, dur);
+	assert_works_within_bound(s, id, ideal, 2, dur);
+	sched_destroy(s);
 }
 
 /*
@@ -467,6 +557,9 @@ UNIT_SUITE(sched_capbal, NULL, NULL,
 	   UNIT_TEST(test_capbal_hole_filled),
 	   UNIT_TEST(test_capbal_hole_shared_when_ahead),
 	   UNIT_TEST(test_capbal_hole_taken_by_less_ahead),
+	   UNIT_TEST(test_capbal_hole_shared_by_all_ahead),
+	   UNIT_TEST(test_capbal_no_fit_hole_shared),
+	   UNIT_TEST(test_capbal_no_margin_beside_loose_cap),
 	   UNIT_TEST(test_capbal_tight_period),
 	   UNIT_TEST(test_capbal_debt_kept),
 	   UNIT_TEST(test_capbal_tight_placed_ahead),
