@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The planned rotation of the fluid-ideal balance (sched/fair_rotate.c)
- * and the packing's spreading (fair_spread() in sched/fair_repack.c: its
- * moves and exchanges),
- * called directly on lag entries set up by hand: which entity the plan
- * gives which pCPU for the next interval.
+ * and the packing's spreading (fair_spread() in sched/fair_repack.c, its
+ * moves and exchanges), called directly on lag entries set up by hand:
+ * which entity the plan gives which pCPU for the next interval.
  */
 #include "tests/unit/test_sched_util.h"
 
@@ -167,13 +166,13 @@ static void test_levels_spread_the_overshoot(void)
 }
 
 /*
- * As above, but every entity on the pCPUs over is too big for the room
- * the one under has (its own heavy entity and a light one there), so no
+ * As above, but the pCPU under holds one big entity and a light one, and
+ * every entity on the pCPUs over is too big for the room it has, so no
  * single move helps: the plan exchanges a small entity of a pCPU over
- * with the lighter one of the pCPU under, which evens the two out. Without
- * it the pCPU under stayed 1.4% under (seed 11 #297 of the busy corpus: a
- * 298 pCPU with an entity of 0.28 of a 1024 pCPU and a light one, 1.4%
- * under, the heavy one 1.07x the bound over its ideal).
+ * for the light one, which evens the two pCPUs out. Without that the
+ * pCPU under stayed 1.4% under (seed 11 #297 of the busy corpus: a 298
+ * pCPU with an entity of 0.28 of a 1024 pCPU and a light one, 1.4%
+ * under, the big one 1.07x the bound over its ideal).
  */
 static void test_levels_exchange_when_no_move_fits(void)
 {
