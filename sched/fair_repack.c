@@ -48,6 +48,7 @@
 #define SPREAD_SHIFT	(FIT_SHIFT - 1)	/* under by capacity / 128: even it out */
 #define SPREAD_GAIN_SHIFT 10		/* a spreading move gains capacity / 1024 at least */
 #define SPREAD_MOVES	16		/* spreading moves per plan: bounds their cost */
+#define SWAP_ON_UNDER	32		/* an exchange looks at this many of the lightest under */
 
 /* The capacity the tracked entities have on rq (RATE_SHIFT), as fairlag.c predicts. */
 static uint64_t cpu_room(const struct sched_rq *rq)
@@ -204,6 +205,101 @@ static int spread_pick(const struct sched *s, const struct lag_ent *e, unsigned 
 	return pick;
 }
 
+/* The lightest entities (up to SWAP_ON_UNDER) of e[0..n) placed on u, rate ascending, into ku[]. */
+static unsigned int lightest_on(const struct lag_ent *e, unsigned int n, unsigned int u,
+				unsigned int *ku)
+{
+	unsigned int nu = 0;
+
+	for (unsigned int k = n; k-- > 0 && nu < SWAP_ON_UNDER;)	/* e[] is rate descending */
+		if (e[k].to == (int)u)
+			ku[nu++] = k;
+	return nu;
+}
+
+/*
+ * The exchange of e[kx] (on o) with one of u's lightest, e[ku[0..nu)]
+ * (rate ascending), that leaves the worse of u and o least under; its
+ * index in ku[], or -1 if none is better than *best, which it updates.
+ * The best is the difference that evens the two out, so only the two
+ * entities of u whose rates are nearest the one that leaves it (a binary
+ * search) are looked at; u stays within the packing's tolerance.
+ */
+static int swap_pick_one(const struct sched *s, const struct lag_ent *e, const int64_t *sum,
+			 unsigned int u, const unsigned int *ku, unsigned int nu, unsigned int kx,
+			 struct fill *best)
+{
+	unsigned int o = (unsigned int)e[kx].to, lo = 0, hi = nu;
+	int64_t cu = (int64_t)cpu_room(&s->rq[u]), co = (int64_t)cpu_room(&s->rq[o]);
+	int64_t x = (int64_t)e[kx].rate, most = cu + (cu >> FIT_SHIFT) - sum[u];
+	int64_t even = (cu * (sum[o] - co) - co * (sum[u] - cu)) / (cu + co);
+	int pick = -1;
+
+	if (even > most)
+		even = most;
+	while (lo < hi) {	/* the first of u's entities at x - even or above */
+		unsigned int mid = (lo + hi) / 2;
+
+		if ((int64_t)e[ku[mid]].rate < x - even)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (unsigned int i = lo ? lo - 1 : 0; i <= lo && i < nu; i++) {
+		int64_t d = x - (int64_t)e[ku[i]].rate;
+		struct fill fu = fill_of(s, sum[u] + d, u), fo = fill_of(s, sum[o] - d, o);
+
+		if (d <= 0 || d > most)
+			continue;
+		if (fill_below(fo, fu))
+			fu = fo;
+		if (fill_below(*best, fu)) {
+			*best = fu;
+			pick = (int)i;
+		}
+	}
+	return pick;
+}
+
+/*
+ * Where no single move helps (spread_pick()): the exchange of an entity
+ * on another pCPU with a lighter one on u that leaves the worse of the
+ * two pCPUs least under, if that beats u now by 1/2^SPREAD_GAIN_SHIFT
+ * of u's capacity and u stays within the packing's tolerance. Whether
+ * it found one, into *kx (the entity that goes to u) and *ky (the one
+ * that leaves it). e[0..n) rate descending (fair_plan_levels() sorts it).
+ */
+static bool swap_pick(const struct sched *s, const struct lag_ent *e, unsigned int n,
+		      const int64_t *sum, unsigned int u, unsigned int *kx, unsigned int *ky)
+{
+	int64_t cap = (int64_t)cpu_room(&s->rq[u]);
+	struct fill best = fill_of(s, sum[u] + (cap >> SPREAD_GAIN_SHIFT), u);
+	unsigned int ku[SWAP_ON_UNDER], nu = lightest_on(e, n, u, ku);
+	bool found = false;
+
+	for (unsigned int k = 0; k < n && nu; k++) {
+		int i;
+
+		if (e[k].to == (int)u)
+			continue;
+		i = swap_pick_one(s, e, sum, u, ku, nu, k, &best);
+		if (i >= 0) {
+			*kx = k;
+			*ky = ku[i];
+			found = true;
+		}
+	}
+	return found;
+}
+
+/* Move e[k] to pCPU `to` in the plan, keeping the sums. */
+static void replan(struct lag_ent *e, unsigned int k, int to, int64_t *sum)
+{
+	sum[e[k].to] -= (int64_t)e[k].rate;
+	sum[to] += (int64_t)e[k].rate;
+	e[k].to = to;
+}
+
 /*
  * Even out what the packing's tolerance left on a level's pCPUs (`only`;
  * fair_pack() placed its entities e[0..n) into e[k].to). Each pCPU may
@@ -218,8 +314,11 @@ static int spread_pick(const struct sched *s, const struct lag_ent *e, unsigned 
  * over are a few ms behind each). So while the pCPU furthest under is
  * under by more than 1/2^SPREAD_SHIFT of its capacity, the entity whose
  * move there leaves the worse of the two pCPUs least under moves there,
- * at most SPREAD_MOVES per plan. Not after the re-pack of a whole
- * component: there it churned (docs/sched.md). O(SPREAD_MOVES x (n + m)).
+ * or, where no move helps, the exchange that does (swap_pick(): on seed
+ * 11 #297 every entity on the pCPUs over was too big for the room of the
+ * one under), at most SPREAD_MOVES per plan in all. Not after the re-pack
+ * of a whole component: there it churned (docs/sched.md).
+ * O(SPREAD_MOVES x (n log SWAP_ON_UNDER + m)).
  */
 void fair_spread(const struct sched *s, struct lag_ent *e, unsigned int n,
 		 const struct sched_cpumask *only)
@@ -231,6 +330,7 @@ void fair_spread(const struct sched *s, struct lag_ent *e, unsigned int n,
 		sum[e[k].to] += (int64_t)e[k].rate;
 	for (unsigned int moves = 0; moves < SPREAD_MOVES; moves++) {
 		int u = most_under(s, only, sum), k;
+		unsigned int kx, ky;
 		int64_t cap;
 
 		if (u < 0)
@@ -239,11 +339,14 @@ void fair_spread(const struct sched *s, struct lag_ent *e, unsigned int n,
 		if (cap - sum[u] <= cap >> SPREAD_SHIFT)
 			return;
 		k = spread_pick(s, e, n, sum, (unsigned int)u);
-		if (k < 0)
+		if (k >= 0) {
+			replan(e, (unsigned int)k, u, sum);
+			continue;
+		}
+		if (!swap_pick(s, e, n, sum, (unsigned int)u, &kx, &ky))
 			return;
-		sum[e[k].to] -= (int64_t)e[k].rate;
-		sum[u] += (int64_t)e[k].rate;
-		e[k].to = u;
+		replan(e, ky, e[kx].to, sum);
+		replan(e, kx, u, sum);
 	}
 }
 
