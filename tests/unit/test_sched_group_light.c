@@ -45,21 +45,6 @@ static void test_group_light_request(void)
 	sched_destroy(s);
 }
 
-/* A fair entity of weight 1024 in group gid, allowed on pCPU cpu only. */
-static int add_pinned_member(struct sched *s, const char *name, int gid, unsigned int cpu)
-{
-	struct sched_entity_params p;
-	int id;
-
-	sched_entity_params_init(&p, name);
-	p.runnable = true;
-	p.group = gid;
-	sched_cpumask_set(&p.affinity, cpu);
-	id = sched_entity_add(s, &p, 0, NULL, 0);
-	CU_ASSERT_FATAL(id >= 0);
-	return id;
-}
-
 /*
  * Two pCPUs, a group vm: a root entity capped at 2 ms every 100, L1 and
  * L2 (members) on one; B and C (members) allowed only on the other, then
@@ -81,10 +66,10 @@ static void test_group_hole_shared_when_all_ahead(void)
 		capped = add_ent(s, "capped", 1024, true, 0);
 		CU_ASSERT_EQUAL(sched_set_cap(s, capped, 2 * MS, 100 * MS, 0, NULL, 0), 0);
 		CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->cpu, 0);
-		l1 = add_pinned_member(s, "l1", g, 0);
-		l2 = add_pinned_member(s, "l2", g, 0);
-		add_pinned_member(s, "b", g, 1);
-		c = add_pinned_member(s, "c", g, 1);
+		l1 = add_pinned_in_group(s, "l1", g, 0);
+		l2 = add_pinned_in_group(s, "l2", g, 0);
+		add_pinned_in_group(s, "b", g, 1);
+		c = add_pinned_in_group(s, "c", g, 1);
 		run_until(s, &now, 10 * MS, MS);
 		CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->state, SCHED_THROTTLED);
 		CU_ASSERT_EQUAL(sched_set_affinity(s, c, &s->all_cpus, now, NULL, 0), 0);

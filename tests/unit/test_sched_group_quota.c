@@ -318,22 +318,6 @@ static struct sched *mk_fixed(unsigned int nr)
 	return s;
 }
 
-/* A runnable fair entity of `weight` in group gid, placed on cpu (its affinity). */
-static int add_on(struct sched *s, const char *name, uint32_t weight, int gid, unsigned int cpu)
-{
-	struct sched_entity_params p;
-	int id;
-
-	sched_entity_params_init(&p, name);
-	p.weight = weight;
-	p.runnable = true;
-	p.group = gid;
-	sched_cpumask_set(&p.affinity, cpu);
-	id = sched_entity_add(s, &p, 0, NULL, 0);
-	CU_ASSERT_FATAL(id >= 0);
-	return id;
-}
-
 /*
  * With groups, no entity caps and pCPUs of one speed, the second fluid
  * balance comes at the tick after the first (fairlag.c
@@ -356,11 +340,11 @@ static void test_group_second_balance_soon(void)
 	uint64_t now = 0, light;
 	struct sched_cpumask all;
 
-	id[0] = add_on(s, "l1", 1024, g, 2);
-	id[1] = add_on(s, "l2", 1024, g, 2);
-	id[2] = add_on(s, "h1", 1024, SCHED_NONE, 0);
-	id[3] = add_on(s, "h2", 1024, SCHED_NONE, 1);
-	id[4] = add_on(s, "h3", 1024, SCHED_NONE, 0);
+	id[0] = add_pinned_in_group(s, "l1", g, 2);
+	id[1] = add_pinned_in_group(s, "l2", g, 2);
+	id[2] = add_pinned_in_group(s, "h1", SCHED_NONE, 0);
+	id[3] = add_pinned_in_group(s, "h2", SCHED_NONE, 1);
+	id[4] = add_pinned_in_group(s, "h3", SCHED_NONE, 0);
 	memset(&all, 0, sizeof(all));
 	for (unsigned int cpu = 0; cpu < 3; cpu++)
 		sched_cpumask_set(&all, cpu);

@@ -36,6 +36,21 @@ static inline struct sched *mk_sched(unsigned int nbig, unsigned int cap_big,
 	return s;
 }
 
+/* A runnable fair entity of weight 1024 in group gid (SCHED_NONE: the root), allowed on pCPU cpu only. */
+static inline int add_pinned_in_group(struct sched *s, const char *name, int gid, unsigned int cpu)
+{
+	struct sched_entity_params p;
+	int id;
+
+	sched_entity_params_init(&p, name);
+	p.runnable = true;
+	p.group = gid;
+	sched_cpumask_set(&p.affinity, cpu);
+	id = sched_entity_add(s, &p, 0, NULL, 0);
+	CU_ASSERT_FATAL(id >= 0);
+	return id;
+}
+
 /* A fair entity of `weight` in group gid (SCHED_NONE: the root). */
 static inline int add_in_group(struct sched *s, const char *name, uint32_t weight, bool runnable,
 			       int gid, uint64_t now)
