@@ -127,6 +127,37 @@ static uint64_t placed_sum(const struct lag_ent *e, unsigned int n, int cpu)
 	return sum;
 }
 
+/* Five 1024 pCPUs (lag_cap one), an entity of 0.9 of one on each of pCPUs 0-3, into e[0..4). */
+static void track_heavy_four(struct sched *s, struct lag_ent *e, uint64_t one)
+{
+	for (unsigned int cpu = 0; cpu < 5; cpu++)
+		s->rq[cpu].lag_cap = one;
+	for (unsigned int cpu = 0; cpu < 4; cpu++)
+		track_on(s, &e[cpu], "heavy", cpu, one * 9 / 10, 0);
+}
+
+/*
+ * Beside each heavy one of pCPUs 0-3, a `big` and a `small` entity (rate
+ * `small`) filling the pCPU to `over` past one, into pair[0..8).
+ */
+static void track_pairs_over(struct sched *s, struct lag_ent *pair, uint64_t one, uint64_t over,
+			     const char *big, const char *small_name, uint64_t small)
+{
+	for (unsigned int cpu = 0; cpu < 4; cpu++) {
+		track_on(s, &pair[2 * cpu], big, cpu, one + over - one * 9 / 10 - small, 0);
+		track_on(s, &pair[2 * cpu + 1], small_name, cpu, small, 0);
+	}
+}
+
+/* Every pCPU of the five filled by the plan to within the packing's 1/256 over, 1/128 under. */
+static void assert_five_within_packing(const struct lag_ent *e, unsigned int n, uint64_t one)
+{
+	for (int cpu = 0; cpu < 5; cpu++) {
+		CU_ASSERT(placed_sum(e, n, cpu) <= one + (one >> 8));
+		CU_ASSERT(placed_sum(e, n, cpu) >= one - (one >> 7));
+	}
+}
+
 /*
  * A level of five 1024 pCPUs whose rates add up to all of them: four
  * pCPUs each 0.35% over (within the packing's 1/256), so their entities
@@ -144,24 +175,15 @@ static void test_levels_spread_the_overshoot(void)
 	const uint64_t over = one * 35 / 10000, tiny = one * 85 / 10000;
 	const uint64_t under = (one - 4 * over) / 4;
 
-	for (unsigned int cpu = 0; cpu < 5; cpu++)
-		s->rq[cpu].lag_cap = one;
-	for (unsigned int cpu = 0; cpu < 4; cpu++)
-		track_on(s, &e[cpu], "heavy", cpu, one * 9 / 10, 0);
+	track_heavy_four(s, e, one);
 	for (unsigned int k = 4; k < 8; k++)
 		track_on(s, &e[k], "under", 4, under, 0);
-	for (unsigned int cpu = 0; cpu < 4; cpu++) {
-		track_on(s, &e[8 + 2 * cpu], "light", cpu, one + over - one * 9 / 10 - tiny, 0);
-		track_on(s, &e[9 + 2 * cpu], "tiny", cpu, tiny, 0);
-	}
+	track_pairs_over(s, &e[8], one, over, "light", "tiny", tiny);
 	for (unsigned int k = 0; k < 16; k++)	/* as placed: no pCPU was idle */
 		CU_ASSERT_FATAL(e[k].se->cpu == (k < 4 ? (int)k : k < 8 ? 4 : (int)(k - 8) / 2));
 	fair_plan_levels(s, e, 16);
 	CU_ASSERT(placed_sum(e, 16, 4) >= one - (one >> 7));
-	for (int cpu = 0; cpu < 5; cpu++) {
-		CU_ASSERT(placed_sum(e, 16, cpu) <= one + (one >> 8));
-		CU_ASSERT(placed_sum(e, 16, cpu) >= one - (one >> 7));
-	}
+	assert_five_within_packing(e, 16, one);
 	sched_destroy(s);
 }
 
@@ -181,23 +203,14 @@ static void test_levels_exchange_when_no_move_fits(void)
 	const uint64_t one = 1u << 20;	/* a 1024 pCPU's rate */
 	const uint64_t over = one * 35 / 10000, small = one * 25 / 1000, light = one * 15 / 1000;
 
-	for (unsigned int cpu = 0; cpu < 5; cpu++)
-		s->rq[cpu].lag_cap = one;
-	for (unsigned int cpu = 0; cpu < 4; cpu++)
-		track_on(s, &e[cpu], "heavy", cpu, one * 9 / 10, 0);
+	track_heavy_four(s, e, one);
 	track_on(s, &e[4], "alone", 4, one - 4 * over - light, 0);
 	track_on(s, &e[5], "beside", 4, light, 0);
-	for (unsigned int cpu = 0; cpu < 4; cpu++) {
-		track_on(s, &e[6 + 2 * cpu], "middle", cpu, one + over - one * 9 / 10 - small, 0);
-		track_on(s, &e[7 + 2 * cpu], "small", cpu, small, 0);
-	}
+	track_pairs_over(s, &e[6], one, over, "middle", "small", small);
 	for (unsigned int k = 0; k < 14; k++)	/* as placed: no pCPU was idle */
 		CU_ASSERT_FATAL(e[k].se->cpu == (k < 4 ? (int)k : k < 6 ? 4 : (int)(k - 6) / 2));
 	fair_plan_levels(s, e, 14);
-	for (int cpu = 0; cpu < 5; cpu++) {
-		CU_ASSERT(placed_sum(e, 14, cpu) <= one + (one >> 8));
-		CU_ASSERT(placed_sum(e, 14, cpu) >= one - (one >> 7));
-	}
+	assert_five_within_packing(e, 14, one);
 	for (unsigned int k = 0; k < 14; k++)	/* two entities moved: one exchange */
 		CU_ASSERT(e[k].to == e[k].se->cpu || !strcmp(e[k].se->name, "beside") ||
 			  !strcmp(e[k].se->name, "small"));
