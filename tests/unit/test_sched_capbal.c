@@ -70,6 +70,35 @@ static void assert_works_within_bound(struct sched *s, const int *id, const doub
 	}
 }
 
+/* One entity's cap: entity index, quota and period (ns). */
+struct cap_of {
+	int i;
+	uint64_t quota, period;
+};
+
+/*
+ * nr_cpus 1024 pCPUs, busy entities of weights w[0..n), the caps, run for
+ * dur: each entity's work within the corpus's bound of ideal[] (its
+ * share of a pCPU).
+ */
+static void capped_within_bound(unsigned int nr_cpus, const uint32_t *w, const double *ideal, int n,
+				const struct cap_of *caps, int ncaps, uint64_t dur)
+{
+	struct sched *s = mk_sched(nr_cpus, 1024, 0, 0, NULL);
+	uint64_t now = 0;
+	int id[16];
+
+	CU_ASSERT_FATAL(n <= 16);
+	for (int i = 0; i < n; i++)
+		id[i] = add_ent(s, "v", w[i], true, 0);
+	for (int c = 0; c < ncaps; c++)
+		CU_ASSERT_EQUAL(sched_set_cap(s, id[caps[c].i], caps[c].quota, caps[c].period, 0,
+					      NULL, 0), 0);
+	run_events_all(s, &now, dur);
+	assert_works_within_bound(s, id, ideal, n, dur);
+	sched_destroy(s);
+}
+
 /*
  * Two pCPUs: a heavy entity capped at 0.8 of a pCPU (40 ms every 50), two
  * of weight 1024 and one of 256. Ideal (tests/lib/fairshare.py): 0.8,
@@ -86,16 +115,9 @@ static void test_capbal_hole_predicted(void)
 {
 	static const uint32_t w[] = { 88761, 1024, 1024, 256 };
 	static const double ideal[] = { 0.8, 0.5333333, 0.5333333, 0.1333333 };
-	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
-	uint64_t now = 0, dur = 5000 * MS;
-	int id[4];
+	static const struct cap_of caps[] = { { 0, 40 * MS, 50 * MS } };
 
-	for (int i = 0; i < 4; i++)
-		id[i] = add_ent(s, "e", w[i], true, 0);
-	CU_ASSERT_EQUAL(sched_set_cap(s, id[0], 40 * MS, 50 * MS, 0, NULL, 0), 0);
-	run_events_all(s, &now, dur);
-	assert_works_within_bound(s, id, ideal, 4, dur);
-	sched_destroy(s);
+	capped_within_bound(2, w, ideal, 4, caps, 1, 5000 * MS);
 }
 
 /*
@@ -355,17 +377,9 @@ static void test_capbal_no_fit_hole_shared(void)
 {
 	static const uint32_t w[] = { 4419, 212, 50530, 27, 2015, 183, 396, 5094, 17, 2293 };
 	static const double ideal[] = { 1, 0.5618, 0.8367, 0.0715, 1, 0.4849, 1, 1, 0.0450, 1 };
-	struct sched *s = mk_sched(7, 1024, 0, 0, NULL);
-	uint64_t now = 0, dur = 3000 * MS;
-	int id[10];
+	static const struct cap_of caps[] = { { 2, 31794 * US, 38 * MS }, { 3, 7273 * US, 15 * MS } };
 
-	for (int i = 0; i < 10; i++)
-		id[i] = add_ent(s, "v", w[i], true, 0);
-	CU_ASSERT_EQUAL(sched_set_cap(s, id[2], 31794 * US, 38 * MS, 0, NULL, 0), 0);
-	CU_ASSERT_EQUAL(sched_set_cap(s, id[3], 7273 * US, 15 * MS, 0, NULL, 0), 0);
-	run_events_all(s, &now, dur);
-	assert_works_within_bound(s, id, ideal, 10, dur);
-	sched_destroy(s);
+	capped_within_bound(7, w, ideal, 10, caps, 2, 3000 * MS);
 }
 
 /*
@@ -380,18 +394,11 @@ static void test_capbal_no_fit_hole_shared(void)
  */
 static void test_capbal_no_margin_beside_loose_cap(void)
 {
+	static const uint32_t w[] = { 390, 18 };
 	static const double ideal[] = { 0.51978, 0.48022 };
-	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
-	uint64_t now = 0, dur = 3000 * MS;
-	int id[2];
+	static const struct cap_of caps[] = { { 0, 26509 * US, 51 * MS }, { 1, 10646 * US, 17 * MS } };
 
-	id[0] = add_ent(s, "h", 390, true, 0);
-	id[1] = add_ent(s, "l", 18, true, 0);
-	CU_ASSERT_EQUAL(sched_set_cap(s, id[0], 26509 * US, 51 * MS, 0, NULL, 0), 0);
-	CU_ASSERT_EQUAL(sched_set_cap(s, id[1], 10646 * US, 17 * MS, 0, NULL, 0), 0);
-	run_events_all(s, &now, dur);
-	assert_works_within_bound(s, id, ideal, 2, dur);
-	sched_destroy(s);
+	capped_within_bound(1, w, ideal, 2, caps, 2, 3000 * MS);
 }
 
 /*
