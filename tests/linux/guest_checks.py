@@ -207,14 +207,25 @@ class Checks:
         which APERF/MPERF share, x 1024 / the max ratio, at most 1)."""
         o = self.r[run].of("duty", tag=tag, cpu=n)[0]
         util = round(sum(o["util_avg"]) / len(o["util_avg"]))
-        (r0, d0), (r1, d1) = (map(int, re.findall(r"\d+", o[k])) for k in ("fb_before", "fb_after"))
-        scale = min(1.0, (d1 - d0) / (r1 - r0) * 1024 / ratio)
-        (run0, run1), (t0, t1) = o["run_ns"], o["uptime_s"]
-        busy = (run1 - run0) / 1e9 / (t1 - t0)
+        scale = min(1.0, self.duty_delivered(run, tag, n) / 255 * 1024 / ratio)
+        busy = self.duty_busy(run, tag, n)
         steal, total = self.stat_share(run, tag, n)
         return util, busy * scale * 1024, (f"ran {busy:.2f} of the wall time (configured "
                                            f"{o['busy_us'] / o['period_us']:.2f}, steal {steal}/{total}), "
                                            f"scale {scale:.2f}")
+
+    def duty_delivered(self, run, tag, n):
+        """Delivered perf (0..255) over a duty phase: its feedback counters'
+        delta delivered / delta reference x 255, as delivered() for cpu lines."""
+        o = self.r[run].of("duty", tag=tag, cpu=n)[0]
+        (r0, d0), (r1, d1) = (map(int, re.findall(r"\d+", o[k])) for k in ("fb_before", "fb_after"))
+        return 255 * (d1 - d0) / (r1 - r0)
+
+    def duty_busy(self, run, tag, n):
+        """The share of wall time a duty phase's task ran (see duty())."""
+        o = self.r[run].of("duty", tag=tag, cpu=n)[0]
+        (run0, run1), (t0, t1) = o["run_ns"], o["uptime_s"]
+        return (run1 - run0) / 1e9 / (t1 - t0)
 
     def half_busy_util(self, label, run, clusters, ratio):
         """Each CPU's half-busy task (cvload, half of every 8 ms): its util_avg
@@ -448,13 +459,18 @@ class Checks:
         bad_util, bad_ideal, bad_how = self.duty("naive", "seed1", 1, want)
         ok_req = self.vcpu_sample("hetero", "seed0", 0)["perf_request"]
         bad_req = self.vcpu_sample("naive", "seed1", 1)["perf_request"]
-        # The request follows the guest's util_avg (schedutil: 1.25 x util),
-        # a reading of a duty task under nested emulation: a timing check,
-        # measured again in a new L1 if it alone fails (harness.py). A CI
-        # run read util_avg 532 where 0.75 x 1024 was due, and asked 640.
-        self.timing("seed-002: default keeps the duty-cycled big vCPU at its top level", ok_req > below,
-                    f"perf_request {ok_req} (top {top}, next level {below}); util_avg {ok_util}, "
-                    f"run share x frequency scale gives {ok_ideal:.0f} ({ok_how})")
+        # "Keeps its top level" is judged over the whole phase, not by one
+        # sampled request: the guest's own feedback counters give the level
+        # it ran at, time-weighted, and while a request is set the engine
+        # runs the vCPU at that request (sched/uclamp.c), so that level is
+        # the request averaged over the phase; the top for most of it puts
+        # it above the midpoint of the top and the next level. One sampled
+        # request (at the phase's end) read 640 in runs whose mean util_avg
+        # asked for the top: util_avg of one steady task read 248-812 under
+        # nested emulation (docs/testing-linux.md, "util_avg").
+        self.check("seed-002: the duty-cycled big vCPU's CPPC request arrives",
+                   0 < ok_req <= top, f"perf_request {ok_req} at the phase's end (top {top})")
+        self.seed_002_top(ok_util, ok_ideal, ok_how, top, below)
         # The same load at the same delivered level: the guest's util falls
         # by its frequency scale, 1024/1532 of the truth, as its own
         # counters give it.
@@ -472,6 +488,26 @@ class Checks:
         # levels fall (1.25 x 0.75 x 1024/1532 = 0.63 of the top against a
         # next level at 0.625): printed.
         print(f"  info seed-002: naive perf_request {bad_req} (default {ok_req})")
+
+    def seed_002_top(self, util, ideal, how, top, below):
+        """schedutil keeps the top while 1.25 x the task's run share clears
+        the next level (at the top its util is run share x 1024). Emulation
+        steals part of the duty (the 75% task ran 0.54-0.62 of the wall
+        time in runs on 2026-12-06 and 07); where it steals so much that
+        the premise no longer holds with 10% to spare, the run cannot judge
+        the claim and the check fails as a timing check (harness.py
+        measures it again in a new L1)."""
+        busy = self.duty_busy("hetero", "seed0", 0)
+        level = self.duty_delivered("hetero", "seed0", 0)
+        hi, lo = perf(top), perf(below)
+        premise = 1.25 * busy * top >= 1.10 * below
+        self.timing("seed-002: default keeps the duty-cycled big vCPU at its top level",
+                    premise and level > (hi + lo) / 2,
+                    f"delivered perf over the phase {level:.0f} (top {hi}, next level {lo}, "
+                    f"midpoint {(hi + lo) / 2:.0f}); util_avg {util}, run share x frequency "
+                    f"scale gives {ideal:.0f} ({how})" + ("" if premise else
+                    f"; this run cannot judge it: 1.25 x its run share {busy:.2f} is under "
+                    f"1.1 x the next level's {below / top:.3f}"))
 
     def check_09_pv_sched_yield(self):
         d = self.lines("hetero")
