@@ -191,6 +191,14 @@ int64_t cap_laxity(const struct sched_entity *se, uint64_t now)
 	return (int64_t)((index + 1) * se->cap_period - now) - (int64_t)(se->cap_quota - used);
 }
 
+/* The quota se has left in its period at now. */
+uint64_t cap_quota_left(const struct sched_entity *se, uint64_t now)
+{
+	uint64_t used = cap_used_in(se, now / se->cap_period);
+
+	return used < se->cap_quota ? se->cap_quota - used : 0;
+}
+
 /* The running entity's quota ends (its own, its groups') and the throttled ones' period ends on rq. */
 uint64_t cap_next_event(const struct sched *s, const struct sched_rq *rq)
 {

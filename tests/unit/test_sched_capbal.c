@@ -402,6 +402,27 @@ static void test_capbal_no_margin_beside_loose_cap(void)
 }
 
 /*
+ * One pCPU: T (385) capped at 16.868 ms every 18 (0.937, tight) and S
+ * (6335) at 2.621 ms every 42 (0.062): both caps bind, 0.9995 of the
+ * pCPU. Least laxity first alone kept T at every pick where its laxity
+ * was no more than S's, and near the end of S's period that slice cost S
+ * the rest of its quota while T, with more laxity than S had quota left,
+ * would have lost nothing by waiting: S short in most of its periods.
+ * With the cost of each waiting compared (fair_cap_urgent(),
+ * urgent_costs_less()), S goes first there: each within the corpus's
+ * bound over 5 s (seed 2 #136 of the caps corpus, its pCPU's two capped
+ * entities).
+ */
+static void test_capbal_urgent_when_cheaper(void)
+{
+	static const uint32_t w[] = { 385, 6335 };
+	static const double ideal[] = { 16868.0 / 18000, 2621.0 / 42000 };
+	static const struct cap_of caps[] = { { 0, 16868 * US, 18 * MS }, { 1, 2621 * US, 42 * MS } };
+
+	capped_within_bound(1, w, ideal, 2, caps, 2, 5000 * MS);
+}
+
+/*
  * One pCPU: an entity of weight 33192 and one of 268 capped at 2.39 ms
  * every 8 ms, its cap far above its share (0.008). Its quota fits in one
  * request: with its debt forgiven at every return it was eligible as
@@ -567,6 +588,7 @@ UNIT_SUITE(sched_capbal, NULL, NULL,
 	   UNIT_TEST(test_capbal_hole_shared_by_all_ahead),
 	   UNIT_TEST(test_capbal_no_fit_hole_shared),
 	   UNIT_TEST(test_capbal_no_margin_beside_loose_cap),
+	   UNIT_TEST(test_capbal_urgent_when_cheaper),
 	   UNIT_TEST(test_capbal_tight_period),
 	   UNIT_TEST(test_capbal_debt_kept),
 	   UNIT_TEST(test_capbal_tight_placed_ahead),
