@@ -77,7 +77,9 @@
 #define NEAR_WHOLE_SHIFT 2	/* nearly whole: busy rate from 3/4 of the pCPU ... */
 #define NEAR_WHOLE_OVER	5	/* ... to 33/32 of it */
 #define DEEP_SHIFT	1	/* deeply starved: got below 1/2 of what its rate owes */
-#define ANY_RATE	(-1)	/* targets_next(): no rate asked */
+#define ANY_RATE	(-1)	/* targets_next()'s rate_shift: no rate asked, */
+#define FULL_RATE	0	/* ... its busy rate, */
+#define HALF_RATE	1	/* ... half of it */
 
 /* Insert cpu into t, ascending by key[] (ties keep pCPU order). */
 static void targets_insert(struct fair_wake_targets *t, unsigned int cpu, const int64_t *key)
@@ -107,7 +109,7 @@ static bool gives_rate(const struct sched *s, const struct sched_entity *se, uns
 
 static bool gives_busy_rate(const struct sched *s, const struct sched_entity *se, unsigned int cpu)
 {
-	return gives_rate(s, se, cpu, 0);
+	return gives_rate(s, se, cpu, FULL_RATE);
 }
 
 /*
@@ -204,15 +206,15 @@ static int starved_target(struct sched *s, const struct sched_entity *se, unsign
 
 	if (gives_busy_rate(s, se, prev))
 		return -1;
-	t = targets_next(s, &s->wake_ahead, se, (int)prev, 0);
+	t = targets_next(s, &s->wake_ahead, se, (int)prev, FULL_RATE);
 	if (t < 0)
-		t = targets_next(s, &s->wake_free, se, (int)prev, 0);
+		t = targets_next(s, &s->wake_free, se, (int)prev, FULL_RATE);
 	if (t < 0)
-		t = targets_next(s, &s->wake_any, se, (int)prev, 0);
-	if (t < 0 && starved_near_whole(s, se, prev) && !gives_rate(s, se, prev, 1)) {
-		t = targets_next(s, &s->wake_ahead, se, (int)prev, 1);
+		t = targets_next(s, &s->wake_any, se, (int)prev, FULL_RATE);
+	if (t < 0 && starved_near_whole(s, se, prev) && !gives_rate(s, se, prev, HALF_RATE)) {
+		t = targets_next(s, &s->wake_ahead, se, (int)prev, HALF_RATE);
 		if (t < 0)
-			t = targets_next(s, &s->wake_free, se, (int)prev, 1);
+			t = targets_next(s, &s->wake_free, se, (int)prev, HALF_RATE);
 	}
 	return t;
 }
