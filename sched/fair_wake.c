@@ -37,6 +37,20 @@
  * good (seed 6 #371 of the fair corpus: five sleepers on one pCPU of 561
  * for the run, one at 0.59 of its floor).
  *
+ * A starved sleeper owed nearly all of a pCPU while runnable (its busy
+ * rate 3/4 to 33/32 of prev's capacity) finds no pCPU that gives it that
+ * rate wherever anyone else is queued; where it is also deeply starved
+ * (it got less than half the work that rate owes it) and prev does not
+ * give it half of it, it goes where it gets half: first among the pCPUs
+ * ahead, then the ones not full. On the slow pCPUs heavier sleepers
+ * gather on a pCPU no tracked entity is on (nothing makes them leave),
+ * and its own floor needs it beside light entities only (seed 17 #496:
+ * a random sleeper of weight 303 owed 0.977 of a 140 pCPU, beside
+ * sleepers of 1612-7708, at 0.63 of its floor). The limits keep it to
+ * that case: starved at its rate, or owed more than its pCPU (it waits
+ * on a slow pCPU), a sleeper moved this way only perturbed the light
+ * busy entities beside it (docs/sched/fair-sleepers.md).
+ *
  * And when some pCPU is idle that the capacity rule (entity_fits_cpu():
  * util_avg with the kernel's margin) finds too small, it goes to the
  * biggest idle one if that one's capacity covers its demand
@@ -60,6 +74,12 @@
 
 #define TARGET_TRIES	4	/* entries of its pCPUs a wakeup looks at */
 #define IDLE_SPARE_SHIFT 6	/* a demand fits an idle pCPU with 1/64 to spare */
+#define NEAR_WHOLE_SHIFT 2	/* nearly whole: busy rate from 3/4 of the pCPU ... */
+#define NEAR_WHOLE_OVER	5	/* ... to 33/32 of it */
+#define DEEP_SHIFT	1	/* deeply starved: got below 1/2 of what its rate owes */
+#define ANY_RATE	(-1)	/* targets_next()'s rate_shift: no rate asked, */
+#define FULL_RATE	0	/* ... its busy rate, */
+#define HALF_RATE	1	/* ... half of it */
 
 /* Insert cpu into t, ascending by key[] (ties keep pCPU order). */
 static void targets_insert(struct fair_wake_targets *t, unsigned int cpu, const int64_t *key)
@@ -74,24 +94,30 @@ static void targets_insert(struct fair_wake_targets *t, unsigned int cpu, const 
 }
 
 /*
- * Would se, waking on cpu, run there at its busy rate (sl_busy_rate) while
- * runnable: is its part of the fair weight queued there, times the
- * capacity, at least that rate?
+ * Would se, waking on cpu, run there at its busy rate (sl_busy_rate) >>
+ * shift while runnable: is its part of the fair weight queued there, times
+ * the capacity, at least that?
  */
-static bool gives_busy_rate(const struct sched *s, const struct sched_entity *se, unsigned int cpu)
+static bool gives_rate(const struct sched *s, const struct sched_entity *se, unsigned int cpu,
+		       unsigned int shift)
 {
 	const struct sched_rq *rq = &s->rq[cpu];
 	unsigned __int128 local = (unsigned __int128)se->weight * rq->capacity << (RATE_SHIFT - 10);
 
-	return local >= (unsigned __int128)se->sl_busy_rate * (rq->fair_weight + se->weight);
+	return local >= (unsigned __int128)(se->sl_busy_rate >> shift) * (rq->fair_weight + se->weight);
+}
+
+static bool gives_busy_rate(const struct sched *s, const struct sched_entity *se, unsigned int cpu)
+{
+	return gives_rate(s, se, cpu, FULL_RATE);
 }
 
 /*
  * The next pCPU of t that se may use and fits, other than skip, and where
- * it gets its busy rate if `rate`; or -1.
+ * it gets its busy rate >> rate_shift unless that is ANY_RATE; or -1.
  */
 static int targets_next(const struct sched *s, struct fair_wake_targets *t,
-			const struct sched_entity *se, int skip, bool rate)
+			const struct sched_entity *se, int skip, int rate_shift)
 {
 	unsigned int tries = 0;
 
@@ -101,7 +127,8 @@ static int targets_next(const struct sched *s, struct fair_wake_targets *t,
 		if (!sched_cpumask_test(&se->allowed, cpu) || (int)cpu == skip)
 			continue;
 		tries++;
-		if (entity_fits_cpu(s, se, cpu) && (!rate || gives_busy_rate(s, se, cpu)))
+		if (entity_fits_cpu(s, se, cpu) &&
+		    (rate_shift == ANY_RATE || gives_rate(s, se, cpu, (unsigned int)rate_shift)))
 			return (int)cpu;
 	}
 	return -1;
@@ -153,9 +180,25 @@ void fair_wake_targets_update(struct sched *s, unsigned int n)
 }
 
 /*
+ * Is the starved sleeper se owed nearly all of prev while runnable, and
+ * deeply starved (see above)?
+ */
+static bool starved_near_whole(const struct sched *s, const struct sched_entity *se,
+			       unsigned int prev)
+{
+	uint64_t room = (uint64_t)s->rq[prev].capacity << (RATE_SHIFT - 10);
+
+	return (se->sl_got << DEEP_SHIFT) < se->sl_owed &&
+	       se->sl_busy_rate >= room - (room >> NEAR_WHOLE_SHIFT) &&
+	       se->sl_busy_rate <= room + (room >> NEAR_WHOLE_OVER);
+}
+
+/*
  * A pCPU for the starved sleeper se (fair_sleepers.c) when prev does not
  * give it its busy rate: one that does, where the tracked entities are
- * ahead, else not full, else any; -1 (stay) if none.
+ * ahead, else not full, else any; failing those, for one owed nearly all
+ * of prev and deeply starved that prev does not give half its rate, one
+ * that does, ahead else not full; -1 (stay) if none.
  */
 static int starved_target(struct sched *s, const struct sched_entity *se, unsigned int prev)
 {
@@ -163,11 +206,16 @@ static int starved_target(struct sched *s, const struct sched_entity *se, unsign
 
 	if (gives_busy_rate(s, se, prev))
 		return -1;
-	t = targets_next(s, &s->wake_ahead, se, (int)prev, true);
+	t = targets_next(s, &s->wake_ahead, se, (int)prev, FULL_RATE);
 	if (t < 0)
-		t = targets_next(s, &s->wake_free, se, (int)prev, true);
+		t = targets_next(s, &s->wake_free, se, (int)prev, FULL_RATE);
 	if (t < 0)
-		t = targets_next(s, &s->wake_any, se, (int)prev, true);
+		t = targets_next(s, &s->wake_any, se, (int)prev, FULL_RATE);
+	if (t < 0 && starved_near_whole(s, se, prev) && !gives_rate(s, se, prev, HALF_RATE)) {
+		t = targets_next(s, &s->wake_ahead, se, (int)prev, HALF_RATE);
+		if (t < 0)
+			t = targets_next(s, &s->wake_free, se, (int)prev, HALF_RATE);
+	}
 	return t;
 }
 
@@ -182,9 +230,9 @@ int fair_wake_target(struct sched *s, const struct sched_entity *se, unsigned in
 	if (se->sl_starved)
 		return starved_target(s, se, prev);
 	if (rq->lag_full || rq->lag_tight)
-		return targets_next(s, &s->wake_free, se, -1, false);
+		return targets_next(s, &s->wake_free, se, -1, ANY_RATE);
 	if (rq->lag_behind)
-		return targets_next(s, &s->wake_ahead, se, -1, false);
+		return targets_next(s, &s->wake_ahead, se, -1, ANY_RATE);
 	return -1;
 }
 

@@ -116,7 +116,57 @@ static void test_wake_leaves_a_tight_level(void)
 	sched_destroy(s);
 }
 
+/*
+ * A starved sleeper owed nearly all of a pCPU while runnable, deeply
+ * starved, on a pCPU where a heavier entity is queued, goes where it gets
+ * half its busy rate, though no pCPU gives all of it. Three pCPUs: pCPU 0
+ * with an untracked entity of 8192 queued (the crowd of heavier sleepers),
+ * pCPU 1 with a tracked one of 768 owed half of it, pCPU 2 with one whose
+ * share is all of it. A sleeper of 1024 owed a whole pCPU gets 1/9 of pCPU
+ * 0, 4/7 of pCPU 1 and 1/2 of pCPU 2: with half its rate's work it stays
+ * on pCPU 0; with a tenth of it, it goes to pCPU 1. Owed 0.7 or 1.1 of the
+ * pCPU (not nearly all of it), it stays. Seed 17 #496 of the fair corpus:
+ * a random sleeper of 303 owed 0.977 of a 140 pCPU, beside sleepers of
+ * 1612-7708 that no rule made leave, at 0.63 of its floor.
+ */
+static void test_wake_deeply_starved_sleeper_takes_half_its_rate(void)
+{
+	struct sched *s = mk_sched(3, 1024, 0, 0, NULL);
+	const uint64_t whole = 1ull << RATE_SHIFT;
+	struct sched_cpumask one;
+	struct sched_entity *sl;
+	int crowd;
+
+	for (unsigned int cpu = 0; cpu < 3; cpu++)
+		s->rq[cpu].lag_cap = (uint64_t)s->rq[cpu].capacity << 10;
+	tracked_on(s, 0, 1, s->rq[1].lag_cap / 2);
+	CU_ASSERT_FATAL(sched_set_weight(s, s->lag_ents[0].se->id, 768, 0) == 0);
+	s->rq[1].lag_weight = 768;
+	tracked_on(s, 1, 2, s->rq[2].lag_cap);
+	crowd = add_ent(s, "crowd", 8192, true, 0);
+	sched_cpumask_clear(&one);
+	sched_cpumask_set(&one, 0);
+	CU_ASSERT_FATAL(sched_set_affinity(s, crowd, &one, 0, NULL, 0) == 0);
+	CU_ASSERT_FATAL(s->rq[0].fair_weight == 8192 && s->rq[1].fair_weight == 768);
+	sl = sched_ent(s, add_ent(s, "sleeper", 1024, false, 0));
+	sl->sl_starved = true;
+	sl->sl_busy_rate = whole;
+	sl->sl_owed = 1000;
+	sl->sl_got = 500;
+	fair_wake_targets_update(s, 2);
+	CU_ASSERT_FATAL(!s->rq[1].lag_full && s->rq[2].lag_full);
+	CU_ASSERT_EQUAL(fair_wake_target(s, sl, 0), -1);
+	sl->sl_got = 100;
+	CU_ASSERT_EQUAL(fair_wake_target(s, sl, 0), 1);
+	sl->sl_busy_rate = whole * 7 / 10;
+	CU_ASSERT_EQUAL(fair_wake_target(s, sl, 0), -1);
+	sl->sl_busy_rate = whole * 11 / 10;
+	CU_ASSERT_EQUAL(fair_wake_target(s, sl, 0), -1);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_wake, NULL, NULL,
 	   UNIT_TEST(test_wake_pinned_sleeper_finds_its_free_pcpu),
 	   UNIT_TEST(test_wake_starved_sleeper_goes_where_it_gets_its_rate),
-	   UNIT_TEST(test_wake_leaves_a_tight_level))
+	   UNIT_TEST(test_wake_leaves_a_tight_level),
+	   UNIT_TEST(test_wake_deeply_starved_sleeper_takes_half_its_rate))
