@@ -120,12 +120,42 @@ static void level_cpus(const struct sched *s, const struct lag_ent *e, unsigned 
 	}
 }
 
-/* Plan one level: static if it packs, else a rotation on its pCPUs. */
+/*
+ * Is one of e[0..n) a straddler left behind: owed more than the whole
+ * pCPU it is on (by 1/2^FAIR_STRADDLE_SHIFT of it) and behind its ideal by
+ * a move's worth? Beside sleepers nothing else moves it: the packing
+ * finds no pCPU of its speed for it, and the lag moves no single move or
+ * exchange that helps (seed 20 #406 of the fair corpus).
+ */
+bool fair_straddler_behind(const struct sched *s, const struct lag_ent *e, unsigned int n)
+{
+	for (unsigned int k = 0; k < n; k++) {
+		uint64_t full = (uint64_t)fair_capacity(&s->rq[e[k].se->cpu]) << (RATE_SHIFT - 10);
+
+		if (e[k].se->lag >= (int64_t)FAIR_LAG_MOVE_NS &&
+		    e[k].rate > full + (full >> FAIR_STRADDLE_SHIFT))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Plan one level: static if it packs, else a rotation on its pCPUs.
+ * `beside` sleepers, only a level with a straddler left behind is planned;
+ * the others' entities stay where they are (e[k].to), as the lag moves
+ * and the sleepers' wakeups left them: re-placed, the light busy entities
+ * beside the sleepers ran ahead in the sleepers' gaps (docs/sched/fair-open.md).
+ */
 static void plan_level(const struct sched *s, struct lag_ent *e, unsigned int n,
-		       const struct sched_cpumask *mask, bool single)
+		       const struct sched_cpumask *mask, bool single, bool beside)
 {
 	int64_t room[SCHED_MAX_CPUS];
 
+	if (beside && !fair_straddler_behind(s, e, n)) {
+		for (unsigned int k = 0; k < n; k++)
+			e[k].to = e[k].se->cpu;
+		return;
+	}
 	fair_fresh_room(s, room);
 	if (fair_pack(s, e, n, room, mask)) {
 		fair_spread(s, e, n, mask);
@@ -138,9 +168,10 @@ static void plan_level(const struct sched *s, struct lag_ent *e, unsigned int n,
 /*
  * The placement of one component's entities e[0..n), whose static
  * packing failed, for the next interval, into e[k].to, level by level;
- * reorders e[].
+ * reorders e[]. `beside` sleepers: only the levels with a straddler left
+ * behind (plan_level()).
  */
-void fair_plan_levels(const struct sched *s, struct lag_ent *e, unsigned int n)
+void fair_plan_levels(const struct sched *s, struct lag_ent *e, unsigned int n, bool beside)
 {
 	unsigned int cpu[SCHED_MAX_CPUS], m, first = 0, k;
 	bool taken[SCHED_MAX_CPUS] = { false };
@@ -164,12 +195,12 @@ void fair_plan_levels(const struct sched *s, struct lag_ent *e, unsigned int n)
 		if (k + 1 < m && rates + (caps >> LEVEL_SHIFT) >= caps) {
 			level_cpus(s, &e[first], k + 1 - first, cpu, m, first, k + 1 - first, taken,
 				   &mask);
-			plan_level(s, &e[first], k + 1 - first, &mask, true);
+			plan_level(s, &e[first], k + 1 - first, &mask, true, beside);
 			first = k + 1;
 			rates = caps = 0;
 		}
 	}
 	/* the last level: the rest of the entities on the rest of the pCPUs */
 	level_cpus(s, &e[first], n - first, cpu, m, first, m - first, taken, &mask);
-	plan_level(s, &e[first], n - first, &mask, n - first == m - first);
+	plan_level(s, &e[first], n - first, &mask, n - first == m - first, beside);
 }

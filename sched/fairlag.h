@@ -118,7 +118,8 @@ void fair_spread(const struct sched *s, struct lag_ent *e, unsigned int n,
 		 const struct sched_cpumask *only);
 void fair_rotate(const struct sched *s, struct lag_ent *e, unsigned int n, int64_t *room,
 		 const struct sched_cpumask *only, bool single);
-void fair_plan_levels(const struct sched *s, struct lag_ent *e, unsigned int n);
+void fair_plan_levels(const struct sched *s, struct lag_ent *e, unsigned int n, bool beside);
+bool fair_straddler_behind(const struct sched *s, const struct lag_ent *e, unsigned int n);
 int fair_cmp_rate_desc(const void *a, const void *b);
 uint64_t fair_solver_weight(const struct sched *s, const struct sched_entity *se);
 uint32_t fair_payback_weight(const struct sched *s, const struct sched_entity *se, uint64_t w,
@@ -133,5 +134,11 @@ uint32_t fair_capped_weight(uint64_t rate, uint64_t level, bool margin);
 void fair_capped_reweight(struct sched *s, uint64_t now);
 /* Lag (work) from its fluid ideal worth moving an entity for (fairlag.c, newidle). */
 #define FAIR_LAG_MOVE_NS	(8 * NSEC_PER_MSEC)
+/*
+ * An entity owed more than the whole pCPU it is on by 1/2^this of that
+ * pCPU straddles slow and fast pCPUs: no pCPU of its speed holds it
+ * (fair_levels.c, levels planned beside sleepers).
+ */
+#define FAIR_STRADDLE_SHIFT	3
 
 #endif /* CAPVISOR_SCHED_FAIRLAG_H */

@@ -181,7 +181,7 @@ static void test_levels_spread_the_overshoot(void)
 	track_pairs_over(s, &e[8], one, over, "light", "tiny", tiny);
 	for (unsigned int k = 0; k < 16; k++)	/* as placed: no pCPU was idle */
 		CU_ASSERT_FATAL(e[k].se->cpu == (k < 4 ? (int)k : k < 8 ? 4 : (int)(k - 8) / 2));
-	fair_plan_levels(s, e, 16);
+	fair_plan_levels(s, e, 16, false);
 	CU_ASSERT(placed_sum(e, 16, 4) >= one - (one >> 7));
 	assert_five_within_packing(e, 16, one);
 	sched_destroy(s);
@@ -209,7 +209,7 @@ static void test_levels_exchange_when_no_move_fits(void)
 	track_pairs_over(s, &e[6], one, over, "middle", "small", small);
 	for (unsigned int k = 0; k < 14; k++)	/* as placed: no pCPU was idle */
 		CU_ASSERT_FATAL(e[k].se->cpu == (k < 4 ? (int)k : k < 6 ? 4 : (int)(k - 6) / 2));
-	fair_plan_levels(s, e, 14);
+	fair_plan_levels(s, e, 14, false);
 	assert_five_within_packing(e, 14, one);
 	for (unsigned int k = 0; k < 14; k++)	/* two entities moved: one exchange */
 		CU_ASSERT(e[k].to == e[k].se->cpu || !strcmp(e[k].se->name, "beside") ||
@@ -217,9 +217,42 @@ static void test_levels_exchange_when_no_move_fits(void)
 	sched_destroy(s);
 }
 
+/*
+ * Beside sleepers only the levels with a straddler left behind are planned
+ * (plan_level() in sched/fair_levels.c). pCPUs of 1024, 1024, 256 and
+ * 256; X and Y (a whole 1024 pCPU each, two levels of their own) both on
+ * pCPU 0, B (0.40, 20 ms behind) on a 256 pCPU and the light C. Without
+ * sleepers Y's level moves it to pCPU 1; beside them it stays, as the lag
+ * moves and the wakeups left it: re-placed by the plan, the light busy
+ * entities beside the sleepers ran ahead in the sleepers' gaps.
+ */
+static void test_levels_beside_sleepers_only_straddlers(void)
+{
+	const uint64_t one = 1u << 20;	/* a 1024 pCPU's rate */
+	struct lag_ent e[4];
+
+	for (int beside = 0; beside < 2; beside++) {
+		struct sched *s = mk_sched(2, 1024, 2, 256, NULL);
+
+		for (unsigned int cpu = 0; cpu < 4; cpu++)
+			s->rq[cpu].lag_cap = (uint64_t)s->rq[cpu].capacity << 10;
+		track_on(s, &e[2], "b", 2, one * 40 / 100, 20 * (int64_t)MS);
+		track_on(s, &e[3], "c", 3, one * 5 / 100, 0);
+		track_on(s, &e[0], "x", 0, one, 0);
+		track_on(s, &e[1], "y", 0, one, 0);	/* last: no newidle pull moves it */
+		CU_ASSERT_FATAL(e[1].se->cpu == 0);
+		fair_plan_levels(s, e, 4, beside);
+		for (unsigned int k = 0; k < 4; k++)
+			if (!strcmp(e[k].se->name, "y"))
+				CU_ASSERT_EQUAL(e[k].to, beside ? 0 : 1);
+		sched_destroy(s);
+	}
+}
+
 UNIT_SUITE(sched_rotate, NULL, NULL,
 	   UNIT_TEST(test_levels_spread_the_overshoot),
 	   UNIT_TEST(test_levels_exchange_when_no_move_fits),
+	   UNIT_TEST(test_levels_beside_sleepers_only_straddlers),
 	   UNIT_TEST(test_rotate_furthest_behind_gets_fast),
 	   UNIT_TEST(test_rotate_light_leaves_fast_for_slow_room),
 	   UNIT_TEST(test_rotate_ahead_not_piled_on_full))

@@ -147,7 +147,61 @@ static void test_tight_level_packed_beside_sleepers(void)
 	sched_destroy(s);
 }
 
+/*
+ * pCPUs of 1024, 256 and 256, the sleepers leaving 0.15 of a 1024 pCPU
+ * on the last; A (0.70 of a 1024 pCPU, `ahead` of its ideal) on the fast
+ * pCPU, B (0.40, `behind`) on the first slow one, the light C (0.05)
+ * beside the sleepers. B fits no pCPU beside A: no placement of single
+ * entities exists. Returns s; A, B and C into abc[].
+ */
+static struct sched *straddler_host(int64_t ahead, int64_t behind, struct sched_entity **abc)
+{
+	struct sched *s = mk_sched(1, 1024, 2, 256, NULL);
+	const uint64_t full = 1ull << 20;
+
+	for (unsigned int cpu = 0; cpu < 3; cpu++)
+		s->rq[cpu].lag_cap = (uint64_t)s->rq[cpu].capacity << 10;
+	s->rq[2].lag_cap = full * 15 / 100;
+	abc[0] = tracked(s, 0, 0, false, full * 70 / 100, -ahead);
+	abc[1] = tracked(s, 1, 1, false, full * 40 / 100, behind);
+	abc[2] = tracked(s, 2, 2, false, full * 5 / 100, 0);
+	s->lag_round = 7;
+	return s;
+}
+
+/*
+ * Beside sleepers, a straddler left behind on a slow pCPU gets its turn
+ * on the fast one (sched/fair_repack.c, plan_straddlers()): its level is
+ * planned as without sleepers, and it rotates. B, 20 ms behind, takes the
+ * fast pCPU and A the free slow one; C, beside the sleepers, stays and is
+ * not marked as moved. Nothing moved before (seed 20 #406 of the fair
+ * corpus: v60, 0.33 of a 1024 pCPU, on a 279 pCPU, 2.3 bounds short).
+ * Only 4 ms behind (less than a move's worth), B stays where it is, though
+ * A, 30 ms ahead, would give it the fast pCPU in a rotation.
+ */
+static void test_straddler_behind_rotates_beside_sleepers(void)
+{
+	struct sched_entity *abc[3];
+	struct sched *s = straddler_host(10 * (int64_t)MS, 20 * (int64_t)MS, abc);
+
+	fair_repack(s, 3, 0);
+	CU_ASSERT_EQUAL(abc[1]->cpu, 0);
+	CU_ASSERT_EQUAL(abc[0]->cpu, 1);
+	CU_ASSERT_EQUAL(abc[2]->cpu, 2);
+	CU_ASSERT_EQUAL(abc[1]->lag_moved, 7);
+	CU_ASSERT_NOT_EQUAL(abc[2]->lag_moved, 7);
+	CU_ASSERT(!abc[0]->lag_packed && !abc[1]->lag_packed);
+	sched_destroy(s);
+
+	s = straddler_host(30 * (int64_t)MS, 4 * (int64_t)MS, abc);
+	fair_repack(s, 3, 0);
+	CU_ASSERT_EQUAL(abc[0]->cpu, 0);
+	CU_ASSERT_EQUAL(abc[1]->cpu, 1);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_tight, NULL, NULL,
 	   UNIT_TEST(test_tight_level_marked),
 	   UNIT_TEST(test_ahead_alone_joins_a_crowd),
-	   UNIT_TEST(test_tight_level_packed_beside_sleepers))
+	   UNIT_TEST(test_tight_level_packed_beside_sleepers),
+	   UNIT_TEST(test_straddler_behind_rotates_beside_sleepers))
