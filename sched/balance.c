@@ -252,11 +252,11 @@ static int64_t lag_now(const struct sched *s, const struct sched_entity *se, uin
  * light member already ahead took whole holes, 3.7 ms at a time, and went
  * further ahead while the entities behind waited (seed 5 #121 of the
  * groups corpus: the four members of g5, weight 17, 52 ms of work over,
- * most of it from 24 pulls into the holes of two capped vCPUs). A lag
- * ahead of a move's worth keeps every entity out (below); one behind its
- * ideal is the one the hole's time belongs to. Outside groups, light
- * entities ahead fill the holes as the caps corpus was tuned with
- * (docs/sched/caps.md, "Holes filled").
+ * most of it from 24 pulls into the holes of two capped vCPUs). Elsewhere
+ * only a lag ahead of a move's worth keeps an entity out (pick_movable());
+ * in a hole, one behind its ideal is the one its time belongs to. Only
+ * with groups: the caps corpus's hole rules were tuned with entities
+ * ahead taking holes (docs/sched/caps.md, "Holes filled"). O(1).
  */
 static bool hole_pull_ahead(const struct sched *s, const struct sched_rq *dst,
 			    const struct sched_entity *se, uint64_t now)
