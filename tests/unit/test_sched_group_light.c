@@ -82,6 +82,50 @@ static void test_group_hole_shared_when_all_ahead(void)
 	}
 }
 
+/*
+ * Newidle into a cap hole takes no entity ahead of its ideal, with groups
+ * (hole_pull_ahead()). Two pCPUs: a root entity capped at 1.5 ms every
+ * 100 alone on pCPU 0; on pCPU 1 a member M of group vm and root entities B
+ * (heavy) and L (light), L's affinity widened before the throttle (all
+ * three pinned there till then). At the throttle (101.5 ms) pCPU 0
+ * goes idle: newidle pulls L when it is behind its ideal, not when it is
+ * 5 ms ahead (seed 5 #121 of the groups corpus: light members ahead took
+ * whole holes, 3.7 ms at a time). Checked before the next tick, where
+ * the hole's own filling (cap_hole_fill()) may still look.
+ */
+static void test_group_hole_not_pulled_ahead(void)
+{
+	for (int ahead = 0; ahead <= 1; ahead++) {
+		struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+		int g = sched_group_add(s, "vm", SCHED_NONE, 1024, 0, NULL, 0);
+		struct sched_entity *l;
+		uint64_t now = 0;
+		struct sched_cpumask one = { 0 };
+		int capped, b;
+
+		capped = add_ent(s, "capped", 1024, true, 0);
+		CU_ASSERT_EQUAL(sched_set_cap(s, capped, 1500 * NSEC_PER_USEC, 100 * MS, 0, NULL, 0), 0);
+		CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->cpu, 0);
+		/* B heavy, so that L waits (newidle takes only a waiting one) */
+		add_pinned_in_group(s, "m", g, 1);
+		b = add_ent(s, "b", 88761, true, 0);
+		l = sched_ent(s, add_ent(s, "l", 15, true, 0));
+		sched_cpumask_set(&one, 1);
+		CU_ASSERT_EQUAL(sched_set_affinity(s, b, &one, 0, NULL, 0), 0);
+		CU_ASSERT_EQUAL(sched_set_affinity(s, l->id, &one, 0, NULL, 0), 0);
+		run_events_all(s, &now, 101 * MS);
+		CU_ASSERT_EQUAL(sched_set_affinity(s, l->id, &s->all_cpus, now, NULL, 0), 0);
+		set_lag(s, l, (ahead ? -5 : 5) * (int64_t)MS, now);
+		l->lag_rate = 0;	/* the lag stays where it was set */
+		run_events_all(s, &now, 101 * MS + 900 * NSEC_PER_USEC);
+		CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->state, SCHED_THROTTLED);
+		CU_ASSERT_EQUAL(curr_of(s, 1), b);
+		CU_ASSERT_EQUAL(l->cpu, ahead ? 1 : 0);
+		sched_destroy(s);
+	}
+}
+
 UNIT_SUITE(sched_group_light, NULL, NULL,
 	   UNIT_TEST(test_group_light_request),
-	   UNIT_TEST(test_group_hole_shared_when_all_ahead))
+	   UNIT_TEST(test_group_hole_shared_when_all_ahead),
+	   UNIT_TEST(test_group_hole_not_pulled_ahead))
