@@ -150,6 +150,13 @@ def max_ratio(nominal_cpu0, family, model):
     return (model_highest_perf(family, model) * 1024 // nominal_cpu0 + 1024) // 2
 
 
+def fb_delivered(before, after):
+    """Delivered perf (0..255) between two readings of a CPU's feedback
+    counters ("ref:R del:D"): delta delivered / delta reference x 255."""
+    (r0, d0), (r1, d1) = (map(int, re.findall(r"\d+", x)) for x in (before, after))
+    return 255 * (d1 - d0) / (r1 - r0)
+
+
 class Checks:
     def __init__(self, results):
         self.r = {res.name: res for res in results}
@@ -218,8 +225,7 @@ class Checks:
         """Delivered perf (0..255) over a duty phase: its feedback counters'
         delta delivered / delta reference x 255, as delivered() for cpu lines."""
         o = self.r[run].of("duty", tag=tag, cpu=n)[0]
-        (r0, d0), (r1, d1) = (map(int, re.findall(r"\d+", o[k])) for k in ("fb_before", "fb_after"))
-        return 255 * (d1 - d0) / (r1 - r0)
+        return fb_delivered(o["fb_before"], o["fb_after"])
 
     def duty_busy(self, run, tag, n):
         """The share of wall time a duty phase's task ran (see duty())."""
@@ -249,9 +255,7 @@ class Checks:
     def delivered(self, run, tag0, tag1, n):
         """Delivered perf (0..255) of cpu n between its cpu lines tag0 and tag1:
         the feedback counters' delta delivered / delta reference x 255."""
-        (r0, d0), (r1, d1) = (map(int, re.findall(r"\d+", self.cpu(run, t, n)["feedback_ctrs"]))
-                              for t in (tag0, tag1))
-        return 255 * (d1 - d0) / (r1 - r0)
+        return fb_delivered(*(self.cpu(run, t, n)["feedback_ctrs"] for t in (tag0, tag1)))
 
     def schedstat_run(self, run, tag, key="run_ns"):
         """Run time (or run delay) in ns of each CPU between the schedstat lines TAG-start and TAG-end."""
@@ -366,8 +370,7 @@ class Checks:
             top = perf(CLUSTERS[cl][0][-1])
             # CPPC's view over the whole busy interval. Below the top level
             # only by what the (loaded) L1 host did not run of the vCPU thread.
-            (r0, d0), (r1, d1) = (map(int, re.findall(r"\d+", u[k])) for k in ("fb_before", "fb_after"))
-            delivered[n] = 255 * (d1 - d0) / (r1 - r0)
+            delivered[n] = fb_delivered(u["fb_before"], u["fb_after"])
             self.timing(f"invariance: cpu{n} busy: feedback counters deliver {cl}'s top perf",
                        0.75 * top <= delivered[n] <= 1.05 * top, f"delivered perf {delivered[n]:.0f}, top {top}")
         want = perf(CLUSTERS["little"][0][-1]) / perf(CLUSTERS["big"][0][-1])
@@ -404,10 +407,7 @@ class Checks:
                        f"{v['cppc_requests']} requests, last {v['cppc_last_request']}, at exit "
                        f"enable {v['cppc_enable']} desired {v['cppc_desired']}")
         # vCPU 2 alone on its pCPU, clamped, its guest on governor performance.
-        s = self.cpu("contend", "start", 2)["feedback_ctrs"]
-        e = self.cpu("contend", "end", 2)["feedback_ctrs"]
-        (r0, d0), (r1, d1) = (map(int, re.findall(r"\d+", x)) for x in (s, e))
-        delivered = 255 * (d1 - d0) / (r1 - r0)
+        delivered = self.delivered("contend", "start", "end", 2)
         limit = perf(BIG_CLAMP)
         # What the guest asked: its last desired_perf (kept at exit; 6.1's
         # scaling_cur_freq is the measured APERF/MPERF frequency, not the
@@ -624,8 +624,7 @@ class Checks612(Checks):
         self.check("6.12 guided: the clamped little vCPU's request within its clamp",
                    0 < req <= CLAMP_MAX, f"perf_request {req} (uclamp max {CLAMP_MAX})")
         u = self.r["guided"].of("util", tag="busy1", cpu=1)[0]
-        (r0, d0), (r1, d1) = (map(int, re.findall(r"\d+", u[k])) for k in ("fb_before", "fb_after"))
-        delivered = 255 * (d1 - d0) / (r1 - r0)
+        delivered = fb_delivered(u["fb_before"], u["fb_after"])
         self.timing("6.12 guided: the clamped vCPU's delivered level within the clamp",
                    delivered <= 1.05 * perf(CLAMP_MAX),
                    f"delivered perf {delivered:.0f}, clamp {perf(CLAMP_MAX)}")
