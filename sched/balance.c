@@ -237,7 +237,7 @@ void update_idle_exit(struct sched *s, struct sched_rq *rq, uint64_t now)
  * still, and the entity furthest behind at the last one would take every
  * hole until the next.
  */
-static int64_t lag_now(const struct sched *s, const struct sched_entity *se, uint64_t now)
+int64_t lag_now(const struct sched *s, const struct sched_entity *se, uint64_t now)
 {
 	if (!se->lag_tracked)
 		return se->lag;

@@ -573,6 +573,46 @@ static void test_group_slack_shares(void)
 }
 
 /*
+ * A used-up share of a cap's room does not throttle a member behind its
+ * ideal while every capped group above it is within its cap's pace
+ * (group.c share_room()): the quota left then covers the rest of the
+ * period at the cap's rate. Group vm (not binding: 18 ms every 20 for an
+ * ideal of half a pCPU) holds m, its share's tokens gone: m behind by 5
+ * ms with the group's quota unused is not throttled; m ahead by 5 ms, or
+ * behind with the group past its pace at the period's start (9 ms used),
+ * is, until the share's period ends. Without the rule all three are.
+ */
+static void test_group_slack_share_behind(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t now = 0;
+	int g = sched_group_add(s, "vm", SCHED_NONE, 1024, 0, NULL, 0);
+	int m = add_member(s, "m", 1024, g, 0);
+	struct sched_entity *se = sched_ent(s, m);
+	struct cap_acct *a = &s->grp[g].cap;
+
+	add_ent(s, "r", 1024, true, 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g, 18 * MS, 20 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, 500 * MS);
+	CU_ASSERT_FATAL(se->grp_share.period == 20 * MS && !s->grp[g].binding && se->lag_tracked);
+	now = 500 * MS;		/* the start of a period: its pace is 0 */
+	se->grp_share.tokens = 0;
+	se->grp_share.index = now / se->grp_share.period;
+	se->lag_rate = 0;
+	se->lag_work = se->st.work_ns + se->run_work_ns;
+	a->index = now / a->period;
+	a->used = 0;
+	se->lag = 5 * (int64_t)MS;
+	CU_ASSERT_EQUAL(group_exhausted_until(s, se, now), 0);
+	se->lag = -5 * (int64_t)MS;
+	CU_ASSERT_EQUAL(group_exhausted_until(s, se, now), now + 20 * MS);
+	se->lag = 5 * (int64_t)MS;
+	a->used = 9 * MS;
+	CU_ASSERT_EQUAL(group_exhausted_until(s, se, now), now + 20 * MS);
+	sched_destroy(s);
+}
+
+/*
  * A share of a cap's room is a limit only: its member keeps the weight of
  * its ideal rate (with the binding cap's margin, m, capped at 0.9 pCPU
  * through its group, ran 0.595 of one pCPU beside r for an ideal of
@@ -719,6 +759,7 @@ UNIT_SUITE(sched_group, NULL, NULL,
 	   UNIT_TEST(test_group_short_hole_not_filled),
 	   UNIT_TEST(test_group_slack_shares),
 	   UNIT_TEST(test_group_slack_share_weight),
+	   UNIT_TEST(test_group_slack_share_behind),
 	   UNIT_TEST(test_group_tight_lead_beside_scaled),
 	   UNIT_TEST(test_group_capped_laxity_first),
 	   UNIT_TEST(test_group_share_laxity_first))
