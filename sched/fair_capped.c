@@ -196,14 +196,43 @@ static bool urgent_costs_less(const struct sched_entity *pick, int64_t pick_lax,
 	return lp * du < lu * dp;
 }
 
+/* The end of se's current cap period at now. */
+static uint64_t cap_period_end(const struct sched_entity *se, uint64_t now)
+{
+	return (now / se->cap_period + 1) * se->cap_period;
+}
+
+/*
+ * Where urgent (held by its own cap, less laxity than pick, below pick's
+ * slice) would go first by least laxity, should pick (held by its own
+ * cap too) keep the pCPU? Where its period ends first (EDF's order), it
+ * can still get all it has left (its laxity is not below 0), and running
+ * it for what it has left (at most its slice) costs urgent less than
+ * urgent's slice costs it (urgent_costs_less() the other way round).
+ * Least laxity first gave the pCPU to urgent whatever pick lost: an
+ * entity held by a long period whose laxity was below a short-period
+ * one's slice took it, its laxity stays where it is while it runs, and
+ * it kept the pCPU for its whole quota while the short one lost whole
+ * periods (seed 7 #160 of the caps corpus: v11, 1 ms every 5, beside v0,
+ * 26.301 every 33 with 0.70 ms of laxity, short in 43 of 1000 periods).
+ */
+static bool earlier_end_costs_less(const struct sched_entity *pick, int64_t pick_lax,
+				   const struct sched_entity *urgent, int64_t urgent_lax, uint64_t now)
+{
+	return pick_lax >= 0 && cap_period_end(pick, now) < cap_period_end(urgent, now) &&
+	       urgent_costs_less(urgent, urgent_lax, pick, pick_lax, now);
+}
+
 /*
  * The pick on rq, `pick` being EEVDF's: an entity queued there whose cap
  * binds and whose laxity (the time left in its period beyond the quota it
  * has left) is less than pick's slice goes first, the least laxity
  * first, unless pick is one of those with no more laxity, and where both
  * are held by their own caps, that laxity does not save pick if urgent
- * costs it less by going first (urgent_costs_less()). Its cap is its
- * ideal, so any of its quota left at the period's end is lost for good,
+ * costs it less by going first (urgent_costs_less()); where pick has
+ * more laxity, it keeps the pCPU if its period ends first and that costs
+ * urgent less (earlier_end_costs_less()). Its cap is its ideal, so any
+ * of its quota left at the period's end is lost for good,
  * and a slice started inside its laxity takes exactly that: a light
  * entity's slice near the end of the period of a capped one whose share
  * of the pCPU falls short of its cap while a third one runs (a group
@@ -243,12 +272,11 @@ struct sched_entity *fair_cap_urgent(struct sched *s, struct sched_rq *rq,
 	if (!best)
 		return pick;
 	pick_lax = held_laxity(s, pick, rq->clock);
+	if (!own_laxity(s, pick, pick_lax, rq->clock) || !own_laxity(s, best, best_lax, rq->clock))
+		return pick_lax > best_lax ? best : pick;
 	if (pick_lax > best_lax)
-		return best;
-	if (own_laxity(s, pick, pick_lax, rq->clock) && own_laxity(s, best, best_lax, rq->clock) &&
-	    urgent_costs_less(pick, pick_lax, best, best_lax, rq->clock))
-		return best;
-	return pick;
+		return earlier_end_costs_less(pick, pick_lax, best, best_lax, rq->clock) ? pick : best;
+	return urgent_costs_less(pick, pick_lax, best, best_lax, rq->clock) ? best : pick;
 }
 
 /*

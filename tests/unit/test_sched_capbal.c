@@ -423,6 +423,59 @@ static void test_capbal_urgent_when_cheaper(void)
 }
 
 /*
+ * One pCPU, two entities held by their caps (seed 7 #160 of the caps
+ * corpus): S (14559) capped at 1 ms every 5 and L (75218) at 26.301 ms
+ * every 33, 0.997 of the pCPU between them. At 417 ms S, EEVDF's pick,
+ * has 2 ms of laxity (3 ms left in its period, its 1 ms of quota to
+ * run); L, behind in its period, 0.7 ms (12 ms left, 11.3 of quota).
+ * Least laxity first ran L: its laxity stays where it is while it runs,
+ * it kept the pCPU for its 11.3 ms, and S lost its whole quota in two
+ * periods. S's period ends first, and its 1 ms costs L 0.3 ms of its
+ * quota (1 ms over 0.797 of its period) where L's 3 ms slice costs S its
+ * whole quota (over 1/4, the floor): S keeps the pick
+ * (earlier_end_costs_less()). Not once S has no laxity left (it can no
+ * longer get all it has left), nor where L's period ends no later.
+ */
+static void test_capbal_earlier_end_kept(void)
+{
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	struct sched_rq *rq = &s->rq[0];
+	struct sched_entity *sh = sched_ent(s, add_ent(s, "S", 14559, true, 0));
+	struct sched_entity *lo = sched_ent(s, add_ent(s, "L", 75218, true, 0));
+	uint64_t now = 417 * MS;
+
+	CU_ASSERT_EQUAL(sched_set_cap(s, sh->id, 1 * MS, 5 * MS, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, lo->id, 26301 * US, 33 * MS, 0, NULL, 0), 0);
+	for (struct sched_entity *se = sh; se; se = se == sh ? lo : NULL) {
+		se->lag_tracked = true;
+		se->lag_rate = cap_rate_at(se, rq->capacity);	/* held by its cap */
+		se->cap_index = now / se->cap_period;
+		fair_count_capped(rq, se);
+		CU_ASSERT_FATAL(fair_cap_holds(s, se));
+	}
+	sh->slice = 1 * MS;
+	lo->slice = 3 * MS;
+	lo->cap_used = 15001 * US;	/* 11.3 ms left, 12 ms to its period's end */
+	rq->clock = now;
+	CU_ASSERT_EQUAL(cap_laxity(sh, now), (int64_t)(2 * MS));
+	CU_ASSERT_EQUAL(cap_laxity(lo, now), (int64_t)(700 * US));
+	CU_ASSERT_PTR_EQUAL(fair_cap_urgent(s, rq, sh), sh);
+	/* S with no laxity left, L with less: L goes first */
+	rq->clock = now + 2500 * US;
+	lo->cap_used -= 2000 * US;
+	CU_ASSERT_PTR_EQUAL(fair_cap_urgent(s, rq, sh), lo);
+	/* L's period ending with S's (2.3 ms every 20, none used): least laxity first */
+	rq->clock = now;
+	lo->cap_period = 20 * MS;
+	lo->cap_quota = 2300 * US;
+	lo->cap_index = now / lo->cap_period;
+	lo->cap_used = 0;
+	CU_ASSERT_EQUAL(cap_laxity(lo, now), (int64_t)(700 * US));
+	CU_ASSERT_PTR_EQUAL(fair_cap_urgent(s, rq, sh), lo);
+	sched_destroy(s);
+}
+
+/*
  * One pCPU: an entity of weight 33192 and one of 268 capped at 2.39 ms
  * every 8 ms, its cap far above its share (0.008). Its quota fits in one
  * request: with its debt forgiven at every return it was eligible as
@@ -589,6 +642,7 @@ UNIT_SUITE(sched_capbal, NULL, NULL,
 	   UNIT_TEST(test_capbal_no_fit_hole_shared),
 	   UNIT_TEST(test_capbal_no_margin_beside_loose_cap),
 	   UNIT_TEST(test_capbal_urgent_when_cheaper),
+	   UNIT_TEST(test_capbal_earlier_end_kept),
 	   UNIT_TEST(test_capbal_tight_period),
 	   UNIT_TEST(test_capbal_debt_kept),
 	   UNIT_TEST(test_capbal_tight_placed_ahead),
