@@ -69,6 +69,54 @@ static void test_load_balance(void)
 	sched_destroy(s);
 }
 
+/*
+ * Where does the periodic balance move one of three entities waiting on
+ * pCPU 0, when pCPU 1 (weight 1024) is the least loaded and pCPU 2 (1536)
+ * the next, and pCPU 1 is or is not a pCPU of a tight level (lag_tight)?
+ * The lag balance is kept out (its interval has not passed).
+ */
+static int periodic_balance_target(bool tight)
+{
+	static const uint32_t weight[5] = { 1024, 1024, 1024, 1024, 1536 };
+	static const unsigned int on[5] = { 0, 0, 0, 1, 2 };
+	struct sched *s = mk_sched(3, 1024, 0, 0, NULL);
+	struct sched_cpumask m;
+	int id[5], to = -1;
+
+	for (int i = 0; i < 5; i++) {
+		id[i] = add_ent(s, "b", weight[i], false, 0);
+		sched_cpumask_clear(&m);
+		sched_cpumask_set(&m, on[i]);
+		CU_ASSERT_FATAL(sched_set_affinity(s, id[i], &m, 0, NULL, 0) == 0);
+		sched_wakeup(s, id[i], 0);
+	}
+	for (int i = 0; i < 3; i++)
+		CU_ASSERT_FATAL(sched_set_affinity(s, id[i], NULL, 0, NULL, 0) == 0);
+	CU_ASSERT_FATAL(s->rq[0].nr_running == 3);
+	s->rq[1].lag_tight = tight;
+	s->lag_last = 2 * MS;
+	sched_balance(s, 3 * MS);		/* pCPU 0's first balance above the mean */
+	sched_balance(s, 4 * MS);		/* the second: it gives one away */
+	for (int i = 0; i < 3; i++)
+		if (s->ent[id[i]]->cpu != 0)
+			to = s->ent[id[i]]->cpu;
+	sched_destroy(s);
+	return to;
+}
+
+/*
+ * The periodic balance moves nothing onto a pCPU of a tight level of the
+ * ideal (its entities' rates add up to all of its pCPUs), as onto a full
+ * one: the level needs all of it. Its lightly loaded pCPU drew the
+ * sleepers from the slow pCPUs by weight (seed 1 #110 of the fair corpus:
+ * the tight level 0.53 s short, the sleepers 0.84 s on fast pCPUs).
+ */
+static void test_balance_leaves_a_tight_level(void)
+{
+	CU_ASSERT_EQUAL(periodic_balance_target(false), 1);
+	CU_ASSERT_EQUAL(periodic_balance_target(true), 2);
+}
+
 /* Three busy entities on pCPU 0 and one on each of pCPUs 1 and 2: none is idle. */
 static uint64_t busy_host_lb_migrations(const struct sched_config *cfg, uint64_t until)
 {
@@ -508,6 +556,7 @@ UNIT_SUITE(sched_balance_perf, NULL, NULL,
 	   UNIT_TEST(test_placement_fits),
 	   UNIT_TEST(test_misfit_migration),
 	   UNIT_TEST(test_load_balance),
+	   UNIT_TEST(test_balance_leaves_a_tight_level),
 	   UNIT_TEST(test_busy_balance_interval),
 	   UNIT_TEST(test_newidle_cost_decay),
 	   UNIT_TEST(test_newidle_cost_periodic_decay),
