@@ -52,6 +52,25 @@ L1_SILENCE_S = 180
 # detectors fire at 120 s (L2_CMDLINE below); L1's stays at its default.
 L1_STUCK_S = 120
 L1_STUCK = re.compile(r"^\[\s*[\d.]+\] watchdog: BUG: soft lockup - CPU#\d+ stuck for (\d+)s")
+# Or its RCU reporting a stall, which repeats every ~63 s with the stall's
+# age in jiffies ("(detected by 1, t=21260 jiffies, ...)"; Debian's L1
+# kernel has HZ=250). Seen on 2026-12-07: L1's CPU 0 took an APIC timer
+# interrupt inside hrtimer_start_range_ns() with IF clear (EFLAGS 0x2,
+# under kvm_lapic_reg_write() of a capvisor vCPU thread: the emulated
+# SVM host delivered it) and spun for ever on its own hrtimer base lock;
+# no soft lockup was ever reported, only RCU stalls, for 9 minutes.
+L1_RCU_STALL = re.compile(r"^\[\s*[\d.]+\]\s+\(detected by \d+, t=(\d+) jiffies")
+L1_HZ = 250
+
+
+def l1_stuck_s(line):
+    """How long L1's kernel says one of its CPUs has been stuck, from one
+    of its console lines (a soft lockup or an RCU stall report), else None."""
+    m = L1_STUCK.match(line)
+    if m:
+        return int(m.group(1))
+    m = L1_RCU_STALL.match(line)
+    return int(m.group(1)) // L1_HZ if m else None
 # L1's kernel prints warnings too (loglevel=5, not quiet's 4): the stack
 # of a soft lockup or a stall it reports is printed at warning level, and
 # L1 stalls are what a nested run cannot explain from capvisor's side.
@@ -456,9 +475,9 @@ def _l1_lines(p, start, timeout):
         for line in done:
             line = line.decode(errors="replace")
             yield line + "\n"
-            stuck = L1_STUCK.match(line)
-            if stuck and int(stuck.group(1)) >= L1_STUCK_S:
-                yield f"L1 stuck: a CPU of L1 stuck for {stuck.group(1)} s\n"
+            stuck = l1_stuck_s(line)
+            if stuck is not None and stuck >= L1_STUCK_S:
+                yield f"L1 stuck: a CPU of L1 stuck for {stuck} s\n"
                 return
 
 
