@@ -282,10 +282,14 @@ class Checks:
         cm = self.r[run].of("cpu_model")[0]
         return max_ratio(expected_cppc(cpu0_cluster)["nominal_perf"], cm["family"], cm["model"])
 
+    def idle_samples(self, run, phase, n):
+        """vCPU n's QMP records in the samples of an idle phase (PHASE.1, PHASE.2, ...)."""
+        return [v for p, s in self.r[run].samples.items() if p.startswith(phase + ".")
+                for v in s if v["vcpu"] == n]
+
     def idle_request(self, run, phase, n):
         """The lowest perf_request of vCPU n over the samples of an idle phase."""
-        return min(v["perf_request"] for p, s in self.r[run].samples.items()
-                   if p.startswith(phase + ".") for v in s if v["vcpu"] == n)
+        return min(v["perf_request"] for v in self.idle_samples(run, phase, n))
 
     def request_rise(self, label, run):
         """The big vCPU 0's request: at the top when busy (what the guest
@@ -300,8 +304,7 @@ class Checks:
         self.check(f"{label}big busy takes perf_request to the top", busy0 == top,
                    f"perf_request busy {busy0}, top {top}")
         idle0 = self.idle_request(run, "idle0", 0)
-        util = [v["util_avg"] for p, s in self.r[run].samples.items()
-                if p.startswith("idle0.") for v in s if v["vcpu"] == 0]
+        util = [v["util_avg"] for v in self.idle_samples(run, "idle0", 0)]
         self.timing(f"{label}big idle before: perf_request below the top in some sample",
                     idle0 < top, f"lowest perf_request {idle0}; capvisor's util_avg of the "
                     f"vCPU in the samples {util}")
