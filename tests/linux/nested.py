@@ -61,16 +61,6 @@ L1_STUCK = re.compile(r"^\[\s*[\d.]+\] watchdog: BUG: soft lockup - CPU#\d+ stuc
 # no soft lockup was ever reported, only RCU stalls, for 9 minutes.
 L1_RCU_STALL = re.compile(r"^\[\s*[\d.]+\]\s+\(detected by \d+, t=(\d+) jiffies")
 L1_HZ = 250
-
-
-def l1_stuck_s(line):
-    """How long L1's kernel says one of its CPUs has been stuck, from one
-    of its console lines (a soft lockup or an RCU stall report), else None."""
-    m = L1_STUCK.match(line)
-    if m:
-        return int(m.group(1))
-    m = L1_RCU_STALL.match(line)
-    return int(m.group(1)) // L1_HZ if m else None
 # L1's kernel prints warnings too (loglevel=5, not quiet's 4): the stack
 # of a soft lockup or a stall it reports is printed at warning level, and
 # L1 stalls are what a nested run cannot explain from capvisor's side.
@@ -446,6 +436,16 @@ def qemu():
 def l2_kernels(runs):
     """Each L2 kernel the runs name -> its PVH vmlinux (fetched as needed)."""
     return {v: fetch_l2_kernel(v) for v in {r.kernel for r in flat(runs)}}
+
+
+def l1_stuck_s(line):
+    """How long L1's kernel says one of its CPUs has been stuck, from one
+    of its console lines (a soft lockup or an RCU stall report), else None."""
+    m = L1_STUCK.match(line)
+    if m:
+        return int(m.group(1))
+    m = L1_RCU_STALL.match(line)
+    return int(m.group(1)) // L1_HZ if m else None
 
 
 def _l1_lines(p, start, timeout):
