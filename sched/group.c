@@ -252,7 +252,7 @@ int sched_group_set_cap(struct sched *s, int gid, uint64_t quota_ns, uint64_t pe
 	group_share_soon(s);
 	for (unsigned int id = 0; id < s->nr_ent_slots; id++)	/* the next balance shares it */
 		if (s->ent[id] && group_contains(s, s->ent[id], gid))
-			s->ent[id]->grp_share.period = 0;
+			s->ent[id]->grp_share.period = s->ent[id]->grp_outer.period = 0;
 	for (unsigned int id = 0; id < s->nr_ent_slots; id++)
 		if (s->ent[id] && s->ent[id]->group != SCHED_NONE)
 			update_capped(s, s->ent[id]);
@@ -313,7 +313,7 @@ void group_entity_leave(struct sched *s, struct sched_entity *se)
 		s->grp[g].nr_entities--;
 	se->group = SCHED_NONE;
 	se->grp_capped = false;
-	se->grp_share.period = 0;
+	se->grp_share.period = se->grp_outer.period = 0;
 }
 
 int sched_set_group(struct sched *s, int id, int gid, uint64_t now, char *err, size_t errlen)
@@ -482,6 +482,9 @@ bool group_pull_short(const struct sched *s, const struct sched_entity *se, uint
 		return false;
 	if (cap_exhausted(s, se, now))
 		return true;
+	if (se->grp_outer.period &&
+	    share_left(&se->grp_outer, now) < s->cfg.tick_ns / REQUEST_TICK_DIV)
+		return true;
 	return se->grp_share.period &&
 	       share_left(&se->grp_share, now) < s->cfg.tick_ns / REQUEST_TICK_DIV;
 }
@@ -586,6 +589,8 @@ void group_charge(struct sched *s, struct sched_rq *rq, struct sched_entity *se,
 	}
 	if (se->grp_share.period && se->on_rq)
 		out |= share_charge(&se->grp_share, delta, now);
+	if (se->grp_outer.period && se->on_rq)
+		out |= share_charge(&se->grp_outer, delta, now);
 	if (out && !dl_entity(se))
 		resched_rq(rq);
 }
@@ -636,6 +641,8 @@ uint64_t group_exhausted_until(const struct sched *s, const struct sched_entity 
 	if (share_exhausted(&se->grp_share, now) && share_end(&se->grp_share, now) > until &&
 	    !share_room(s, se, now))
 		until = share_end(&se->grp_share, now);
+	if (share_exhausted(&se->grp_outer, now) && share_end(&se->grp_outer, now) > until)
+		until = share_end(&se->grp_outer, now);
 	return until;
 }
 
@@ -646,6 +653,8 @@ uint64_t group_exhausted_until(const struct sched *s, const struct sched_entity 
 bool group_throttle_binds(const struct sched *s, const struct sched_entity *se, uint64_t now)
 {
 	if (share_exhausted(&se->grp_share, now) && s->grp[se->share_gid].binding)
+		return true;
+	if (share_exhausted(&se->grp_outer, now))
 		return true;
 	for (int gid = se->group; gid != SCHED_NONE; gid = s->grp[gid].parent)
 		if (s->grp[gid].binding && group_out(s, gid, now, NULL))
@@ -677,6 +686,8 @@ void group_note_throttle(struct sched *s, const struct sched_entity *se, uint64_
 			note_group_throttle(&s->grp[gid], now, period_end(&s->grp[gid].cap, now));
 	if (share_exhausted(&se->grp_share, now) && group_contains(s, se, se->share_gid))
 		note_group_throttle(&s->grp[se->share_gid], now, share_end(&se->grp_share, now));
+	if (share_exhausted(&se->grp_outer, now) && group_contains(s, se, se->outer_gid))
+		note_group_throttle(&s->grp[se->outer_gid], now, share_end(&se->grp_outer, now));
 }
 
 /*
@@ -708,6 +719,8 @@ uint64_t group_cap_next(const struct sched *s, const struct sched_rq *rq)
 	}
 	if (curr->grp_share.period && rq->clock + share_left(&curr->grp_share, rq->clock) < next)
 		next = rq->clock + share_left(&curr->grp_share, rq->clock);
+	if (curr->grp_outer.period && rq->clock + share_left(&curr->grp_outer, rq->clock) < next)
+		next = rq->clock + share_left(&curr->grp_outer, rq->clock);
 	return next;
 }
 

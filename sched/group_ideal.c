@@ -348,19 +348,20 @@ static int limited_group(const struct sched *s, const struct sched_entity *se)
  * is charged once; quota tokens come every period and are kept up to a
  * slice, so the share holds on average, not in every single period.
  */
-static void set_share(struct sched *s, struct sched_entity *se, int gid, uint64_t rate)
+static void fill_bucket(struct sched *s, const struct sched_entity *se, struct share_bucket *b,
+			int gid, uint64_t rate)
 {
 	const struct cap_acct *g = &s->grp[gid].cap;
 	uint64_t full = (uint64_t)s->rq[se->cpu].capacity << (RATE_SHIFT - 10);
 	uint64_t q = (uint64_t)((unsigned __int128)rate * g->period / full);
 
 	q = q < NSEC_PER_USEC ? NSEC_PER_USEC : q > g->period ? g->period : q;
-	if (se->grp_share.period != g->period) {
-		se->grp_share.period = g->period;
-		se->grp_share.tokens = (int64_t)q;
-		se->grp_share.index = s->now / g->period;
+	if (b->period != g->period) {
+		b->period = g->period;
+		b->tokens = (int64_t)q;
+		b->index = s->now / g->period;
 	}
-	se->grp_share.quota = q;
+	b->quota = q;
 	/*
 	 * One slice in reserve: a light member runs a slice now and then.
 	 * Not in a share of a cap's room (the cap does not bind): a slice's
@@ -369,13 +370,53 @@ static void set_share(struct sched *s, struct sched_entity *se, int gid, uint64_
 	 * before the period ends; the smallest quota a cap may have instead.
 	 */
 	if (s->grp[gid].binding)
-		se->grp_share.depth = q > s->cfg.slice_ns ? q : s->cfg.slice_ns;
+		b->depth = q > s->cfg.slice_ns ? q : s->cfg.slice_ns;
 	else
-		se->grp_share.depth = q > SCHED_CAP_QUOTA_MIN_NS ? q : SCHED_CAP_QUOTA_MIN_NS;
+		b->depth = q > SCHED_CAP_QUOTA_MIN_NS ? q : SCHED_CAP_QUOTA_MIN_NS;
+}
+
+static void set_share(struct sched *s, struct sched_entity *se, int gid, uint64_t rate)
+{
+	fill_bucket(s, se, &se->grp_share, gid, rate);
 	se->share_round = s->lag_round;
 	se->share_gid = gid;
 	if (se->on_rq)
 		fair_count_capped(&s->rq[se->cpu], se);
+}
+
+/*
+ * The next group above gid whose cap binds too, at another period, or
+ * SCHED_NONE.
+ */
+static int outer_binding(const struct sched *s, int gid)
+{
+	for (int g = s->grp[gid].parent; g != SCHED_NONE; g = s->grp[g].parent)
+		if (s->grp[g].binding && s->grp[g].cap.period != s->grp[gid].cap.period)
+			return g;
+	return SCHED_NONE;
+}
+
+/*
+ * A member below nested binding caps of different periods has a share
+ * of the next binding cap above its own share's too, at that cap's
+ * period, and is throttled when either is used up (group.c). Held to the
+ * inner period only, it ran its inner share in a burst at the start of
+ * each inner period, so the outer group's quota ran out early in the
+ * outer periods that held those bursts, and a sibling whose share is its
+ * whole pCPU lost the rest of each (seed 14 #72 of the groups corpus:
+ * v5 9.40 s of 10). Two buckets of the same rate lose little to each
+ * other: each carries what it has left to its period's end.
+ */
+static void set_outer_share(struct sched *s, struct sched_entity *se, int gid, uint64_t rate)
+{
+	int outer = outer_binding(s, gid);
+
+	if (outer == SCHED_NONE) {
+		se->grp_outer.period = 0;
+		return;
+	}
+	fill_bucket(s, se, &se->grp_outer, outer, rate);
+	se->outer_gid = outer;
 }
 
 /* The innermost capped group above se, whatever its cap does, or SCHED_NONE. */
@@ -415,11 +456,13 @@ static void update_shares(struct sched *s, struct lag_ent *e, unsigned int n)
 		if (e[k].comp < 0)
 			continue;
 		if ((gid = limited_group(s, e[k].se)) == SCHED_NONE) {
+			e[k].se->grp_outer.period = 0;
 			if ((gid = capped_group(s, e[k].se)) != SCHED_NONE)
 				set_slack_share(s, e[k].se, gid, e[k].rate);
 			continue;
 		}
 		set_share(s, e[k].se, gid, e[k].rate);
+		set_outer_share(s, e[k].se, gid, e[k].rate);
 		if (e[k].rate < e[k].limit)
 			e[k].limit = e[k].rate;
 	}
@@ -428,6 +471,8 @@ static void update_shares(struct sched *s, struct lag_ent *e, unsigned int n)
 
 		if (se && se->grp_share.period && se->share_round != s->lag_round)
 			se->grp_share.period = 0;
+		if (se && !se->grp_share.period)
+			se->grp_outer.period = 0;
 	}
 }
 

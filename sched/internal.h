@@ -133,6 +133,8 @@ struct sched_entity {
 	struct share_bucket grp_share;	/* its share of a binding group cap (group.c) */
 	uint64_t share_round;		/* fluid balance round that gave it */
 	int share_gid;			/* the group whose cap it is a share of */
+	struct share_bucket grp_outer;	/* its share of a binding cap above share_gid's (group.c) */
+	int outer_gid;			/* the group whose cap grp_outer is a share of */
 	uint64_t ideal_round;		/* round that set its weight from its ideal rate */
 	bool cap_keep_lag;		/* throttled by a group cap that is not its ideal */
 	uint32_t own_weight;		/* as set (sched_set_weight) */

@@ -368,6 +368,39 @@ static void test_group_second_balance_soon(void)
 	sched_destroy(s);
 }
 
+/*
+ * A member below nested binding caps of different periods has a share of
+ * each (group_ideal.c set_outer_share()). Group G1 capped at 70 ms every
+ * 40 (1.75 pCPUs) holds M and group G2, capped at 72 ms every 48 (1.5
+ * pCPUs), which holds W (a whole pCPU in the ideal) and L (half a pCPU),
+ * each alone on one of three pCPUs; G1's quota is exactly what its
+ * members' ideals use. Held to G2's period only, L ran its 24 ms at the
+ * start of each 48 ms period, so G1's quota ran out 4 ms early in the
+ * 40 ms periods that held those bursts and W lost the rest of them
+ * (2296 ms of 2400 in the simulator; 2396 with the rule). Seed 14 #72 of
+ * the groups corpus: v5 9.40 s of its 10.
+ */
+static void test_group_nested_shares_of_each_cap(void)
+{
+	struct sched *s = mk_sched(3, 1024, 0, 0, NULL);
+	int g1 = sched_group_add(s, "G1", SCHED_NONE, 1024, 0, NULL, 0);
+	int g2 = sched_group_add(s, "G2", g1, 50000, 0, NULL, 0);
+	uint64_t now = 0, end = 2400 * MS;
+	struct sched_entity_stats es;
+	int w;
+
+	add_member(s, "M", 1024, g1, 0);
+	w = add_member(s, "W", 80000, g2, 0);
+	add_member(s, "L", 1024, g2, 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g1, 70 * MS, 40 * MS, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g2, 72 * MS, 48 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, end);
+	CU_ASSERT_FATAL(s->grp[g1].binding && s->grp[g2].binding);
+	CU_ASSERT_FATAL(sched_entity_stats(s, w, &es) == 0);
+	CU_ASSERT(es.cpu_time_ns >= end - end / 100);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_group_quota, NULL, NULL,
 	   UNIT_TEST(test_group_quota_out_everywhere),
 	   UNIT_TEST(test_group_quota_out_uncharged),
@@ -377,5 +410,6 @@ UNIT_SUITE(sched_group_quota, NULL, NULL,
 	   UNIT_TEST(test_group_late_balance_at_next_tick),
 	   UNIT_TEST(test_group_share_debt_not_pulled),
 	   UNIT_TEST(test_group_pull_short),
-	   UNIT_TEST(test_group_second_balance_soon))
+	   UNIT_TEST(test_group_second_balance_soon),
+	   UNIT_TEST(test_group_nested_shares_of_each_cap))
 
