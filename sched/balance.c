@@ -127,8 +127,10 @@ static void scan_idle(struct sched *s, struct sched_entity *se, unsigned int sta
 /*
  * select_task_rq_fair() for a waking or new entity: an idle pCPU it fits,
  * else stay on prev when it fits there (the periodic balance evens loads
- * out, like wake_affine keeping a task near its cache), else the least
- * loaded fitting pCPU, else the biggest idle one, else the least loaded.
+ * out, like wake_affine keeping a task near its cache; a sleeper the
+ * fluid balance wants away from prev may go to a pCPU it fits, or to the
+ * biggest idle one: fair_wake.c), else the least loaded fitting pCPU,
+ * else the biggest idle one, else the least loaded.
  */
 unsigned int select_cpu_fair(struct sched *s, struct sched_entity *se)
 {
@@ -148,6 +150,8 @@ unsigned int select_cpu_fair(struct sched *s, struct sched_entity *se)
 	if (prev_fits) {
 		int t = fair_wake_target(s, se, (unsigned int)prev);
 
+		if (t < 0 && p.idle_big >= 0 && fair_wake_full_to_idle(s, se, (unsigned int)prev))
+			t = p.idle_big;
 		return t >= 0 ? (unsigned int)t : (unsigned int)prev;
 	}
 	for (unsigned int i = 0; i < s->nr_cpus; i++) {
@@ -360,7 +364,8 @@ static void move_queued(struct sched *s, struct sched_entity *se, struct sched_r
  * moved to idle pCPUs of 912 73 times in 10 s, 230 migrations in all,
  * and got 0.48 s of work over its ideal, 9.6 x the bound; now 66 and
  * 0.04 s). Entities with less than the whole pCPU keep the kernel's rule
- * (skipping them too lost two scenarios of the corpus).
+ * (skipping them too lost two scenarios of the corpus). Not where the
+ * bigger idle pCPU's own entity has slept (fair_full_owner_slept()).
  */
 static bool misfit_ideal_fits(const struct sched_rq *rq, const struct sched_entity *se)
 {
@@ -369,14 +374,31 @@ static bool misfit_ideal_fits(const struct sched_rq *rq, const struct sched_enti
 	return se->lag_tracked && se->lag_rate <= cap && se->lag_rate >= cap - cap / 32;
 }
 
+/* Is some pCPU idle while an entity is owed all of it (fair_full_owner_slept()'s)? O(m). */
+static bool idle_full(const struct sched *s)
+{
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		if (s->rq[cpu].lag_full && rq_idle(&s->rq[cpu]))
+			return true;
+	return false;
+}
+
 static void balance_misfit(struct sched *s, uint64_t now)
 {
+	int full_idles = -1;	/* idle_full(), once it is asked */
+
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		struct sched_rq *rq = &s->rq[cpu];
 		struct sched_entity *se = rq->curr;
+		bool spared;
 		int best = -1;
 
-		if (!rq->misfit || !se || misfit_ideal_fits(rq, se))
+		if (!rq->misfit || !se)
+			continue;
+		spared = misfit_ideal_fits(rq, se);
+		if (spared && full_idles < 0)
+			full_idles = idle_full(s);
+		if (spared && !full_idles)
 			continue;
 		for (unsigned int d = 0; d < s->nr_cpus; d++) {
 			struct sched_rq *drq = &s->rq[d];
@@ -387,10 +409,10 @@ static void balance_misfit(struct sched *s, uint64_t now)
 			if (best < 0 || drq->capacity > s->rq[best].capacity)
 				best = (int)d;
 		}
-		if (best >= 0) {
-			rq->nr_misfit_migrations++;
-			migrate_entity(s, se, (unsigned int)best, SCHED_MIGRATE_MISFIT, now);
-		}
+		if (best < 0 || (spared && !fair_full_owner_slept(s, (unsigned int)best)))
+			continue;
+		rq->nr_misfit_migrations++;
+		migrate_entity(s, se, (unsigned int)best, SCHED_MIGRATE_MISFIT, now);
 	}
 }
 

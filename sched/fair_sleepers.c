@@ -265,3 +265,32 @@ uint64_t fair_sleeper_weight(const struct sched_entity *se, uint64_t w)
 	w = (w * se->sl_hold) >> 16;
 	return w < SCHED_WEIGHT_MIN ? SCHED_WEIGHT_MIN : w;
 }
+
+/*
+ * Is the idle pCPU cpu one whose entity owed all of it (lag_full) has
+ * blocked since the balance, and is a sleeper over seconds, its long
+ * demand below half that rate? A periodic sleeper whose demand is more
+ * than a slow pCPU is backlogged there (fair_wake_full_to_idle()), solved
+ * as busy after the sleeper memory, and given a fast pCPU in exchange for
+ * the entity there; once it has caught up it blocks, and that entity, its
+ * ideal the slow pCPU's whole at that balance, stayed there while the
+ * fast one idled until the next (seed 758796 #204 of the fair property
+ * test: 13 ms every 590, 1.04x the bound). An entity that is busy over
+ * seconds keeps its pCPU through a short block (misfit_ideal_fits()).
+ * Not with groups (no sleeper solve there, fair_wake_full_to_idle()).
+ * O(n), only where such a misfit entity has a bigger pCPU idle (the
+ * misfit balance, balance.c).
+ */
+bool fair_full_owner_slept(const struct sched *s, unsigned int cpu)
+{
+	if (!s->rq[cpu].lag_full || s->nr_groups)
+		return false;
+	for (unsigned int id = 0; id < s->nr_ent_slots; id++) {
+		const struct sched_entity *o = s->ent[id];
+
+		if (o && o->cpu == (int)cpu && o->lag_tracked && !wants_cpu(o) &&
+		    o->sl_long < o->lag_rate / 2)
+			return true;
+	}
+	return false;
+}

@@ -62,6 +62,23 @@
  * seventeen idle 167 pCPUs; a quarter to spare instead of 1/64 helped
  * that scenario less).
  *
+ * And when pCPUs are idle but it fits none of them (nor a pCPU of the
+ * lists), a sleeper whose previous pCPU is full or tight goes to the
+ * biggest idle pCPU, though its demand is more than that pCPU gives:
+ * there it takes no one's time and runs at
+ * least at that pCPU's capacity (fairgen's floor: a sleeper progresses
+ * at least at its share, at most the slowest pCPU's, while runnable),
+ * while on prev every burst waits out the entity owed all of it, or the
+ * other way round (fair_wake_full_to_idle()). Seed 758796 #204 of the
+ * fair property test: one pCPU of 600 and five of 139, a busy entity of
+ * weight 9408 owed 0.547 of a 1024 pCPU and a periodic sleeper of 46092
+ * whose demand, 0.174, is more than a 139 pCPU gives. The sleeper woke
+ * on the fast pCPU at every burst and, heavier, ran there while the busy
+ * one waited 2.75 s, its five slow pCPUs idle: 4.16 s of work for 5.47
+ * (12.0x the bound). Sent to a slow pCPU it is backlogged there; after
+ * the sleeper memory it is solved as busy and takes the fast pCPU in
+ * exchange until it has caught up, the share of it the ideal gives it.
+ *
  * The lists are made at each balance and handed out round robin, so a
  * burst of wakeups between two balances spreads out; a wakeup looks at up
  * to TARGET_TRIES entries of the pCPUs it may use, skipping the others
@@ -251,4 +268,19 @@ bool fair_wake_idle_ok(const struct sched *s, const struct sched_entity *se, uns
 	if (uclamp_is_used(s) && se->uc_eff[UCLAMP_MIN] > s->rq[cpu].capacity)
 		return false;
 	return se->sl_demand + (se->sl_demand >> IDLE_SPARE_SHIFT) <= room;
+}
+
+/*
+ * May the sleeper se, waking on prev while some pCPU is idle, none it
+ * fits, go to the biggest idle one although its demand is more (see
+ * above)? When fair_wake_target() found no pCPU for it and prev is full
+ * or tight: a sleeper with a known demand, not one the balance tracks (an
+ * entity owed all of prev wakes where it is owed it).
+ */
+bool fair_wake_full_to_idle(const struct sched *s, const struct sched_entity *se,
+			    unsigned int prev)
+{
+	const struct sched_rq *rq = &s->rq[prev];
+
+	return !s->nr_groups && se->sl_init && !se->lag_tracked && (rq->lag_full || rq->lag_tight);
 }

@@ -737,6 +737,34 @@ static void test_fairlag_misfit_spares_whole_share(void)
 	sched_destroy(s);
 }
 
+/*
+ * ... but not when the entity owed all of the big pCPU is a sleeper over
+ * seconds (its long demand below half its rate: a periodic sleeper
+ * backlogged on a slow pCPU, solved as busy after the sleeper memory and
+ * given the fast one, that has caught up): its block is the end of its
+ * backlog, and the light entity, whose whole little pCPU was its share
+ * only beside it, takes the big pCPU at the misfit balance rather than at
+ * the next fluid one (seed 758796 #204 of the fair property test).
+ */
+static void test_fairlag_misfit_takes_a_sleepers_pcpu(void)
+{
+	struct sched *s = mk_sched(1, 1024, 1, 256, NULL);
+	uint64_t now = 0;
+	int heavy = add_ent(s, "heavy", 88761, true, 0);
+	int light = add_ent(s, "light", 1024, true, 0);
+	struct sched_entity *h = sched_ent(s, heavy), *l = sched_ent(s, light);
+
+	run_until(s, &now, 500 * MS, MS);
+	CU_ASSERT_FATAL(l->cpu == 1 && l->lag_tracked && h->cpu == 0 && h->lag_tracked);
+	CU_ASSERT_FATAL(s->rq[0].lag_full);
+	h->sl_long = h->lag_rate / 4;
+	CU_ASSERT_FATAL(sched_block(s, heavy, now) == 0);
+	run_until(s, &now, now + 12 * MS, MS);
+	CU_ASSERT_EQUAL(l->cpu, 0);
+	CU_ASSERT_EQUAL(s->rq[1].nr_misfit_migrations, 1);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_three_on_two),
 	   UNIT_TEST(test_fairlag_heavy_gets_big),
@@ -759,4 +787,5 @@ UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_repack_calm_beside_sleepers),
 	   UNIT_TEST(test_fairlag_repack_sleepers_elsewhere),
 	   UNIT_TEST(test_fairlag_three_on_two_lags_small),
-	   UNIT_TEST(test_fairlag_misfit_spares_whole_share))
+	   UNIT_TEST(test_fairlag_misfit_spares_whole_share),
+	   UNIT_TEST(test_fairlag_misfit_takes_a_sleepers_pcpu))

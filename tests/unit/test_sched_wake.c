@@ -165,8 +165,50 @@ static void test_wake_deeply_starved_sleeper_takes_half_its_rate(void)
 	sched_destroy(s);
 }
 
+/*
+ * A sleeper whose demand is more than the idle pCPUs give, waking on a
+ * pCPU full with an entity owed all of it, goes to the biggest idle pCPU
+ * rather than stay: one pCPU of 600 (an entity tracked at all of it) and
+ * five of 139, idle; the sleeper's demand is 0.174 of a 1024 pCPU, its
+ * util too big for a 139 one. It goes to pCPU 1 (the first idle pCPU of
+ * the biggest capacity); it stays when pCPU 0 is not full, and when it
+ * is tracked itself (an entity the balance owes all of prev). Seed
+ * 758796 #204 of the fair property test: the sleeper stayed beside the
+ * busy one at every burst, 12.0x the bound.
+ */
+static void test_wake_from_full_to_idle_too_small(void)
+{
+	struct sched *s = mk_sched(1, 600, 5, 139, NULL);
+	struct sched_entity *sl;
+	uint64_t whole0;
+
+	for (unsigned int cpu = 0; cpu < 6; cpu++)
+		s->rq[cpu].lag_cap = (uint64_t)s->rq[cpu].capacity << 10;
+	whole0 = s->rq[0].lag_cap;
+	tracked_on(s, 0, 0, whole0);
+	sl = sched_ent(s, add_ent(s, "sleeper", 46092, false, 0));
+	sl->cpu = 0;
+	sl->sl_init = true;
+	sl->sl_demand = sl->sl_long = (174ull << RATE_SHIFT) / 1000;
+	sl->pelt.util_avg = 176;
+	CU_ASSERT_FATAL(entity_fits_cpu(s, sl, 0) && !entity_fits_cpu(s, sl, 1));
+	CU_ASSERT_FATAL(!fair_wake_idle_ok(s, sl, 1));
+	fair_wake_targets_update(s, 1);
+	CU_ASSERT_FATAL(s->rq[0].lag_full && s->rq[0].nr_running == 1);
+	CU_ASSERT_EQUAL(select_cpu_fair(s, sl), 1);
+	sl->lag_tracked = true;
+	CU_ASSERT_EQUAL(select_cpu_fair(s, sl), 0);
+	sl->lag_tracked = false;
+	s->lag_ents[0].se->lag_rate = whole0 * 9 / 10;
+	fair_wake_targets_update(s, 1);
+	CU_ASSERT_FATAL(!s->rq[0].lag_full);
+	CU_ASSERT_EQUAL(select_cpu_fair(s, sl), 0);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_wake, NULL, NULL,
 	   UNIT_TEST(test_wake_pinned_sleeper_finds_its_free_pcpu),
 	   UNIT_TEST(test_wake_starved_sleeper_goes_where_it_gets_its_rate),
 	   UNIT_TEST(test_wake_leaves_a_tight_level),
-	   UNIT_TEST(test_wake_deeply_starved_sleeper_takes_half_its_rate))
+	   UNIT_TEST(test_wake_deeply_starved_sleeper_takes_half_its_rate),
+	   UNIT_TEST(test_wake_from_full_to_idle_too_small))
