@@ -712,6 +712,31 @@ static void test_fairlag_repack_exact_where_no_sleeper(void)
 }
 
 /*
+ * ... but only for one entity alone over the pCPU: two pCPUs, A (0.52)
+ * and B (0.5) on pCPU 0, which no sleeper uses (2% over, more than the
+ * sixty-fourth), C (0.3) on pCPU 1, of which sleepers use 0.1. Nothing
+ * is re-packed (the lag moves take a small excess of several); with the
+ * sixty-fourth for any sum there, B was moved beside C.
+ */
+static void test_fairlag_repack_calm_for_several_beside_sleepers(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	const uint64_t full = 1ull << 20;
+	const uint64_t rate[3] = { full * 52 / 100, full / 2, full * 3 / 10 };
+	const int cpu[3] = { 0, 0, 1 };
+	uint64_t now = 0;
+	int id[3];
+
+	three_tracked_at(s, cpu, rate, id, &now);
+	s->rq[0].lag_cap = full;
+	s->rq[1].lag_cap = full * 9 / 10;
+	fair_repack(s, 3, now);
+	CU_ASSERT_EQUAL(sched_ent(s, id[1])->cpu, 0);
+	CU_ASSERT_EQUAL(sched_ent(s, id[2])->cpu, 1);
+	sched_destroy(s);
+}
+
+/*
  * Three equal busy entities on two pCPUs need moves to get 2/3 each
  * (no placement gives it); a lag of FAIR_LAG_MOVE_NS (8 ms of work) is
  * worth one, so no entity gets twice that far from its ideal once the
@@ -786,6 +811,7 @@ UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_wakeup_goes_where_ahead),
 	   UNIT_TEST(test_fairlag_repack_calm_beside_sleepers),
 	   UNIT_TEST(test_fairlag_repack_exact_where_no_sleeper),
+	   UNIT_TEST(test_fairlag_repack_calm_for_several_beside_sleepers),
 	   UNIT_TEST(test_fairlag_repack_sleepers_elsewhere),
 	   UNIT_TEST(test_fairlag_three_on_two_lags_small),
 	   UNIT_TEST(test_fairlag_misfit_spares_whole_share))
