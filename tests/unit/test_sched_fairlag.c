@@ -684,6 +684,59 @@ static void test_fairlag_repack_sleepers_elsewhere(void)
 }
 
 /*
+ * The wider trigger beside sleepers is for the pCPUs they use: one of
+ * 1024 and two of 1001; A, owed all of the 1024 pCPU, alone on a 1001
+ * one (2.3% over it, which no sleeper's noise explains), B owed a whole
+ * 1001 pCPU on the other, C (0.5) on the 1024 pCPU, of which sleepers
+ * use 0.3. Re-packed, A takes the 1024 pCPU and C (and the sleepers,
+ * whose pCPU is then full) its 1001 one; with the eighth for every pCPU
+ * of the component, A stayed (seed 16 #332 of the fair corpus).
+ */
+static void test_fairlag_repack_exact_where_no_sleeper(void)
+{
+	struct sched *s = mk_sched(1, 1024, 2, 1001, NULL);
+	const uint64_t full = 1ull << 20, little = 1001ull << 10;
+	const uint64_t rate[3] = { full, little, full / 2 };
+	const int cpu[3] = { 1, 2, 0 };
+	uint64_t now = 0;
+	int id[3];
+
+	three_tracked_at(s, cpu, rate, id, &now);
+	s->rq[0].lag_cap = full * 7 / 10;
+	s->rq[1].lag_cap = s->rq[2].lag_cap = little;
+	fair_repack(s, 3, now);
+	CU_ASSERT_EQUAL(sched_ent(s, id[0])->cpu, 0);
+	CU_ASSERT_EQUAL(sched_ent(s, id[1])->cpu, 2);
+	CU_ASSERT_EQUAL(sched_ent(s, id[2])->cpu, 1);
+	sched_destroy(s);
+}
+
+/*
+ * ... but only for one entity alone over the pCPU: two pCPUs, A (0.52)
+ * and B (0.5) on pCPU 0, which no sleeper uses (2% over, more than the
+ * sixty-fourth), C (0.3) on pCPU 1, of which sleepers use 0.1. Nothing
+ * is re-packed (the lag moves take a small excess of several); with the
+ * sixty-fourth for any sum there, B was moved beside C.
+ */
+static void test_fairlag_repack_calm_for_several_beside_sleepers(void)
+{
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	const uint64_t full = 1ull << 20;
+	const uint64_t rate[3] = { full * 52 / 100, full / 2, full * 3 / 10 };
+	const int cpu[3] = { 0, 0, 1 };
+	uint64_t now = 0;
+	int id[3];
+
+	three_tracked_at(s, cpu, rate, id, &now);
+	s->rq[0].lag_cap = full;
+	s->rq[1].lag_cap = full * 9 / 10;
+	fair_repack(s, 3, now);
+	CU_ASSERT_EQUAL(sched_ent(s, id[1])->cpu, 0);
+	CU_ASSERT_EQUAL(sched_ent(s, id[2])->cpu, 1);
+	sched_destroy(s);
+}
+
+/*
  * Three equal busy entities on two pCPUs need moves to get 2/3 each
  * (no placement gives it); a lag of FAIR_LAG_MOVE_NS (8 ms of work) is
  * worth one, so no entity gets twice that far from its ideal once the
@@ -785,6 +838,8 @@ UNIT_SUITE(sched_fairlag, NULL, NULL,
 	   UNIT_TEST(test_fairlag_long_burst_still_a_sleeper),
 	   UNIT_TEST(test_fairlag_wakeup_goes_where_ahead),
 	   UNIT_TEST(test_fairlag_repack_calm_beside_sleepers),
+	   UNIT_TEST(test_fairlag_repack_exact_where_no_sleeper),
+	   UNIT_TEST(test_fairlag_repack_calm_for_several_beside_sleepers),
 	   UNIT_TEST(test_fairlag_repack_sleepers_elsewhere),
 	   UNIT_TEST(test_fairlag_three_on_two_lags_small),
 	   UNIT_TEST(test_fairlag_misfit_spares_whole_share),
