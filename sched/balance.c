@@ -745,6 +745,16 @@ void cap_hole_fill(struct sched *s, struct sched_rq *rq, uint64_t now)
 		return;		/* it would only take the first one's place */
 	move_queued(s, se, rq, SCHED_MIGRATE_NEWIDLE, now);
 	rq->nr_newidle_pulled++;
+	if (rq->curr && !s->nr_groups) {
+		/*
+		 * It runs now, not after the ones ahead, whatever lag its old
+		 * pCPU left it (13 #102: docs/sched/caps.md, "Behind ones
+		 * first in a hole"; not with groups).
+		 */
+		fair_place_at_v(rq, se);
+		rq->next_buddy = se;
+		rq->need_resched = true;
+	}
 	schedule_rq(s, rq, now);
 }
 

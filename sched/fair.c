@@ -275,6 +275,19 @@ static uint64_t request_slice(const struct sched *s, const struct sched_rq *rq,
 	return slice < s->cfg.slice_ns ? slice : s->cfg.slice_ns;
 }
 
+/*
+ * Put se, queued on rq, at lag 0 there: eligible now, a request from V.
+ * For an entity behind its ideal that the pCPU's own lag has past V
+ * where a cap hole opens (cap.c, balance.c).
+ */
+void fair_place_at_v(struct sched_rq *rq, struct sched_entity *se)
+{
+	dequeue_tree(rq, se);
+	se->vruntime = avg_vruntime(rq);	/* V without se: adding it there keeps V */
+	se->deadline = se->vruntime + calc_delta_fair(se->slice, se->weight);
+	enqueue_tree(rq, se);
+}
+
 /* place_entity(): position a (re)joining entity from its preserved lag. */
 static void place_entity(struct sched *s, struct sched_rq *rq, struct sched_entity *se)
 {

@@ -495,6 +495,7 @@ int sched_errf(char *err, size_t errlen, int code, const char *fmt, ...)
 uint64_t avg_vruntime(const struct sched_rq *rq);
 bool entity_eligible(const struct sched_rq *rq, const struct sched_entity *se);
 struct sched_entity *pick_eevdf(struct sched_rq *rq);
+void fair_place_at_v(struct sched_rq *rq, struct sched_entity *se);
 void reweight_fair(struct sched *s, struct sched_rq *rq, struct sched_entity *se, uint32_t w);
 bool yield_to_fair(struct sched *s, struct sched_entity *se, struct sched_entity *target,
 		   uint64_t now);

@@ -362,6 +362,77 @@ static void test_capbal_hole_shared_by_all_ahead(void)
 }
 
 /*
+ * The set-up of test_capbal_hole_shared_by_all_ahead() with L and M three
+ * slices ahead and C behind its ideal but past V on its pCPU (as after
+ * running to a tick there): C, pulled into the hole, runs at once, not
+ * after L's and M's turns, with the lag its old pCPU gave it (seed 13
+ * #102 of the caps corpus: v4, 0.523 virtual ms past V, waited 1.1 ms of
+ * a 1.956 ms hole behind two light ones).
+ */
+static void test_capbal_hole_taker_runs(void)
+{
+	struct sched_config cfg = { .balance_interval_ns = 1000 * MS };
+	struct sched *s = mk_sched(2, 1024, 0, 0, &cfg);
+	int64_t slice = (int64_t)s->cfg.slice_ns;
+	uint64_t now = 0;
+	int l = 0, m = 0, c = 0, pulled_at = -1, ran_first = 0;
+
+	hole_beside_two(s, &now, &l, &m, &c);
+	CU_ASSERT_EQUAL(sched_block(s, c, now), 0);
+	sched_ent(s, c)->vlag = -4 * (int64_t)MS;	/* past V, as after a tick */
+	set_lag(s, sched_ent(s, l), -3 * slice, now);
+	set_lag(s, sched_ent(s, m), -3 * slice, now);
+	set_lag(s, sched_ent(s, c), 10 * MS, now);
+	CU_ASSERT_EQUAL(sched_wakeup(s, c, now), 0);
+	for (int k = 11; k <= 20 && pulled_at < 0; k++) {
+		run_until(s, &now, k * MS, MS);
+		if (sched_ent(s, c)->cpu == 0) {
+			pulled_at = k;
+			ran_first = curr_of(s, 0) == c;
+		}
+	}
+	CU_ASSERT(pulled_at > 0);
+	CU_ASSERT(ran_first);
+	sched_destroy(s);
+}
+
+/*
+ * One pCPU: T (16963) capped at 8.044 ms every 10 (tight: it runs its
+ * quota at the largest weight), H (2000) and three light ones (18, 32,
+ * 81). Each period, while T runs, H comes back behind its ideal but past
+ * V (as after running to a tick in the hole before: V stands still while
+ * T runs). At T's throttle it goes to lag 0 and starts the hole, not a
+ * light one below V (seed 13 #102 of the caps corpus: the light ones
+ * began 273 of the tight v1's 488 holes).
+ */
+static void test_capbal_hole_behind_first(void)
+{
+	static const uint32_t lw[] = { 18, 32, 81 };
+	struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+	uint64_t now = 0;
+	int t = add_ent(s, "t", 16963, true, 0), h = add_ent(s, "h", 2000, true, 0);
+	int h_first = 0;
+
+	for (int i = 0; i < 3; i++)
+		add_ent(s, "l", lw[i], true, 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, t, 8044 * US, 10 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, 200 * MS);
+	for (int k = 20; k < 30; k++) {
+		run_events_all(s, &now, k * 10 * MS + 8 * MS);
+		CU_ASSERT_EQUAL(curr_of(s, 0), t);
+		CU_ASSERT_EQUAL(sched_block(s, h, now), 0);
+		sched_ent(s, h)->vlag = -(int64_t)(256 * US);	/* 0.5 ms at 2000 */
+		set_lag(s, sched_ent(s, h), 20 * MS, now);
+		CU_ASSERT_EQUAL(sched_wakeup(s, h, now), 0);
+		CU_ASSERT_FALSE(entity_eligible(&s->rq[0], sched_ent(s, h)));
+		run_events_all(s, &now, k * 10 * MS + 8044 * US + US);
+		h_first += curr_of(s, 0) == h;
+	}
+	CU_ASSERT_EQUAL(h_first, 10);
+	sched_destroy(s);
+}
+
+/*
  * Seed 9 #116 of the caps corpus on one cluster: seven 1024 pCPUs, five
  * entities with a pCPU each, and on the last two v2 (50530, capped at
  * 31.794 ms every 38, binding: 0.837), v1 (212), v5 (183), v3 (27, capped
@@ -640,6 +711,8 @@ UNIT_SUITE(sched_capbal, NULL, NULL,
 	   UNIT_TEST(test_capbal_hole_taken_by_less_ahead),
 	   UNIT_TEST(test_capbal_hole_shared_by_all_ahead),
 	   UNIT_TEST(test_capbal_no_fit_hole_shared),
+	   UNIT_TEST(test_capbal_hole_behind_first),
+	   UNIT_TEST(test_capbal_hole_taker_runs),
 	   UNIT_TEST(test_capbal_no_margin_beside_loose_cap),
 	   UNIT_TEST(test_capbal_urgent_when_cheaper),
 	   UNIT_TEST(test_capbal_earlier_end_kept),
