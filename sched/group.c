@@ -462,6 +462,17 @@ static uint64_t share_left(const struct share_bucket *b, uint64_t now)
 	return t > 0 ? (uint64_t)t : 0;
 }
 
+/* The earlier of next and the time b, if in use, runs out from clock. */
+static uint64_t share_next(const struct share_bucket *b, uint64_t clock, uint64_t next)
+{
+	uint64_t end;
+
+	if (!b->period)
+		return next;
+	end = clock + share_left(b, clock);
+	return end < next ? end : next;
+}
+
 /*
  * May a member pulled by newidle (balance.c pick_movable()) run there for
  * less than its shortest request, REQUEST_TICK_DIV of a tick? Its group's
@@ -476,17 +487,19 @@ static uint64_t share_left(const struct share_bucket *b, uint64_t now)
  * 1 us floor per period were pulled for 1 us each: 2320 migrations
  * against 1182).
  */
+/* Is the share bucket b in use and down to less than a light request? */
+static bool share_short(const struct sched *s, const struct share_bucket *b, uint64_t now)
+{
+	return b->period && share_left(b, now) < s->cfg.tick_ns / REQUEST_TICK_DIV;
+}
+
 bool group_pull_short(const struct sched *s, const struct sched_entity *se, uint64_t now)
 {
 	if (!se->grp_capped)
 		return false;
 	if (cap_exhausted(s, se, now))
 		return true;
-	if (se->grp_outer.period &&
-	    share_left(&se->grp_outer, now) < s->cfg.tick_ns / REQUEST_TICK_DIV)
-		return true;
-	return se->grp_share.period &&
-	       share_left(&se->grp_share, now) < s->cfg.tick_ns / REQUEST_TICK_DIV;
+	return share_short(s, &se->grp_outer, now) || share_short(s, &se->grp_share, now);
 }
 
 /*
@@ -717,11 +730,8 @@ uint64_t group_cap_next(const struct sched *s, const struct sched_rq *rq)
 		if (now + left < next)
 			next = now + left;
 	}
-	if (curr->grp_share.period && rq->clock + share_left(&curr->grp_share, rq->clock) < next)
-		next = rq->clock + share_left(&curr->grp_share, rq->clock);
-	if (curr->grp_outer.period && rq->clock + share_left(&curr->grp_outer, rq->clock) < next)
-		next = rq->clock + share_left(&curr->grp_outer, rq->clock);
-	return next;
+	next = share_next(&curr->grp_share, rq->clock, next);
+	return share_next(&curr->grp_outer, rq->clock, next);
 }
 
 /* -------------------------------------------------------------- statistics */
