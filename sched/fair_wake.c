@@ -238,8 +238,8 @@ static bool starved_near_whole(const struct sched *s, const struct sched_entity 
 /*
  * A pCPU for the starved sleeper se (fair_sleepers.c) when prev does not
  * give it its busy rate: one that does, where the tracked entities are
- * ahead, else not full, else any (an owner behind passed by first, else
- * not); failing those, for one owed nearly all
+ * ahead, else not full, else any (first passing by the pCPUs of owners
+ * behind, then not); failing those, for one owed nearly all
  * of prev and deeply starved that prev does not give half its rate, one
  * that does, ahead else not full; -1 (stay) if none.
  */
