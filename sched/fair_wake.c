@@ -35,7 +35,17 @@
  * entities (sleepers whose pCPU no rule makes them leave, beside busy
  * entities whose pCPUs are full and take no one) holds it below that for
  * good (seed 6 #371 of the fair corpus: five sleepers on one pCPU of 561
- * for the run, one at 0.59 of its floor).
+ * for the run, one at 0.59 of its floor). Among any, it passes by first
+ * the full or tight pCPUs whose tracked entities are behind by a move's
+ * worth: what it takes there is lost for good to entities already short,
+ * and its rate, which only the pCPUs of light owners give, picked the
+ * same lightest owner at every wakeup, so the loss fell on one entity
+ * instead of being spread over the owners that give the rate (seed 18
+ * #303: two light starved sleepers beside the twelve whole entities of
+ * thirteen pCPUs, sent at each wakeup to the pCPU of v17, weight 25,
+ * which ended 225 ms short, 1.17x the bound, while the others lost 0-16
+ * ms). Where every such pCPU is behind, it goes to one of them still:
+ * the sleeper's floor is owed too.
  *
  * A starved sleeper owed nearly all of a pCPU while runnable (its busy
  * rate 3/4 to 33/32 of prev's capacity) finds no pCPU that gives it that
@@ -130,11 +140,24 @@ static bool gives_busy_rate(const struct sched *s, const struct sched_entity *se
 }
 
 /*
+ * Is cpu full or tight and its tracked entities behind by a move's worth?
+ * A starved sleeper's last resort passes it by first (see above).
+ */
+static bool owner_behind(const struct sched *s, unsigned int cpu)
+{
+	const struct sched_rq *rq = &s->rq[cpu];
+
+	return rq->lag_behind && (rq->lag_full || rq->lag_tight);
+}
+
+/*
  * The next pCPU of t that se may use and fits, other than skip, and where
  * it gets its busy rate >> rate_shift unless that is ANY_RATE; or -1.
+ * With spare_behind, not one that owner_behind() finds.
  */
 static int targets_next(const struct sched *s, struct fair_wake_targets *t,
-			const struct sched_entity *se, int skip, int rate_shift)
+			const struct sched_entity *se, int skip, int rate_shift,
+			bool spare_behind)
 {
 	unsigned int tries = 0;
 
@@ -144,6 +167,8 @@ static int targets_next(const struct sched *s, struct fair_wake_targets *t,
 		if (!sched_cpumask_test(&se->allowed, cpu) || (int)cpu == skip)
 			continue;
 		tries++;
+		if (spare_behind && owner_behind(s, cpu))
+			continue;
 		if (entity_fits_cpu(s, se, cpu) &&
 		    (rate_shift == ANY_RATE || gives_rate(s, se, cpu, (unsigned int)rate_shift)))
 			return (int)cpu;
@@ -213,7 +238,8 @@ static bool starved_near_whole(const struct sched *s, const struct sched_entity 
 /*
  * A pCPU for the starved sleeper se (fair_sleepers.c) when prev does not
  * give it its busy rate: one that does, where the tracked entities are
- * ahead, else not full, else any; failing those, for one owed nearly all
+ * ahead, else not full, else any (first passing by the pCPUs of owners
+ * behind, then not); failing those, for one owed nearly all
  * of prev and deeply starved that prev does not give half its rate, one
  * that does, ahead else not full; -1 (stay) if none.
  */
@@ -223,15 +249,17 @@ static int starved_target(struct sched *s, const struct sched_entity *se, unsign
 
 	if (gives_busy_rate(s, se, prev))
 		return -1;
-	t = targets_next(s, &s->wake_ahead, se, (int)prev, FULL_RATE);
+	t = targets_next(s, &s->wake_ahead, se, (int)prev, FULL_RATE, false);
 	if (t < 0)
-		t = targets_next(s, &s->wake_free, se, (int)prev, FULL_RATE);
+		t = targets_next(s, &s->wake_free, se, (int)prev, FULL_RATE, false);
 	if (t < 0)
-		t = targets_next(s, &s->wake_any, se, (int)prev, FULL_RATE);
+		t = targets_next(s, &s->wake_any, se, (int)prev, FULL_RATE, true);
+	if (t < 0)
+		t = targets_next(s, &s->wake_any, se, (int)prev, FULL_RATE, false);
 	if (t < 0 && starved_near_whole(s, se, prev) && !gives_rate(s, se, prev, HALF_RATE)) {
-		t = targets_next(s, &s->wake_ahead, se, (int)prev, HALF_RATE);
+		t = targets_next(s, &s->wake_ahead, se, (int)prev, HALF_RATE, false);
 		if (t < 0)
-			t = targets_next(s, &s->wake_free, se, (int)prev, HALF_RATE);
+			t = targets_next(s, &s->wake_free, se, (int)prev, HALF_RATE, false);
 	}
 	return t;
 }
@@ -247,9 +275,9 @@ int fair_wake_target(struct sched *s, const struct sched_entity *se, unsigned in
 	if (se->sl_starved)
 		return starved_target(s, se, prev);
 	if (rq->lag_full || rq->lag_tight)
-		return targets_next(s, &s->wake_free, se, -1, ANY_RATE);
+		return targets_next(s, &s->wake_free, se, -1, ANY_RATE, false);
 	if (rq->lag_behind)
-		return targets_next(s, &s->wake_ahead, se, -1, ANY_RATE);
+		return targets_next(s, &s->wake_ahead, se, -1, ANY_RATE, false);
 	return -1;
 }
 
