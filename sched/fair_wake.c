@@ -35,7 +35,15 @@
  * entities (sleepers whose pCPU no rule makes them leave, beside busy
  * entities whose pCPUs are full and take no one) holds it below that for
  * good (seed 6 #371 of the fair corpus: five sleepers on one pCPU of 561
- * for the run, one at 0.59 of its floor).
+ * for the run, one at 0.59 of its floor). A full or tight pCPU (the last
+ * of the three lists) only when it is no faster than prev: the floor a
+ * sleeper is owed is at most the slowest pCPU it may use, and a sleeper
+ * starved on a slow pCPU because its busy rate is more than that pCPU
+ * gives took a fast pCPU's time from the entity owed all of it, while
+ * the slow one idled in its absence (seed 4 #133: a periodic sleeper of
+ * busy rate 0.79 sent 129 times from its 548 pCPU onto the 1024 ones of
+ * busy entities owed them whole; the 548 pCPU idled 0.91 s, and the
+ * busy v0 ended 0.37 s short, 1.96x the bound).
  *
  * A starved sleeper owed nearly all of a pCPU while runnable (its busy
  * rate 3/4 to 33/32 of prev's capacity) finds no pCPU that gives it that
@@ -97,6 +105,7 @@
 #define ANY_RATE	(-1)	/* targets_next()'s rate_shift: no rate asked, */
 #define FULL_RATE	0	/* ... its busy rate, */
 #define HALF_RATE	1	/* ... half of it */
+#define ANY_CAP		UINT32_MAX	/* targets_next_upto(): no capacity limit */
 
 /* Insert cpu into t, ascending by key[] (ties keep pCPU order). */
 static void targets_insert(struct fair_wake_targets *t, unsigned int cpu, const int64_t *key)
@@ -130,18 +139,21 @@ static bool gives_busy_rate(const struct sched *s, const struct sched_entity *se
 }
 
 /*
- * The next pCPU of t that se may use and fits, other than skip, and where
- * it gets its busy rate >> rate_shift unless that is ANY_RATE; or -1.
+ * The next pCPU of t that se may use and fits, other than skip, of at most
+ * max_cap capacity, and where it gets its busy rate >> rate_shift unless
+ * that is ANY_RATE; or -1.
  */
-static int targets_next(const struct sched *s, struct fair_wake_targets *t,
-			const struct sched_entity *se, int skip, int rate_shift)
+static int targets_next_upto(const struct sched *s, struct fair_wake_targets *t,
+			     const struct sched_entity *se, int skip, int rate_shift,
+			     unsigned int max_cap)
 {
 	unsigned int tries = 0;
 
 	for (unsigned int seen = 0; seen < t->nr && tries < TARGET_TRIES; seen++) {
 		unsigned int cpu = t->cpu[t->next++ % t->nr];
 
-		if (!sched_cpumask_test(&se->allowed, cpu) || (int)cpu == skip)
+		if (!sched_cpumask_test(&se->allowed, cpu) || (int)cpu == skip ||
+		    s->rq[cpu].capacity > max_cap)
 			continue;
 		tries++;
 		if (entity_fits_cpu(s, se, cpu) &&
@@ -149,6 +161,13 @@ static int targets_next(const struct sched *s, struct fair_wake_targets *t,
 			return (int)cpu;
 	}
 	return -1;
+}
+
+/* targets_next_upto() of any capacity. */
+static int targets_next(const struct sched *s, struct fair_wake_targets *t,
+			const struct sched_entity *se, int skip, int rate_shift)
+{
+	return targets_next_upto(s, t, se, skip, rate_shift, ANY_CAP);
 }
 
 /* Mark the full pCPUs and sum the lags of the n solved entities per pCPU. */
@@ -213,7 +232,7 @@ static bool starved_near_whole(const struct sched *s, const struct sched_entity 
 /*
  * A pCPU for the starved sleeper se (fair_sleepers.c) when prev does not
  * give it its busy rate: one that does, where the tracked entities are
- * ahead, else not full, else any; failing those, for one owed nearly all
+ * ahead, else not full, else any no faster than prev; failing those, for one owed nearly all
  * of prev and deeply starved that prev does not give half its rate, one
  * that does, ahead else not full; -1 (stay) if none.
  */
@@ -226,8 +245,9 @@ static int starved_target(struct sched *s, const struct sched_entity *se, unsign
 	t = targets_next(s, &s->wake_ahead, se, (int)prev, FULL_RATE);
 	if (t < 0)
 		t = targets_next(s, &s->wake_free, se, (int)prev, FULL_RATE);
-	if (t < 0)
-		t = targets_next(s, &s->wake_any, se, (int)prev, FULL_RATE);
+	if (t < 0)	/* full or tight: not faster than prev (see above) */
+		t = targets_next_upto(s, &s->wake_any, se, (int)prev, FULL_RATE,
+				      s->rq[prev].capacity);
 	if (t < 0 && starved_near_whole(s, se, prev) && !gives_rate(s, se, prev, HALF_RATE)) {
 		t = targets_next(s, &s->wake_ahead, se, (int)prev, HALF_RATE);
 		if (t < 0)
