@@ -87,6 +87,20 @@
  * the sleeper memory it is solved as busy and takes the fast pCPU in
  * exchange until it has caught up, the share of it the ideal gives it.
  *
+ * And a sleeper whose util is too big for its previous pCPU, though its
+ * demand fits there as for an idle pCPU above, counts prev as fitting
+ * (fair_wake_prev_ok()): the rules above then apply to it, and it stays
+ * on prev if none does, rather than go to the least loaded pCPU its util
+ * fits, a faster one where a busy entity runs. Its bursts there took the
+ * busy entity's time while prev, which gives it its demand (more than
+ * the floor the ideal owes it, at most the slowest pCPU's capacity),
+ * idled in its absence (seed 18 #260 of the fair corpus: periodic
+ * sleepers of demand 0.19 and 0.19 of a 1024 pCPU, util too big for
+ * their 235 pCPUs, sent about 200 times onto the 1024 pCPUs; the two 235
+ * pCPUs idled 1.06 s, 0.24 s of work, what the busy entities ended short
+ * in sum). Only where it may use a bigger pCPU: pinned to slow pCPUs, it
+ * keeps the kernel's least loaded choice among them.
+ *
  * The lists are made at each balance and handed out round robin, so a
  * burst of wakeups between two balances spreads out; a wakeup looks at up
  * to TARGET_TRIES entries of the pCPUs it may use, skipping the others
@@ -303,4 +317,26 @@ bool fair_wake_full_to_idle(const struct sched *s, const struct sched_entity *se
 	const struct sched_rq *rq = &s->rq[prev];
 
 	return !s->nr_groups && se->sl_init && !se->lag_tracked && (rq->lag_full || rq->lag_tight);
+}
+
+/* May se use a pCPU of larger capacity than cpu's? O(words). */
+static bool bigger_allowed(const struct sched *s, const struct sched_entity *se, unsigned int cpu)
+{
+	const struct sched_cpumask *bigger = &s->cluster[s->rq[cpu].cluster].bigger;
+
+	for (unsigned int w = 0; w < SCHED_MAX_CPUS / 64; w++)
+		if (bigger->bits[w] & se->allowed.bits[w])
+			return true;
+	return false;
+}
+
+/*
+ * May the sleeper se, waking on prev, which the capacity rule finds too
+ * small for it, count prev as fitting (see above)? A sleeper the balance
+ * does not track whose demand fits prev as fair_wake_idle_ok() has it,
+ * and which may use a bigger pCPU (where the capacity rule would send it).
+ */
+bool fair_wake_prev_ok(const struct sched *s, const struct sched_entity *se, unsigned int prev)
+{
+	return !se->lag_tracked && fair_wake_idle_ok(s, se, prev) && bigger_allowed(s, se, prev);
 }
