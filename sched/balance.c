@@ -126,7 +126,8 @@ static void scan_idle(struct sched *s, struct sched_entity *se, unsigned int sta
 
 /*
  * select_task_rq_fair() for a waking or new entity: an idle pCPU it fits,
- * else stay on prev when it fits there (the periodic balance evens loads
+ * else stay on prev when it fits there (or a sleeper's demand does:
+ * fair_wake_prev_ok()) (the periodic balance evens loads
  * out, like wake_affine keeping a task near its cache; a sleeper the
  * fluid balance wants away from prev may go to a pCPU it fits, or to the
  * biggest idle one: fair_wake.c), else the least loaded fitting pCPU,
@@ -138,7 +139,8 @@ unsigned int select_cpu_fair(struct sched *s, struct sched_entity *se)
 	int prev = se->cpu >= 0 && sched_cpumask_test(&se->allowed, (unsigned int)se->cpu) ?
 		   se->cpu : -1;
 	unsigned int start = prev >= 0 ? (unsigned int)prev : 0;
-	bool prev_fits = prev >= 0 && entity_fits_cpu(s, se, (unsigned int)prev);
+	bool prev_fits = prev >= 0 && (entity_fits_cpu(s, se, (unsigned int)prev) ||
+				       fair_wake_prev_ok(s, se, (unsigned int)prev));
 
 	if (prev_fits && rq_idle(&s->rq[prev]))
 		return (unsigned int)prev;

@@ -35,9 +35,16 @@
  * entities (sleepers whose pCPU no rule makes them leave, beside busy
  * entities whose pCPUs are full and take no one) holds it below that for
  * good (seed 6 #371 of the fair corpus: five sleepers on one pCPU of 561
- * for the run, one at 0.59 of its floor). Among any, it passes by first
- * the full or tight pCPUs whose tracked entities are behind by a move's
- * worth: what it takes there is lost for good to entities already short,
+ * for the run, one at 0.59 of its floor). A full or tight pCPU (the last
+ * of the three lists) only when it is no faster than prev: the floor a
+ * sleeper is owed is at most the slowest pCPU it may use, and a sleeper
+ * starved on a slow pCPU because its busy rate is more than that pCPU
+ * gives took a fast pCPU's time from the entity owed all of it, while
+ * the slow one idled in its absence (seed 4 #133: a periodic sleeper of
+ * busy rate 0.79 sent 129 times from its 548 pCPU onto the 1024 ones of
+ * busy entities owed them whole; the 548 pCPU idled 0.91 s, and the
+ * busy v0 ended 0.37 s short, 1.96x the bound). Among those, it passes
+ * by first the ones whose tracked entities are behind by a move's worth: what it takes there is lost for good to entities already short,
  * and its rate, which only the pCPUs of light owners give, picked the
  * same lightest owner at every wakeup, so the loss fell on one entity
  * instead of being spread over the owners that give the rate (seed 18
@@ -89,6 +96,20 @@
  * the sleeper memory it is solved as busy and takes the fast pCPU in
  * exchange until it has caught up, the share of it the ideal gives it.
  *
+ * And a sleeper whose util is too big for its previous pCPU, though its
+ * demand fits there as for an idle pCPU above, counts prev as fitting
+ * (fair_wake_prev_ok()): the rules above then apply to it, and it stays
+ * on prev if none does, rather than go to the least loaded pCPU its util
+ * fits, a faster one where a busy entity runs. Its bursts there took the
+ * busy entity's time while prev, which gives it its demand (more than
+ * the floor the ideal owes it, at most the slowest pCPU's capacity),
+ * idled in its absence (seed 18 #260 of the fair corpus: periodic
+ * sleepers of demand 0.19 and 0.19 of a 1024 pCPU, util too big for
+ * their 235 pCPUs, sent about 200 times onto the 1024 pCPUs; the two 235
+ * pCPUs idled 1.06 s, 0.24 s of work, what the busy entities ended short
+ * in sum). Only where it may use a bigger pCPU: pinned to slow pCPUs, it
+ * keeps the kernel's least loaded choice among them.
+ *
  * The lists are made at each balance and handed out round robin, so a
  * burst of wakeups between two balances spreads out; a wakeup looks at up
  * to TARGET_TRIES entries of the pCPUs it may use, skipping the others
@@ -107,6 +128,7 @@
 #define ANY_RATE	(-1)	/* targets_next()'s rate_shift: no rate asked, */
 #define FULL_RATE	0	/* ... its busy rate, */
 #define HALF_RATE	1	/* ... half of it */
+#define ANY_CAP		UINT32_MAX	/* targets_next_upto(): no capacity limit */
 
 /* Insert cpu into t, ascending by key[] (ties keep pCPU order). */
 static void targets_insert(struct fair_wake_targets *t, unsigned int cpu, const int64_t *key)
@@ -151,20 +173,22 @@ static bool owner_behind(const struct sched *s, unsigned int cpu)
 }
 
 /*
- * The next pCPU of t that se may use and fits, other than skip, and where
- * it gets its busy rate >> rate_shift unless that is ANY_RATE; or -1.
- * With spare_behind, not one that owner_behind() finds.
+ * The next pCPU of t that se may use and fits, other than skip, of at most
+ * max_cap capacity, and where it gets its busy rate >> rate_shift unless
+ * that is ANY_RATE; or -1. With spare_behind, not one that owner_behind()
+ * finds.
  */
-static int targets_next(const struct sched *s, struct fair_wake_targets *t,
-			const struct sched_entity *se, int skip, int rate_shift,
-			bool spare_behind)
+static int targets_next_upto(const struct sched *s, struct fair_wake_targets *t,
+			     const struct sched_entity *se, int skip, int rate_shift,
+			     unsigned int max_cap, bool spare_behind)
 {
 	unsigned int tries = 0;
 
 	for (unsigned int seen = 0; seen < t->nr && tries < TARGET_TRIES; seen++) {
 		unsigned int cpu = t->cpu[t->next++ % t->nr];
 
-		if (!sched_cpumask_test(&se->allowed, cpu) || (int)cpu == skip)
+		if (!sched_cpumask_test(&se->allowed, cpu) || (int)cpu == skip ||
+		    s->rq[cpu].capacity > max_cap)
 			continue;
 		tries++;
 		if (spare_behind && owner_behind(s, cpu))
@@ -174,6 +198,13 @@ static int targets_next(const struct sched *s, struct fair_wake_targets *t,
 			return (int)cpu;
 	}
 	return -1;
+}
+
+/* targets_next_upto() of any capacity, owners behind or not. */
+static int targets_next(const struct sched *s, struct fair_wake_targets *t,
+			const struct sched_entity *se, int skip, int rate_shift)
+{
+	return targets_next_upto(s, t, se, skip, rate_shift, ANY_CAP, false);
 }
 
 /* Mark the full pCPUs and sum the lags of the n solved entities per pCPU. */
@@ -238,8 +269,8 @@ static bool starved_near_whole(const struct sched *s, const struct sched_entity 
 /*
  * A pCPU for the starved sleeper se (fair_sleepers.c) when prev does not
  * give it its busy rate: one that does, where the tracked entities are
- * ahead, else not full, else any (first passing by the pCPUs of owners
- * behind, then not); failing those, for one owed nearly all
+ * ahead, else not full, else any no faster than prev (first passing by
+ * the pCPUs of owners behind, then not); failing those, for one owed nearly all
  * of prev and deeply starved that prev does not give half its rate, one
  * that does, ahead else not full; -1 (stay) if none.
  */
@@ -249,17 +280,19 @@ static int starved_target(struct sched *s, const struct sched_entity *se, unsign
 
 	if (gives_busy_rate(s, se, prev))
 		return -1;
-	t = targets_next(s, &s->wake_ahead, se, (int)prev, FULL_RATE, false);
+	t = targets_next(s, &s->wake_ahead, se, (int)prev, FULL_RATE);
 	if (t < 0)
-		t = targets_next(s, &s->wake_free, se, (int)prev, FULL_RATE, false);
+		t = targets_next(s, &s->wake_free, se, (int)prev, FULL_RATE);
+	if (t < 0)	/* full or tight: not faster than prev, owners behind last (see above) */
+		t = targets_next_upto(s, &s->wake_any, se, (int)prev, FULL_RATE,
+				      s->rq[prev].capacity, true);
 	if (t < 0)
-		t = targets_next(s, &s->wake_any, se, (int)prev, FULL_RATE, true);
-	if (t < 0)
-		t = targets_next(s, &s->wake_any, se, (int)prev, FULL_RATE, false);
+		t = targets_next_upto(s, &s->wake_any, se, (int)prev, FULL_RATE,
+				      s->rq[prev].capacity, false);
 	if (t < 0 && starved_near_whole(s, se, prev) && !gives_rate(s, se, prev, HALF_RATE)) {
-		t = targets_next(s, &s->wake_ahead, se, (int)prev, HALF_RATE, false);
+		t = targets_next(s, &s->wake_ahead, se, (int)prev, HALF_RATE);
 		if (t < 0)
-			t = targets_next(s, &s->wake_free, se, (int)prev, HALF_RATE, false);
+			t = targets_next(s, &s->wake_free, se, (int)prev, HALF_RATE);
 	}
 	return t;
 }
@@ -275,9 +308,9 @@ int fair_wake_target(struct sched *s, const struct sched_entity *se, unsigned in
 	if (se->sl_starved)
 		return starved_target(s, se, prev);
 	if (rq->lag_full || rq->lag_tight)
-		return targets_next(s, &s->wake_free, se, -1, ANY_RATE, false);
+		return targets_next(s, &s->wake_free, se, -1, ANY_RATE);
 	if (rq->lag_behind)
-		return targets_next(s, &s->wake_ahead, se, -1, ANY_RATE, false);
+		return targets_next(s, &s->wake_ahead, se, -1, ANY_RATE);
 	return -1;
 }
 
@@ -311,4 +344,26 @@ bool fair_wake_full_to_idle(const struct sched *s, const struct sched_entity *se
 	const struct sched_rq *rq = &s->rq[prev];
 
 	return !s->nr_groups && se->sl_init && !se->lag_tracked && (rq->lag_full || rq->lag_tight);
+}
+
+/* May se use a pCPU of larger capacity than cpu's? O(words). */
+static bool bigger_allowed(const struct sched *s, const struct sched_entity *se, unsigned int cpu)
+{
+	const struct sched_cpumask *bigger = &s->cluster[s->rq[cpu].cluster].bigger;
+
+	for (unsigned int w = 0; w < SCHED_MAX_CPUS / 64; w++)
+		if (bigger->bits[w] & se->allowed.bits[w])
+			return true;
+	return false;
+}
+
+/*
+ * May the sleeper se, waking on prev, which the capacity rule finds too
+ * small for it, count prev as fitting (see above)? A sleeper the balance
+ * does not track whose demand fits prev as fair_wake_idle_ok() has it,
+ * and which may use a bigger pCPU (where the capacity rule would send it).
+ */
+bool fair_wake_prev_ok(const struct sched *s, const struct sched_entity *se, unsigned int prev)
+{
+	return !se->lag_tracked && fair_wake_idle_ok(s, se, prev) && bigger_allowed(s, se, prev);
 }

@@ -99,6 +99,7 @@ size_t fair_lag_scratch_size(void);
 void fair_wake_targets_update(struct sched *s, unsigned int n);
 int fair_wake_target(struct sched *s, const struct sched_entity *se, unsigned int prev);
 bool fair_wake_idle_ok(const struct sched *s, const struct sched_entity *se, unsigned int cpu);
+bool fair_wake_prev_ok(const struct sched *s, const struct sched_entity *se, unsigned int prev);
 bool fair_wake_full_to_idle(const struct sched *s, const struct sched_entity *se,
 			    unsigned int prev);
 bool fair_full_owner_slept(const struct sched *s, unsigned int cpu);

@@ -132,6 +132,46 @@ static void test_wake_starved_sleeper_spares_an_owner_behind(void)
 }
 
 /*
+ * A starved sleeper that only a full pCPU would give its busy rate goes
+ * there only if that pCPU is no faster than prev: two pCPUs of 1024 and
+ * two of 512, each with an entity whose share is all of it (weights 256,
+ * 256, 8192 and 128). A sleeper of 1024 owed 0.4 of a 1024 pCPU, starved
+ * on pCPU 2 (512, 1/9 of it), would get 0.8 of either 1024 pCPU and 0.44
+ * of pCPU 3: it goes to pCPU 3, though the 1024 ones come first in the
+ * list. With pCPU 3 crowded too (8192), it stays rather than take a fast
+ * pCPU's time from the entity owed all of it. Seed 4 #133 of the fair
+ * corpus: a periodic sleeper whose busy rate, 0.79, is more than its 548
+ * pCPU gives, sent 129 times onto the 1024 pCPUs of busy entities owed
+ * them whole, while the 548 pCPU idled 0.91 s (1.96x the bound).
+ */
+static void test_wake_starved_sleeper_not_onto_a_faster_full_pcpu(void)
+{
+	struct sched *s = mk_sched(2, 1024, 2, 512, NULL);
+	static const uint32_t weight[4] = { 256, 256, 8192, 128 };
+	struct sched_entity *sl;
+
+	for (unsigned int cpu = 0; cpu < 4; cpu++) {
+		s->rq[cpu].lag_cap = (uint64_t)s->rq[cpu].capacity << 10;
+		tracked_on(s, cpu, cpu, s->rq[cpu].lag_cap);
+		CU_ASSERT_FATAL(sched_set_weight(s, s->lag_ents[cpu].se->id, weight[cpu], 0) == 0);
+		s->rq[cpu].lag_weight = weight[cpu];
+	}
+	sl = sched_ent(s, add_ent(s, "sleeper", 1024, false, 0));
+	sl->sl_busy_rate = (1ull << RATE_SHIFT) * 4 / 10;
+	sl->sl_starved = true;
+	fair_wake_targets_update(s, 4);
+	CU_ASSERT_FATAL(s->rq[0].lag_full && s->rq[1].lag_full && s->rq[2].lag_full &&
+			s->rq[3].lag_full);
+	CU_ASSERT_FATAL(s->wake_any.nr == 4 && s->wake_any.cpu[0] == 0);
+	CU_ASSERT_EQUAL(fair_wake_target(s, sl, 2), 3);
+	CU_ASSERT_EQUAL(fair_wake_target(s, sl, 2), 3);
+	CU_ASSERT_FATAL(sched_set_weight(s, s->lag_ents[3].se->id, 8192, 0) == 0);
+	CU_ASSERT_EQUAL(fair_wake_target(s, sl, 2), -1);
+	CU_ASSERT_EQUAL(fair_wake_target(s, sl, 3), -1);
+	sched_destroy(s);
+}
+
+/*
  * A sleeper wakes away from a pCPU of a tight level of the ideal (its
  * entities' rates add up to all of their pCPUs, lag_tight), though no
  * entity there has the whole pCPU: what it took there was lost to the
@@ -249,10 +289,60 @@ static void test_wake_from_full_to_idle_too_small(void)
 	sched_destroy(s);
 }
 
+/*
+ * A sleeper whose util is too big for its previous pCPU, though its demand
+ * fits there, stays there when no pCPU is idle, rather than go to the
+ * faster pCPU a busy entity runs on: one pCPU of 1024 and one of 235, a
+ * busy entity on each owed half of it; the sleeper's demand is 0.19 of a
+ * 1024 pCPU (0.229 fits it), its util 250. It stays on pCPU 1; with a
+ * demand of 0.25 it goes to pCPU 0 (the least loaded it fits), and so it
+ * does when it is tracked (an entity the balance owes a rate). Pinned to
+ * pCPU 1 and another of 235 (no bigger pCPU to go to), it keeps the
+ * kernel's choice, the least loaded of them. Seed 18 #260 of the fair
+ * corpus: periodic sleepers of demand 0.19 on 235 pCPUs sent about 200
+ * times onto the 1024 pCPUs of busy entities, while the 235 ones idled.
+ */
+static void test_wake_sleeper_stays_where_its_demand_fits(void)
+{
+	struct sched *s = mk_sched(1, 1024, 2, 235, NULL);
+	struct sched_cpumask slow;
+	struct sched_entity *sl;
+
+	for (unsigned int cpu = 0; cpu < 3; cpu++)
+		s->rq[cpu].lag_cap = (uint64_t)s->rq[cpu].capacity << 10;
+	tracked_on(s, 0, 0, s->rq[0].lag_cap / 2);
+	tracked_on(s, 1, 1, s->rq[1].lag_cap / 2);
+	tracked_on(s, 2, 2, s->rq[2].lag_cap / 2);
+	sl = sched_ent(s, add_ent(s, "sleeper", 1024, false, 0));
+	sl->cpu = 1;
+	sl->sl_init = true;
+	sl->sl_demand = sl->sl_long = (190ull << RATE_SHIFT) / 1000;
+	sl->pelt.util_avg = 250;
+	fair_wake_targets_update(s, 3);
+	CU_ASSERT_FATAL(!entity_fits_cpu(s, sl, 1) && entity_fits_cpu(s, sl, 0));
+	CU_ASSERT_FATAL(!s->rq[1].lag_full && !s->rq[1].lag_behind && s->rq[1].nr_running == 1);
+	CU_ASSERT_EQUAL(select_cpu_fair(s, sl), 1);
+	sl->sl_demand = (250ull << RATE_SHIFT) / 1000;
+	CU_ASSERT_EQUAL(select_cpu_fair(s, sl), 0);
+	sl->sl_demand = (190ull << RATE_SHIFT) / 1000;
+	sl->lag_tracked = true;
+	CU_ASSERT_EQUAL(select_cpu_fair(s, sl), 0);
+	sl->lag_tracked = false;
+	sched_cpumask_clear(&slow);
+	sched_cpumask_set(&slow, 1);
+	sched_cpumask_set(&slow, 2);
+	sl->allowed = slow;
+	CU_ASSERT_FATAL(sched_set_weight(s, s->lag_ents[1].se->id, 4096, 0) == 0);
+	CU_ASSERT_EQUAL(select_cpu_fair(s, sl), 2);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_wake, NULL, NULL,
 	   UNIT_TEST(test_wake_pinned_sleeper_finds_its_free_pcpu),
 	   UNIT_TEST(test_wake_starved_sleeper_goes_where_it_gets_its_rate),
 	   UNIT_TEST(test_wake_starved_sleeper_spares_an_owner_behind),
+	   UNIT_TEST(test_wake_starved_sleeper_not_onto_a_faster_full_pcpu),
 	   UNIT_TEST(test_wake_leaves_a_tight_level),
 	   UNIT_TEST(test_wake_deeply_starved_sleeper_takes_half_its_rate),
-	   UNIT_TEST(test_wake_from_full_to_idle_too_small))
+	   UNIT_TEST(test_wake_from_full_to_idle_too_small),
+	   UNIT_TEST(test_wake_sleeper_stays_where_its_demand_fits))
