@@ -745,6 +745,8 @@ void cap_hole_fill(struct sched *s, struct sched_rq *rq, uint64_t now)
 		return;
 	if (rq->curr && !hole_taker_ok(s, rq, se, now))
 		return;		/* it would only take the first one's place */
+	if (!cap_hole_lead_ok(s, rq, se, now))
+		return;
 	move_queued(s, se, rq, SCHED_MIGRATE_NEWIDLE, now);
 	rq->nr_newidle_pulled++;
 	if (rq->curr && !s->nr_groups) {

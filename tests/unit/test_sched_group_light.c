@@ -125,7 +125,54 @@ static void test_group_hole_not_pulled_ahead(void)
 	}
 }
 
+/*
+ * The hole's own filling at its ticks (cap_hole_fill()) takes no entity
+ * more than a move's worth and a slice ahead of its ideal into a group's
+ * hole (hole_lead_ok()). Two pCPUs: on pCPU 0 either M, the one member of
+ * group cg capped at 1.5 ms every 100, or a root entity with a cap of its
+ * own of the same; on pCPU 1 a heavy root entity B and a light one L,
+ * pinned there until 101 ms. At 101.5 ms pCPU 0 is in a hole; by 104 ms
+ * (two ticks of it) L, waiting, is taken there when it is 5 ms ahead, and
+ * when it is 20 ms ahead only into the hole of the entity's own cap
+ * (seed 7 #48 of the groups corpus: v2, a light member far ahead, took
+ * the holes of a capped group's members period after period).
+ */
+static void test_group_hole_fill_not_far_ahead(void)
+{
+	for (int own = 0; own <= 1; own++) {
+		for (int far = 0; far <= 1; far++) {
+			struct sched_config cfg = { .balance_interval_ns = 1000 * MS };
+			struct sched *s = mk_sched(2, 1024, 0, 0, &cfg);
+			int cg = sched_group_add(s, "cg", SCHED_NONE, 1024, 0, NULL, 0);
+			struct sched_cpumask one = { 0 };
+			struct sched_entity *l;
+			uint64_t now = 0;
+			int h, b;
+
+			h = add_pinned_in_group(s, "h", own ? SCHED_NONE : cg, 0);
+			CU_ASSERT_EQUAL(own ? sched_set_cap(s, h, 1500 * NSEC_PER_USEC, 100 * MS, 0,
+							    NULL, 0) :
+					      sched_group_set_cap(s, cg, 1500 * NSEC_PER_USEC, 100 * MS,
+								  0, NULL, 0), 0);
+			b = add_ent(s, "b", 88761, true, 0);
+			l = sched_ent(s, add_ent(s, "l", 15, true, 0));
+			sched_cpumask_set(&one, 1);
+			CU_ASSERT_EQUAL(sched_set_affinity(s, b, &one, 0, NULL, 0), 0);
+			CU_ASSERT_EQUAL(sched_set_affinity(s, l->id, &one, 0, NULL, 0), 0);
+			run_events_all(s, &now, 101 * MS);
+			CU_ASSERT_EQUAL(sched_set_affinity(s, l->id, &s->all_cpus, now, NULL, 0), 0);
+			set_lag(s, l, -(far ? 20 : 5) * (int64_t)MS, now);
+			l->lag_rate = 0;	/* the lag stays where it was set */
+			run_events_all(s, &now, 104 * MS);
+			CU_ASSERT_EQUAL_FATAL(sched_ent(s, h)->state, SCHED_THROTTLED);
+			CU_ASSERT_EQUAL(l->cpu, far && !own ? 1 : 0);
+			sched_destroy(s);
+		}
+	}
+}
+
 UNIT_SUITE(sched_group_light, NULL, NULL,
 	   UNIT_TEST(test_group_light_request),
 	   UNIT_TEST(test_group_hole_shared_when_all_ahead),
-	   UNIT_TEST(test_group_hole_not_pulled_ahead))
+	   UNIT_TEST(test_group_hole_not_pulled_ahead),
+	   UNIT_TEST(test_group_hole_fill_not_far_ahead))
