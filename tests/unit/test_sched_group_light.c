@@ -83,6 +83,24 @@ static void test_group_hole_shared_when_all_ahead(void)
 }
 
 /*
+ * A heavy root entity B (its id in *b) and a light one L (returned), both
+ * pinned to pCPU 1: L waits there, and newidle or a hole takes only a
+ * waiting one.
+ */
+static struct sched_entity *heavy_and_light_on_1(struct sched *s, int *b)
+{
+	struct sched_cpumask one = { 0 };
+	struct sched_entity *l;
+
+	*b = add_ent(s, "b", 88761, true, 0);
+	l = sched_ent(s, add_ent(s, "l", 15, true, 0));
+	sched_cpumask_set(&one, 1);
+	CU_ASSERT_EQUAL(sched_set_affinity(s, *b, &one, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_set_affinity(s, l->id, &one, 0, NULL, 0), 0);
+	return l;
+}
+
+/*
  * Newidle into a cap hole takes no entity ahead of its ideal, with groups
  * (hole_pull_ahead()). Two pCPUs: a root entity capped at 1.5 ms every
  * 100 alone on pCPU 0; on pCPU 1 a member M of group vm and root entities B
@@ -100,19 +118,13 @@ static void test_group_hole_not_pulled_ahead(void)
 		int g = sched_group_add(s, "vm", SCHED_NONE, 1024, 0, NULL, 0);
 		struct sched_entity *l;
 		uint64_t now = 0;
-		struct sched_cpumask one = { 0 };
 		int capped, b;
 
 		capped = add_ent(s, "capped", 1024, true, 0);
 		CU_ASSERT_EQUAL(sched_set_cap(s, capped, 1500 * NSEC_PER_USEC, 100 * MS, 0, NULL, 0), 0);
 		CU_ASSERT_EQUAL_FATAL(sched_ent(s, capped)->cpu, 0);
-		/* B heavy, so that L waits (newidle takes only a waiting one) */
 		add_pinned_in_group(s, "m", g, 1);
-		b = add_ent(s, "b", 88761, true, 0);
-		l = sched_ent(s, add_ent(s, "l", 15, true, 0));
-		sched_cpumask_set(&one, 1);
-		CU_ASSERT_EQUAL(sched_set_affinity(s, b, &one, 0, NULL, 0), 0);
-		CU_ASSERT_EQUAL(sched_set_affinity(s, l->id, &one, 0, NULL, 0), 0);
+		l = heavy_and_light_on_1(s, &b);
 		run_events_all(s, &now, 101 * MS);
 		CU_ASSERT_EQUAL(sched_set_affinity(s, l->id, &s->all_cpus, now, NULL, 0), 0);
 		set_lag(s, l, (ahead ? -5 : 5) * (int64_t)MS, now);
@@ -128,7 +140,7 @@ static void test_group_hole_not_pulled_ahead(void)
 /*
  * The hole's own filling at its ticks (cap_hole_fill()) takes no entity
  * more than a move's worth and a slice ahead of its ideal into a group's
- * hole (hole_lead_ok()). Two pCPUs: on pCPU 0 either M, the one member of
+ * hole (cap_hole_lead_ok()). Two pCPUs: on pCPU 0 either M, the one member of
  * group cg capped at 1.5 ms every 100, or a root entity with a cap of its
  * own of the same; on pCPU 1 a heavy root entity B and a light one L,
  * pinned there until 101 ms. At 101.5 ms pCPU 0 is in a hole; by 104 ms
@@ -144,7 +156,6 @@ static void test_group_hole_fill_not_far_ahead(void)
 			struct sched_config cfg = { .balance_interval_ns = 1000 * MS };
 			struct sched *s = mk_sched(2, 1024, 0, 0, &cfg);
 			int cg = sched_group_add(s, "cg", SCHED_NONE, 1024, 0, NULL, 0);
-			struct sched_cpumask one = { 0 };
 			struct sched_entity *l;
 			uint64_t now = 0;
 			int h, b;
@@ -154,11 +165,7 @@ static void test_group_hole_fill_not_far_ahead(void)
 							    NULL, 0) :
 					      sched_group_set_cap(s, cg, 1500 * NSEC_PER_USEC, 100 * MS,
 								  0, NULL, 0), 0);
-			b = add_ent(s, "b", 88761, true, 0);
-			l = sched_ent(s, add_ent(s, "l", 15, true, 0));
-			sched_cpumask_set(&one, 1);
-			CU_ASSERT_EQUAL(sched_set_affinity(s, b, &one, 0, NULL, 0), 0);
-			CU_ASSERT_EQUAL(sched_set_affinity(s, l->id, &one, 0, NULL, 0), 0);
+			l = heavy_and_light_on_1(s, &b);
 			run_events_all(s, &now, 101 * MS);
 			CU_ASSERT_EQUAL(sched_set_affinity(s, l->id, &s->all_cpus, now, NULL, 0), 0);
 			set_lag(s, l, -(far ? 20 : 5) * (int64_t)MS, now);

@@ -54,6 +54,17 @@ static void test_wake_pinned_sleeper_finds_its_free_pcpu(void)
 	sched_destroy(s);
 }
 
+/* On each of the n pCPUs, a tracked entity of weight[cpu] whose share is all of it. */
+static void whole_owners(struct sched *s, unsigned int n, const uint32_t *weight)
+{
+	for (unsigned int cpu = 0; cpu < n; cpu++) {
+		s->rq[cpu].lag_cap = (uint64_t)s->rq[cpu].capacity << 10;
+		tracked_on(s, cpu, cpu, s->rq[cpu].lag_cap);
+		CU_ASSERT_FATAL(sched_set_weight(s, s->lag_ents[cpu].se->id, weight[cpu], 0) == 0);
+		s->rq[cpu].lag_weight = weight[cpu];
+	}
+}
+
 /*
  * A starved sleeper (fair_sleepers.c: below its busy rate while runnable)
  * waking on a pCPU whose queued weight leaves it less than that rate goes
@@ -70,12 +81,7 @@ static void test_wake_starved_sleeper_goes_where_it_gets_its_rate(void)
 	static const uint32_t weight[3] = { 8192, 256, 8192 };
 	struct sched_entity *sl;
 
-	for (unsigned int cpu = 0; cpu < 3; cpu++) {
-		s->rq[cpu].lag_cap = (uint64_t)s->rq[cpu].capacity << 10;
-		tracked_on(s, cpu, cpu, s->rq[cpu].lag_cap);
-		CU_ASSERT_FATAL(sched_set_weight(s, s->lag_ents[cpu].se->id, weight[cpu], 0) == 0);
-		s->rq[cpu].lag_weight = weight[cpu];
-	}
+	whole_owners(s, 3, weight);
 	sl = sched_ent(s, add_ent(s, "sleeper", 1024, false, 0));
 	sl->sl_busy_rate = 1ull << 19;
 	fair_wake_targets_update(s, 3);
@@ -108,12 +114,7 @@ static void test_wake_starved_sleeper_spares_an_owner_behind(void)
 	struct sched_entity *sl;
 	int t;
 
-	for (unsigned int cpu = 0; cpu < 4; cpu++) {
-		s->rq[cpu].lag_cap = (uint64_t)s->rq[cpu].capacity << 10;
-		tracked_on(s, cpu, cpu, s->rq[cpu].lag_cap);
-		CU_ASSERT_FATAL(sched_set_weight(s, s->lag_ents[cpu].se->id, weight[cpu], 0) == 0);
-		s->rq[cpu].lag_weight = weight[cpu];
-	}
+	whole_owners(s, 4, weight);
 	sl = sched_ent(s, add_ent(s, "sleeper", 1024, false, 0));
 	sl->sl_busy_rate = 1ull << 19;
 	sl->sl_starved = true;
@@ -150,12 +151,7 @@ static void test_wake_starved_sleeper_not_onto_a_faster_full_pcpu(void)
 	static const uint32_t weight[4] = { 256, 256, 8192, 128 };
 	struct sched_entity *sl;
 
-	for (unsigned int cpu = 0; cpu < 4; cpu++) {
-		s->rq[cpu].lag_cap = (uint64_t)s->rq[cpu].capacity << 10;
-		tracked_on(s, cpu, cpu, s->rq[cpu].lag_cap);
-		CU_ASSERT_FATAL(sched_set_weight(s, s->lag_ents[cpu].se->id, weight[cpu], 0) == 0);
-		s->rq[cpu].lag_weight = weight[cpu];
-	}
+	whole_owners(s, 4, weight);
 	sl = sched_ent(s, add_ent(s, "sleeper", 1024, false, 0));
 	sl->sl_busy_rate = (1ull << RATE_SHIFT) * 4 / 10;
 	sl->sl_starved = true;
