@@ -182,12 +182,8 @@ void update_misfit_util(struct sched *s, struct sched_rq *rq, unsigned long util
 	entity_clamps(s, curr, &lo, &hi);
 	if (util_fits_cpu(util, lo, hi, rq->capacity))
 		return;
-	for (unsigned int w = 0; w < SCHED_MAX_CPUS / 64; w++) {
-		if (s->cluster[rq->cluster].bigger.bits[w] & curr->allowed.bits[w]) {
-			rq->misfit = true;
-			return;
-		}
-	}
+	if (sched_cpumask_intersects(&s->cluster[rq->cluster].bigger, &curr->allowed))
+		rq->misfit = true;
 }
 
 void update_misfit_slow(struct sched *s, struct sched_rq *rq)

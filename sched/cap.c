@@ -92,8 +92,8 @@ static bool group_hole(const struct sched_rq *rq, uint64_t now)
  * not (refusing ahead ones there too lost others: docs/sched/groups.md).
  * O(entities throttled on rq), only for a taker that far ahead.
  */
-bool cap_hole_lead_ok(const struct sched *s, const struct sched_rq *rq,
-		      const struct sched_entity *se, uint64_t now)
+static bool cap_hole_lead_ok(const struct sched *s, const struct sched_rq *rq,
+			     const struct sched_entity *se, uint64_t now)
 {
 	int64_t limit = FAIR_LAG_MOVE_NS + HOLE_GROUP_AHEAD_SLICES * (int64_t)s->cfg.slice_ns;
 

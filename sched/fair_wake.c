@@ -44,9 +44,10 @@
  * busy rate 0.79 sent 129 times from its 548 pCPU onto the 1024 ones of
  * busy entities owed them whole; the 548 pCPU idled 0.91 s, and the
  * busy v0 ended 0.37 s short, 1.96x the bound). Among those, it passes
- * by first the ones whose tracked entities are behind by a move's worth: what it takes there is lost for good to entities already short,
- * and its rate, which only the pCPUs of light owners give, picked the
- * same lightest owner at every wakeup, so the loss fell on one entity
+ * by first the ones whose tracked entities are behind by a move's worth:
+ * what it takes there is lost for good to entities already short, and
+ * its rate, which only the pCPUs of light owners give, picked the same
+ * lightest owner at every wakeup, so the loss fell on one entity
  * instead of being spread over the owners that give the rate (seed 18
  * #303: two light starved sleepers beside the twelve whole entities of
  * thirteen pCPUs, sent at each wakeup to the pCPU of v17, weight 25,
@@ -270,8 +271,8 @@ static bool starved_near_whole(const struct sched *s, const struct sched_entity 
  * A pCPU for the starved sleeper se (fair_sleepers.c) when prev does not
  * give it its busy rate: one that does, where the tracked entities are
  * ahead, else not full, else any no faster than prev (first passing by
- * the pCPUs of owners behind, then not); failing those, for one owed nearly all
- * of prev and deeply starved that prev does not give half its rate, one
+ * the pCPUs of owners behind, then not); failing those, for one owed
+ * nearly all of prev and deeply starved that prev does not give half its rate, one
  * that does, ahead else not full; -1 (stay) if none.
  */
 static int starved_target(struct sched *s, const struct sched_entity *se, unsigned int prev)
@@ -346,17 +347,6 @@ bool fair_wake_full_to_idle(const struct sched *s, const struct sched_entity *se
 	return !s->nr_groups && se->sl_init && !se->lag_tracked && (rq->lag_full || rq->lag_tight);
 }
 
-/* May se use a pCPU of larger capacity than cpu's? O(words). */
-static bool bigger_allowed(const struct sched *s, const struct sched_entity *se, unsigned int cpu)
-{
-	const struct sched_cpumask *bigger = &s->cluster[s->rq[cpu].cluster].bigger;
-
-	for (unsigned int w = 0; w < SCHED_MAX_CPUS / 64; w++)
-		if (bigger->bits[w] & se->allowed.bits[w])
-			return true;
-	return false;
-}
-
 /*
  * May the sleeper se, waking on prev, which the capacity rule finds too
  * small for it, count prev as fitting (see above)? A sleeper the balance
@@ -365,5 +355,6 @@ static bool bigger_allowed(const struct sched *s, const struct sched_entity *se,
  */
 bool fair_wake_prev_ok(const struct sched *s, const struct sched_entity *se, unsigned int prev)
 {
-	return !se->lag_tracked && fair_wake_idle_ok(s, se, prev) && bigger_allowed(s, se, prev);
+	return !se->lag_tracked && fair_wake_idle_ok(s, se, prev) &&
+	       sched_cpumask_intersects(&s->cluster[s->rq[prev].cluster].bigger, &se->allowed);
 }

@@ -207,11 +207,7 @@ static int component_of(struct sched_cpumask *comp, unsigned int *nr,
 	int hit = -1;
 
 	for (unsigned int c = 0; c < *nr; c++) {
-		bool overlap = false;
-
-		for (unsigned int w = 0; w < SCHED_MAX_CPUS / 64; w++)
-			overlap |= (comp[c].bits[w] & allowed->bits[w]) != 0;
-		if (!overlap)
+		if (!sched_cpumask_intersects(&comp[c], allowed))
 			continue;
 		/* Partly overlapping affinities are solved together (an approximation). */
 		sched_cpumask_or(&comp[c], allowed);

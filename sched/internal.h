@@ -540,8 +540,6 @@ static inline uint64_t cap_charged_in(uint64_t index, uint64_t at, uint64_t used
 
 void cap_charge(struct sched_rq *rq, struct sched_entity *se, uint64_t delta, uint64_t now);
 bool cap_exhausted(const struct sched *s, const struct sched_entity *se, uint64_t now);
-bool cap_hole_lead_ok(const struct sched *s, const struct sched_rq *rq,
-		      const struct sched_entity *se, uint64_t now);
 void cap_throttle(struct sched *s, struct sched_rq *rq, struct sched_entity *se, uint64_t now);
 void cap_hold(struct sched *s, struct sched_entity *se, uint64_t now);
 bool cap_hole_short(const struct sched *s, const struct sched_rq *rq, uint64_t now);

@@ -99,6 +99,16 @@ static inline void sched_cpumask_or(struct sched_cpumask *m, const struct sched_
 		m->bits[i] |= other->bits[i];
 }
 
+/* Do a and b share a pCPU? */
+static inline bool sched_cpumask_intersects(const struct sched_cpumask *a,
+					    const struct sched_cpumask *b)
+{
+	for (unsigned int i = 0; i < SCHED_MAX_CPUS / 64; i++)
+		if (a->bits[i] & b->bits[i])
+			return true;
+	return false;
+}
+
 static inline bool sched_cpumask_empty(const struct sched_cpumask *m)
 {
 	for (unsigned int i = 0; i < SCHED_MAX_CPUS / 64; i++)
