@@ -75,7 +75,7 @@ static bool group_hole(const struct sched_rq *rq, uint64_t now)
 }
 
 /*
- * May se fill rq's hole by its lead (cap_hole_fill(), balance.c)? Not
+ * May se fill rq's hole by its lead (cap_hole_fill(), below)? Not
  * where the hole is a group's and se is more than a move's worth
  * (FAIR_LAG_MOVE_NS, newidle's own limit outside holes) and
  * HOLE_GROUP_AHEAD_SLICES slices ahead of its ideal.
