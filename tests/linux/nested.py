@@ -365,6 +365,26 @@ def _guest_line(res, line):
             res.guest.append({"k": "garbled", "line": line[i:]})
 
 
+# A kernel message L2's kernel wrote into the middle of a report line: the
+# guest's init and its kernel share the serial console, and a printk that
+# is not quiet (a warning: "[  103.922134] hrtimer: interrupt took 6211220
+# ns") cuts the line where it lands; the line's rest follows on the next
+# console line, without a prefix.
+PRINTK_CUT = re.compile(r"\[\s*\d+\.\d+\][^{}]*$")
+
+
+def _mend_garbled(res, line):
+    """Join an unprefixed console line to res's last report line if that one
+    was cut by a kernel message (PRINTK_CUT) and the two make a record."""
+    if not res.guest or res.guest[-1].get("k") != "garbled":
+        return
+    head = PRINTK_CUT.sub("", res.guest[-1]["line"])
+    try:
+        res.guest[-1] = json.loads(head[4:] + line.strip())
+    except ValueError:
+        pass
+
+
 def parse_l1_console(lines, runs):
     """Split L1's console into one Result per run (of flat(runs))."""
     runs = flat(runs)
@@ -410,6 +430,8 @@ def parse_l1_console(lines, runs):
                     results[name].rc = int(rc)
             elif tag[3:] in results:
                 _guest_line(results[tag[3:]], rest)
+        elif current:	# the rest of a report line a kernel message cut
+            _mend_garbled(current, line)
     return [results[r.name] for r in runs]
 
 
