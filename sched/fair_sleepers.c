@@ -170,36 +170,9 @@ bool fair_any_capped(const struct sched *s)
 }
 
 /*
- * Is the sleeper se backlogged because its pCPU is slower than its demand
- * over seconds (sl_long above the pCPU's capacity), starved at the last
- * balance? Then it stays a sleeper past the memory, for as long as that
- * holds: a periodic sleeper sent to a slow pCPU that cannot give it its
- * demand (fair_wake_full_to_idle()) never blocks there, and solved as busy
- * after the memory it was owed a busy share, a whole fast pCPU, for the
- * few balances it took to catch up there: the backlog counted twice in
- * the busy ones' ideal, once at its long demand while it waited and again
- * at the busy share while it caught up (seed 20 #109 of the fair corpus:
- * v30, demand 0.179 of a 1024 pCPU on 169 pCPUs (0.165), solved as busy
- * at 41 of 553 balances at 0.588, its ideal over the run 2.10 s for 1.78
- * s of use; v9 and v54, the busy ones whose ideal it took, ended 124 and
- * 136 ms short while on track by their own lags). Kept a sleeper, it
- * gets its slow pCPU, more than the floor the ideal owes it (at most the
- * slowest pCPU it may use). Not one starved by a crowd on a pCPU its
- * demand fits: the busy solve is what moves it away (seed 1 #364: a
- * random sleeper pinned to 239 pCPUs fell below its floor when kept).
- * O(1).
- */
-static bool backlogged_beyond_cpu(const struct sched *s, const struct sched_entity *se)
-{
-	return se->sl_starved && se->cpu >= 0 &&
-	       se->sl_long > ((uint64_t)s->rq[se->cpu].capacity << (RATE_SHIFT - 10));
-}
-
-/*
- * Did se wake from a sleep within the last SLEEPER_MEMORY balances (or
- * since, and is it backlogged beyond its pCPU, above)? Then it is a
- * sleeper even through an interval it was runnable all along (a light
- * one queued behind heavier ones): solved as busy there, it got a
+ * Did se wake from a sleep within the last SLEEPER_MEMORY balances? Then
+ * it is a sleeper even through an interval it was runnable all along (a
+ * light one queued behind heavier ones): solved as busy there, it got a
  * busy entity's share beyond its demand, taken from the busy ones' ideal,
  * and their lags then said they were ahead when they were not (newidle
  * left them waiting beside idle pCPUs). The first wakeup of an entity no
@@ -226,8 +199,6 @@ bool fair_sleeper_recent(const struct sched *s, struct sched_entity *se)
 	if (se->lag_wakeups != se->st.nr_wakeups && se->sl_was_runnable)
 		se->sl_woke_round = s->lag_round;
 	se->sl_was_runnable |= wants_cpu(se);
-	if (se->sl_woke_round && !s->nr_groups && backlogged_beyond_cpu(s, se))
-		return true;
 	return se->sl_woke_round &&
 	       s->lag_round - se->sl_woke_round < (s->nr_groups ? SLEEPER_MEMORY_GROUPS : SLEEPER_MEMORY);
 }

@@ -83,48 +83,6 @@ static void test_sleeper_memory_shorter_with_groups(void)
 }
 
 /*
- * A starved sleeper whose demand over seconds is more than its pCPU gives
- * (backlogged there, it never blocks) stays a sleeper past the memory of
- * 32 balances, for as long as that holds; one whose demand fits its pCPU
- * (starved by a crowd), or that is not starved, or that has groups (8
- * balances), is remembered as before. A pCPU of 169: a demand of 0.179 of
- * a 1024 pCPU is above its 0.165, one of 0.150 is not (seed 20 #109 of
- * the fair corpus, fair_sleepers.c backlogged_beyond_cpu()).
- */
-static void test_sleeper_backlogged_beyond_cpu_stays_one(void)
-{
-	const uint64_t one = 1ull << 20;
-	const struct { uint64_t demand; bool starved; bool groups; unsigned int marked; } c[] = {
-		{ one * 179 / 1000, true, false, 40 },
-		{ one * 150 / 1000, true, false, 32 },
-		{ one * 179 / 1000, false, false, 32 },
-		{ one * 179 / 1000, true, true, 8 },
-	};
-
-	for (unsigned int k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
-		struct sched *s = mk_sched(1, 169, 0, 0, NULL);
-		int gid = c[k].groups ? sched_group_add(s, "g", SCHED_NONE, 1024, 0, NULL, 0)
-				      : SCHED_NONE;
-		int id = add_in_group(s, "e", 1024, true, gid, 0);
-		struct sched_entity *se = sched_ent(s, id);
-		unsigned int marked = 0;
-
-		CU_ASSERT_FATAL(!c[k].groups || gid >= 0);
-		s->lag_round = 1;
-		se->sl_was_runnable = true;
-		se->sl_long = c[k].demand;
-		se->sl_starved = c[k].starved;
-		se->lag_wakeups = se->st.nr_wakeups + 1;	/* it woke since */
-		for (unsigned int r = 1; r <= 40; r++, s->lag_round++) {
-			marked += fair_sleeper_recent(s, se);
-			se->lag_wakeups = se->st.nr_wakeups;	/* and never again */
-		}
-		CU_ASSERT_EQUAL(marked, c[k].marked);
-		sched_destroy(s);
-	}
-}
-
-/*
  * One balance interval of dt for the sleeper se: it woke `wakeups` times,
  * ran `ran` (work as much: a 1024 pCPU) and waited `waited`; the solve
  * says its rate were every entity busy is busy_rate. Returns whether it
@@ -179,5 +137,4 @@ UNIT_SUITE(sched_sleepers, NULL, NULL,
 	   UNIT_TEST(test_sleeper_starved_below_busy_rate),
 	   UNIT_TEST(test_sleeper_solved_at_long_demand),
 	   UNIT_TEST(test_sleeper_through_long_burst),
-	   UNIT_TEST(test_sleeper_memory_shorter_with_groups),
-	   UNIT_TEST(test_sleeper_backlogged_beyond_cpu_stays_one))
+	   UNIT_TEST(test_sleeper_memory_shorter_with_groups))
