@@ -38,6 +38,10 @@
 
 /* Tolerance of a level's cut: the solver's rounding, far below a gap that matters. */
 #define LEVEL_SHIFT	12
+/* Below capacity >> LIGHT_SHIFT an entity is light: it stays beside a rotation around bound ones. */
+#define LIGHT_SHIFT	3
+/* A rotation around bound ones only for an entity this far off its ideal: two moves' worth. */
+#define ROTATE_OFF_NS	(2 * FAIR_LAG_MOVE_NS)
 
 /* Rate descending, then id: a deterministic order (qsort). */
 int fair_cmp_rate_desc(const void *a, const void *b)
@@ -203,4 +207,120 @@ void fair_plan_levels(const struct sched *s, struct lag_ent *e, unsigned int n, 
 	/* the last level: the rest of the entities on the rest of the pCPUs */
 	level_cpus(s, &e[first], n - first, cpu, m, first, m - first, taken, &mask);
 	plan_level(s, &e[first], n - first, &mask, n - first == m - first, beside);
+}
+
+/*
+ * Is e held at its bound now: its rate at its limit (its cap, a group
+ * cap's share), or a share of a binding group cap? Or bound within
+ * periods of its own at all (a cap of its own)? Such entities use their
+ * quotas in bursts that a rotation's interval does not follow (seed 1 #97
+ * of the groups corpus lost 2% of its total when they rotated).
+ */
+static bool held_at_bound(const struct lag_ent *e)
+{
+	return e->capped || e->se->grp_share.period;
+}
+
+static bool bound_in_periods(const struct lag_ent *e)
+{
+	return held_at_bound(e) || e->se->cap_period;
+}
+
+/*
+ * Does e rotate around the bound ones (fair_rotate_around_bound())? Only
+ * an unbound entity of a real share of a pCPU (light and whole-pCPU ones
+ * stay) on a pCPU over its capacity (sum[], the rates where they are).
+ */
+static bool rotates_around_bound(const struct sched *s, const struct lag_ent *e,
+				 const uint64_t *sum)
+{
+	const struct sched_rq *rq = &s->rq[e->se->cpu];
+
+	return !bound_in_periods(e) && e->rate >= rq->lag_cap >> LIGHT_SHIFT &&
+	       !fair_whole_pcpu(rq, e->rate) && fair_over_at(s, sum, e->se->cpu);
+}
+
+/* Is one of e[0..n) off its ideal by `by` or more, ahead or behind? */
+static bool off_by(const struct lag_ent *e, unsigned int n, int64_t by)
+{
+	for (unsigned int k = 0; k < n; k++)
+		if (e[k].se->lag >= by || e[k].se->lag <= -by)
+			return true;
+	return false;
+}
+
+/*
+ * Plans e[h..n) by levels on the capacity that e[0..h), placed at
+ * e[k].to, leave: lag_cap is the capacity the tracked entities have on a
+ * pCPU, so it is lowered by their rates for the plan and restored after.
+ */
+static void plan_beside(struct sched *s, struct lag_ent *e, unsigned int h, unsigned int n)
+{
+	uint64_t saved[SCHED_MAX_CPUS];
+
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		saved[cpu] = s->rq[cpu].lag_cap;
+	for (unsigned int k = 0; k < h; k++) {
+		struct sched_rq *rq = &s->rq[e[k].to];
+
+		rq->lag_cap = rq->lag_cap > e[k].rate ? rq->lag_cap - e[k].rate : 0;
+	}
+	fair_plan_levels(s, e + h, n - h, false);
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
+		s->rq[cpu].lag_cap = saved[cpu];
+}
+
+/*
+ * A component with caps or groups, in a host with groups, whose static
+ * packing failed (those do not rotate whole, fair_repack.c): where the pCPUs over their capacity
+ * hold only unbound entities of a real share of a pCPU
+ * (rotates_around_bound()), and an entity is held at its bound, those
+ * rotate by levels on what the others leave, and the others stay (packed
+ * where they fit, else nothing is planned); whether it planned, into
+ * e[k].to (reorders e[]). Two such entities whose rates add up to a
+ * little more than a pCPU otherwise shared one for good: no single move
+ * or exchange lowers the predicted lags, and the light ones beside the
+ * held one took the room it left on the other pCPU (seed 19 #149 of the
+ * groups corpus: v5 and v12, 0.532 and 0.499 of a pCPU, shared one for
+ * 9.3 s of 10 and ended 0.13 s under, g0's light members beside v4, held
+ * at g3's cap, 77 ms over). Without one held (only light members, or
+ * caps of their own that do not bind) rotating grouped entities put light
+ * members ahead (docs/sched/groups-open.md); so did a rotation for lags
+ * below two moves' worth (ROTATE_OFF_NS): each move drops the EEVDF
+ * credit that holds the light ones beside it back (seed 16 #65: g0's
+ * v43, 0.22 of a pCPU, moved 573 times, v7 of g2 65 ms over).
+ */
+bool fair_rotate_around_bound(struct sched *s, struct lag_ent *e, unsigned int n)
+{
+	uint64_t sum[SCHED_MAX_CPUS];
+	int64_t room[SCHED_MAX_CPUS];
+	unsigned int h = 0, held = 0;
+
+	if (!s->nr_groups)	/* caps alone: it moved the caps corpus both ways */
+		return false;
+	fair_rate_sums(s, e, n, sum);
+	for (unsigned int k = 0; k < n; k++)
+		if (!rotates_around_bound(s, &e[k], sum)) {
+			struct lag_ent t = e[k];
+
+			e[k] = e[h];
+			e[h++] = t;
+		}
+	if (h == n)
+		return false;
+	for (unsigned int k = 0; k < h; k++) {
+		if (fair_over_at(s, sum, e[k].se->cpu))
+			return false;
+		held += held_at_bound(&e[k]);
+	}
+	if (!held)
+		return false;
+	if (!off_by(e + h, n - h, ROTATE_OFF_NS))
+		return false;
+	fair_fresh_room(s, room);
+	qsort(e, h, sizeof(*e), fair_cmp_rate_desc);
+	if (!fair_pack(s, e, h, room, NULL))
+		return false;
+	plan_beside(s, e, h, n);
+	return true;
 }

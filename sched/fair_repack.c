@@ -58,7 +58,7 @@ static uint64_t cpu_room(const struct sched_rq *rq)
 }
 
 /* Per-pCPU sums of the ideal rates of e[0..n) where they are, into sum[]. */
-static void rate_sums(const struct sched *s, const struct lag_ent *e, unsigned int n, uint64_t *sum)
+void fair_rate_sums(const struct sched *s, const struct lag_ent *e, unsigned int n, uint64_t *sum)
 {
 	memset(sum, 0, s->nr_cpus * sizeof(*sum));
 	for (unsigned int k = 0; k < n; k++)
@@ -80,6 +80,14 @@ static bool sleepers_use(const struct sched_rq *rq)
 	uint64_t full = (uint64_t)fair_capacity(rq) << (RATE_SHIFT - 10);
 
 	return rq->lag_cap < full - (full >> FIT_SHIFT);
+}
+
+/* Is cpu's sum of rates over its capacity by more than capacity >> TRIGGER_SHIFT? */
+bool fair_over_at(const struct sched *s, const uint64_t *sum, unsigned int cpu)
+{
+	uint64_t cap = cpu_room(&s->rq[cpu]);
+
+	return sum[cpu] > cap + (cap >> TRIGGER_SHIFT);
 }
 
 /*
@@ -648,7 +656,7 @@ static bool repack_component(struct sched *s, struct lag_ent *e, unsigned int n,
 	int64_t room[SCHED_MAX_CPUS];
 	bool moved, keep;
 
-	rate_sums(s, e, n, sum);
+	fair_rate_sums(s, e, n, sum);
 	rate_tops(s, e, n, top);
 	/*
 	 * Beside sleepers the capacity left is their average use, which
@@ -673,6 +681,8 @@ static bool repack_component(struct sched *s, struct lag_ent *e, unsigned int n,
 	    lag_worth_a_move(e, n)) {	/* no static placement: rotate */
 		fair_plan_levels(s, e, n, false);
 		moved = true;
+	} else if (!moved && !sleepers_beside(s, e, n) && lag_worth_a_move(e, n)) {
+		moved = fair_rotate_around_bound(s, e, n);	/* caps or groups */
 	}
 	if (moved)
 		apply(s, e, n, now);
