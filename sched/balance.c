@@ -277,9 +277,6 @@ static struct sched_entity *pick_movable(const struct sched *s, struct sched_rq 
 	uint64_t old_max = rq_load(src, 0);
 	struct slist *pos;
 
-	/* newidle: none whose going leaves src to a curr far ahead, into a cap hole (cap.c) */
-	if (!best_max && !slist_empty(&dst->cap_throttled) && hole_pull_strands(s, src, now))
-		return NULL;
 	for (pos = src->queued.next; pos != &src->queued; pos = pos->next) {
 		struct sched_entity *se = slist_entry(pos, struct sched_entity, rq_link);
 		uint64_t nb, nd, m;
@@ -309,6 +306,9 @@ static struct sched_entity *pick_movable(const struct sched *s, struct sched_rq 
 				continue;
 			/* nor, into a cap hole, one already ahead (with groups) */
 			if (hole_pull_ahead(s, dst, se, now))
+				continue;
+			/* nor one whose going leaves src to a curr far ahead (cap.c) */
+			if (!slist_empty(&dst->cap_throttled) && hole_pull_strands(s, src, now))
 				continue;
 			if (se->lag_rate <= ((uint64_t)dst->capacity << 10) &&
 			    (!best || se->lag > best->lag))
