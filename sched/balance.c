@@ -307,9 +307,6 @@ static struct sched_entity *pick_movable(const struct sched *s, struct sched_rq 
 			/* nor, into a cap hole, one already ahead (with groups) */
 			if (hole_pull_ahead(s, dst, se, now))
 				continue;
-			/* nor one whose going leaves src to a curr far ahead (cap.c) */
-			if (!slist_empty(&dst->cap_throttled) && hole_pull_strands(s, src, now))
-				continue;
 			if (se->lag_rate <= ((uint64_t)dst->capacity << 10) &&
 			    (!best || se->lag > best->lag))
 				best = se;

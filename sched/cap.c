@@ -369,30 +369,6 @@ int sched_set_cap(struct sched *s, int id, uint64_t quota_ns, uint64_t period_ns
  * the rules that say who may take a hole (moved from balance.c).
  */
 
-/* Is se a fair entity more than `ahead` ns of work ahead of its ideal? */
-static bool fair_ahead(const struct sched *s, const struct sched_entity *se, int64_t ahead,
-		       uint64_t now)
-{
-	return se->class == &fair_sched_class && se->lag_tracked && lag_now(s, se, now) < -ahead;
-}
-
-/*
- * Would a pull from src into a cap hole leave src's curr alone there,
- * more than HOLE_AHEAD_SLICES slices of work ahead of its ideal? Then
- * the pull is not made: newidle never takes such a one (ahead by a
- * move's worth), so it is its partners that holes took, and it kept the
- * pCPU to itself until the next balance (seed 18 #51 of the caps corpus:
- * v0, weight 31, ideal 0.095 of a pCPU, alone 7-18 ms six times as
- * newidle or the filling took v1, v3 or v5 from beside it into the holes
- * of v3 and v4, 535.6 ms of work for 474.0; docs/sched/caps.md, "Not
- * left alone ahead"). O(1).
- */
-bool hole_pull_strands(const struct sched *s, const struct sched_rq *src, uint64_t now)
-{
-	return src->nr_running == 2 && src->curr &&
-	       fair_ahead(s, src->curr, HOLE_AHEAD_SLICES * (int64_t)s->cfg.slice_ns, now);
-}
-
 /* The waiting fair entity furthest behind, on any pCPU of `span` but dst, that may run on dst. */
 static struct sched_entity *furthest_behind(struct sched *s, struct sched_rq *dst,
 					    const struct sched_cpumask *span, uint64_t now)
@@ -403,8 +379,7 @@ static struct sched_entity *furthest_behind(struct sched *s, struct sched_rq *ds
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		struct sched_rq *rq = &s->rq[cpu];
 
-		if (rq == dst || rq->nr_running < 2 || !sched_cpumask_test(span, cpu) ||
-		    hole_pull_strands(s, rq, now))
+		if (rq == dst || rq->nr_running < 2 || !sched_cpumask_test(span, cpu))
 			continue;
 		for (struct slist *pos = rq->queued.next; pos != &rq->queued; pos = pos->next) {
 			struct sched_entity *se = slist_entry(pos, struct sched_entity, rq_link);
@@ -423,6 +398,13 @@ static struct sched_entity *furthest_behind(struct sched *s, struct sched_rq *ds
 		}
 	}
 	return best;
+}
+
+/* Is se a fair entity more than `ahead` ns of work ahead of its ideal? */
+static bool fair_ahead(const struct sched *s, const struct sched_entity *se, int64_t ahead,
+		       uint64_t now)
+{
+	return se->class == &fair_sched_class && se->lag_tracked && lag_now(s, se, now) < -ahead;
 }
 
 /*

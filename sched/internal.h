@@ -676,7 +676,6 @@ unsigned int select_cpu_fair(struct sched *s, struct sched_entity *se);
 void sched_balance(struct sched *s, uint64_t now);
 bool sched_balance_newidle(struct sched *s, struct sched_rq *rq, uint64_t now);
 void cap_hole_fill(struct sched *s, struct sched_rq *rq, uint64_t now);
-bool hole_pull_strands(const struct sched *s, const struct sched_rq *src, uint64_t now);
 int64_t lag_now(const struct sched *s, const struct sched_entity *se, uint64_t now);
 void move_queued(struct sched *s, struct sched_entity *se, struct sched_rq *dst, int reason,
 		 uint64_t now);

@@ -255,39 +255,6 @@ static void test_capbal_hole_filled(void)
 }
 
 /*
- * The set-up above, with the entity running on pCPU 1 at 5 ms (R) set
- * three slices of work ahead of its ideal and the one queued there (Q)
- * behind its own, and Q let go: the hole does not take Q, which would
- * leave R alone on pCPU 1 until the next balance (seed 18 #51 of the
- * caps corpus: docs/sched/caps.md, "Not left alone ahead"). With R one
- * slice ahead it does.
- */
-static void test_capbal_hole_leaves_none_alone_ahead(void)
-{
-	for (int ahead = 1; ahead <= 3; ahead += 2) {
-		struct sched_config cfg = { .balance_interval_ns = 1000 * MS };
-		struct sched *s = mk_sched(2, 1024, 0, 0, &cfg);
-		uint64_t now = 0;
-		int b, c, r, q;
-
-		add_capped_on0(s);
-		b = add_pinned(s, "b", 1);
-		c = add_pinned(s, "c", 1);
-		run_until(s, &now, 5 * MS, MS);
-		CU_ASSERT_EQUAL(curr_of(s, 0), SCHED_NONE);
-		r = curr_of(s, 1);
-		CU_ASSERT_FATAL(r == b || r == c);
-		q = r == b ? c : b;
-		set_lag(s, sched_ent(s, r), -ahead * (int64_t)s->cfg.slice_ns, now);
-		set_lag(s, sched_ent(s, q), 10 * MS, now);
-		CU_ASSERT_EQUAL(sched_set_affinity(s, q, &s->all_cpus, now, NULL, 0), 0);
-		run_until(s, &now, 6 * MS, MS);
-		CU_ASSERT_EQUAL(sched_ent(s, q)->cpu, ahead == 3 ? 1 : 0);
-		sched_destroy(s);
-	}
-}
-
-/*
  * The set-up of the hole tests: pCPU 0 holds a capped entity and L (and
  * M, if m is not NULL), pCPU 1 B and C; at 10 ms the capped one is
  * throttled, L (or L and M) run in the hole, and C (pinned to pCPU 1
@@ -740,7 +707,6 @@ UNIT_SUITE(sched_capbal, NULL, NULL,
 	   UNIT_TEST(test_capbal_local_cap_predicted),
 	   UNIT_TEST(test_capbal_level_beside_light_capped),
 	   UNIT_TEST(test_capbal_hole_filled),
-	   UNIT_TEST(test_capbal_hole_leaves_none_alone_ahead),
 	   UNIT_TEST(test_capbal_hole_shared_when_ahead),
 	   UNIT_TEST(test_capbal_hole_taken_by_less_ahead),
 	   UNIT_TEST(test_capbal_hole_shared_by_all_ahead),

@@ -170,9 +170,6 @@ static void test_group_hole_fill_not_far_ahead(void)
 			CU_ASSERT_EQUAL(sched_set_affinity(s, l->id, &s->all_cpus, now, NULL, 0), 0);
 			set_lag(s, l, -(far ? 20 : 5) * (int64_t)MS, now);
 			l->lag_rate = 0;	/* the lag stays where it was set */
-			/* B at its ideal: not left alone far ahead (hole_pull_strands()) */
-			set_lag(s, sched_ent(s, b), 0, now);
-			sched_ent(s, b)->lag_rate = 0;
 			run_events_all(s, &now, 104 * MS);
 			CU_ASSERT_EQUAL_FATAL(sched_ent(s, h)->state, SCHED_THROTTLED);
 			CU_ASSERT_EQUAL(l->cpu, far && !own ? 1 : 0);
