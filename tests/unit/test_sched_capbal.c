@@ -47,14 +47,6 @@ static void test_capbal_weight_of_rate(void)
 }
 
 /* Work (full-capacity ns) of entity id so far. */
-static uint64_t work_of(struct sched *s, int id)
-{
-	struct sched_entity_stats st;
-
-	CU_ASSERT_FATAL(sched_entity_stats(s, id, &st) == 0);
-	return st.work_ns;
-}
-
 /*
  * Each of entities id[0..n) did its ideal share of dur (of a 1024 pCPU)
  * within the corpora's bound: 2% of it or 0.5% of dur, whichever is larger.

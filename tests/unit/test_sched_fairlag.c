@@ -9,14 +9,6 @@
 
 #include <stdlib.h>
 
-static uint64_t work_of(struct sched *s, int id)
-{
-	struct sched_entity_stats st;
-
-	CU_ASSERT_FATAL(sched_entity_stats(s, id, &st) == 0);
-	return st.work_ns;
-}
-
 static uint64_t migrations_of(struct sched *s, int id)
 {
 	struct sched_entity_stats st;

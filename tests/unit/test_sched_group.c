@@ -10,14 +10,6 @@ static uint64_t group_work(struct sched *s, int gid)
 	return st.work_ns;
 }
 
-static uint64_t work_of(struct sched *s, int id)
-{
-	struct sched_entity_stats st;
-
-	CU_ASSERT_FATAL(sched_entity_stats(s, id, &st) == 0);
-	return st.work_ns;
-}
-
 /* Bad names, parents, depths and weights are refused, naming the field; nothing changes. */
 static void test_group_add_errors(void)
 {

@@ -401,14 +401,6 @@ static void test_group_nested_shares_of_each_cap(void)
 	sched_destroy(s);
 }
 
-static uint64_t work_of(struct sched *s, int id)
-{
-	struct sched_entity_stats es;
-
-	CU_ASSERT_FATAL(sched_entity_stats(s, id, &es) == 0);
-	return es.work_ns;
-}
-
 /*
  * Seed 19 #149 of the groups corpus, as the simulator runs it: two pCPUs,
  * v5 and v12 (g2, 0.532 and 0.499 of a pCPU), v4 held at g3's cap

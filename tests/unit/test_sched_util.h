@@ -155,6 +155,15 @@ static inline uint64_t cpu_time(struct sched *s, int id)
 	return st.cpu_time_ns;
 }
 
+/* Work done so far: time x capacity / 1024 (the oracles' unit). */
+static inline uint64_t work_of(struct sched *s, int id)
+{
+	struct sched_entity_stats st;
+
+	CU_ASSERT_FATAL(sched_entity_stats(s, id, &st) == 0);
+	return st.work_ns;
+}
+
 /* A tick at `now` (ms); sleeper `id` wakes at each multiple of period_ms and blocks burst_ms later. */
 static inline void tick_with_bursts(struct sched *s, uint64_t now, int id, uint64_t period_ms,
 				    uint64_t burst_ms)
