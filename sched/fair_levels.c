@@ -240,15 +240,6 @@ static bool rotates_around_bound(const struct sched *s, const struct lag_ent *e,
 	       !fair_whole_pcpu(rq, e->rate) && fair_over_at(s, sum, e->se->cpu);
 }
 
-/* Is one of e[0..n) off its ideal by `by` or more, ahead or behind? */
-static bool off_by(const struct lag_ent *e, unsigned int n, int64_t by)
-{
-	for (unsigned int k = 0; k < n; k++)
-		if (e[k].se->lag >= by || e[k].se->lag <= -by)
-			return true;
-	return false;
-}
-
 /*
  * Plans e[h..n) by levels on the capacity that e[0..h), placed at
  * e[k].to, leave: lag_cap is the capacity the tracked entities have on a
@@ -315,7 +306,7 @@ bool fair_rotate_around_bound(struct sched *s, struct lag_ent *e, unsigned int n
 	}
 	if (!held)
 		return false;
-	if (!off_by(e + h, n - h, ROTATE_OFF_NS))
+	if (!fair_off_by(e + h, n - h, ROTATE_OFF_NS))
 		return false;
 	fair_fresh_room(s, room);
 	qsort(e, h, sizeof(*e), fair_cmp_rate_desc);

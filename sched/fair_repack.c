@@ -428,8 +428,14 @@ static bool sleepers_beside(const struct sched *s, const struct lag_ent *e, unsi
  */
 static bool lag_worth_a_move(const struct lag_ent *e, unsigned int n)
 {
+	return fair_off_by(e, n, FAIR_LAG_MOVE_NS);
+}
+
+/* Is one of e[0..n) off its ideal by `by` or more, ahead or behind? */
+bool fair_off_by(const struct lag_ent *e, unsigned int n, int64_t by)
+{
 	for (unsigned int k = 0; k < n; k++)
-		if (e[k].se->lag >= (int64_t)FAIR_LAG_MOVE_NS || e[k].se->lag <= -(int64_t)FAIR_LAG_MOVE_NS)
+		if (e[k].se->lag >= by || e[k].se->lag <= -by)
 			return true;
 	return false;
 }

@@ -126,6 +126,7 @@ void fair_plan_levels(const struct sched *s, struct lag_ent *e, unsigned int n, 
 bool fair_rotate_around_bound(struct sched *s, struct lag_ent *e, unsigned int n);
 void fair_rate_sums(const struct sched *s, const struct lag_ent *e, unsigned int n, uint64_t *sum);
 bool fair_over_at(const struct sched *s, const uint64_t *sum, unsigned int cpu);
+bool fair_off_by(const struct lag_ent *e, unsigned int n, int64_t by);
 bool fair_straddler_behind(const struct sched *s, const struct lag_ent *e, unsigned int n);
 int fair_cmp_rate_desc(const void *a, const void *b);
 uint64_t fair_solver_weight(const struct sched *s, const struct sched_entity *se);
