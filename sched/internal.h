@@ -362,6 +362,7 @@ struct sched {
 	uint64_t grp_level_alloc, grp_level_weight;	/* group_solve(): the root's water level */
 	uint64_t grp_scale;		/* run weights / weights, 16.16 (group.c); 0 = 1 */
 	uint64_t grp_top_weight;	/* largest run weight below its bound (group_request()) */
+	unsigned int grp_held[SCHED_MAX_CPUS];	/* group_solve(): entities held near a bound, per pCPU */
 	uint64_t now;			/* latest time seen */
 };
 

@@ -446,6 +446,53 @@ static void test_group_overcommit_rotates_around_bound(void)
 	sched_destroy(s);
 }
 
+/*
+ * Seed 942544 #57 of the groups corpus, as the simulator runs it: four
+ * pCPUs, v0, v3 and v4 a whole one each; on the fourth v5 (a root vCPU
+ * held at its own cap, 42.984 ms every 69, 0.623 of it), v1 (g4, 0.375,
+ * below its own cap of 32.483 ms every 84) and the light v2: 1.000 in
+ * all. At its own (scaled) weight v5 ran its quota in one burst at the
+ * start of each period, v1 alone in the rest until its cap stopped it,
+ * and where v1's periods held two of v5's holes the pCPU was idle while
+ * both were throttled: v1 3608 ms of work for an ideal of 3746 (the
+ * oracle's bound 75). At its rate's weight with a margin
+ * (group_ideal.c, capped_root_weight()) both run through their periods:
+ * v1 3737 ms.
+ */
+static void test_group_capped_root_at_its_rate(void)
+{
+	/* weight, group (index in g[], -1: the root) */
+	static const int32_t v[6][2] = {
+		{ 7452, -1 }, { 18788, 4 }, { 123, 4 }, { 365, 2 }, { 38611, -1 }, { 656, -1 },
+	};
+	static const int32_t gp[5] = { -1, 0, -1, 0, 0 };
+	static const uint32_t gw[5] = { 54, 3920, 2533, 19910, 4949 };
+	struct sched *s = mk_fixed(4);
+	uint64_t now = 0;
+	int g[5], id[6];
+	char name[8];
+
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "g%d", i);
+		g[i] = sched_group_add(s, name, gp[i] < 0 ? SCHED_NONE : g[gp[i]], gw[i], 0, NULL, 0);
+		CU_ASSERT_FATAL(g[i] >= 0);
+	}
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g[0], 43202 * US, 51 * MS, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g[1], 196094 * US, 81 * MS, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g[2], 194854 * US, 55 * MS, 0, NULL, 0), 0);
+	for (int i = 0; i < 6; i++) {
+		snprintf(name, sizeof(name), "v%d", i);
+		id[i] = add_member(s, name, (uint32_t)v[i][0], v[i][1] < 0 ? SCHED_NONE : g[v[i][1]],
+				   0);
+	}
+	CU_ASSERT_EQUAL(sched_set_cap(s, id[1], 32483 * US, 84 * MS, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, id[5], 42984 * US, 69 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, 10000 * MS);
+	CU_ASSERT(work_of(s, id[1]) > 3700 * MS);	/* 3737; 3608 without the rule */
+	CU_ASSERT(work_of(s, id[5]) > 6200 * MS);	/* 6231 (its cap's 6230): no loss to v1 */
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_group_quota, NULL, NULL,
 	   UNIT_TEST(test_group_quota_out_everywhere),
 	   UNIT_TEST(test_group_quota_out_uncharged),
@@ -457,5 +504,6 @@ UNIT_SUITE(sched_group_quota, NULL, NULL,
 	   UNIT_TEST(test_group_pull_short),
 	   UNIT_TEST(test_group_second_balance_soon),
 	   UNIT_TEST(test_group_nested_shares_of_each_cap),
-	   UNIT_TEST(test_group_overcommit_rotates_around_bound))
+	   UNIT_TEST(test_group_overcommit_rotates_around_bound),
+	   UNIT_TEST(test_group_capped_root_at_its_rate))
 
