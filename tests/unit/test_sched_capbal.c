@@ -591,6 +591,40 @@ static void test_capbal_tight_period(void)
 }
 
 /*
+ * The same where the cap does not quite bind in the ideal: seed 161803
+ * #16 of the caps corpus, three pCPUs of 824 and 16 busy entities. v2
+ * (weight 67166, 4.423 ms every 5 ms, 0.885 of its pCPU) has an ideal of
+ * 0.855 of it (4.27 ms a period: 0.15 ms of its quota to spare), but
+ * beside lighter ones its share there is above its cap and it runs out
+ * of quota in most periods. A slice another entity ran when its period
+ * began (run-to-parity) cost it more than its spare, and it cannot catch
+ * up past its quota: short in 317 of 1000 periods, 1.50 x the bound.
+ * With that run-to-parity ended at its return, as for a cap that binds,
+ * within the bound.
+ */
+static void test_capbal_tight_nearly_held(void)
+{
+	static const uint32_t w[] = { 1587, 155, 67166, 49, 31327, 3733, 1583, 72331,
+				      6435, 322, 27712, 40, 22780, 396, 37, 39 };
+	static const struct cap_of caps[] = { { 2, 4423 * US, 5 * MS }, { 3, 18568 * US, 28 * MS },
+					      { 10, 46892 * US, 95 * MS },
+					      { 12, 10568 * US, 13 * MS } };
+	struct sched *s = mk_sched(3, 824, 0, 0, NULL);
+	uint64_t now = 0, dur = 5000 * MS;
+	double want = 0.6879 * (double)dur;
+	int id[16];
+
+	for (int i = 0; i < 16; i++)
+		id[i] = add_ent(s, "v", w[i], true, 0);
+	for (int c = 0; c < 4; c++)
+		CU_ASSERT_EQUAL(sched_set_cap(s, id[caps[c].i], caps[c].quota, caps[c].period, 0,
+					      NULL, 0), 0);
+	run_events_all(s, &now, dur);
+	CU_ASSERT((double)work_of(s, id[2]) >= want * 0.98);
+	sched_destroy(s);
+}
+
+/*
  * The tight entity above is placed (back from its throttling, or moved)
  * a quarter slice of its own virtual time ahead of V, or further if its
  * lag says so; one whose period has room to spare keeps its lag. At V
@@ -709,6 +743,7 @@ UNIT_SUITE(sched_capbal, NULL, NULL,
 	   UNIT_TEST(test_capbal_urgent_when_cheaper),
 	   UNIT_TEST(test_capbal_earlier_end_kept),
 	   UNIT_TEST(test_capbal_tight_period),
+	   UNIT_TEST(test_capbal_tight_nearly_held),
 	   UNIT_TEST(test_capbal_debt_kept),
 	   UNIT_TEST(test_capbal_tight_placed_ahead),
 	   UNIT_TEST(test_capbal_packed_by_rate),
