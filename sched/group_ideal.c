@@ -555,13 +555,35 @@ static bool held_near_bound(const struct sched *s, const struct lag_ent *e)
 	       e->rate * 8 >= 7 * quota_rate_at(b->quota, b->period, capacity);
 }
 
-/* s->grp_held[cpu]: the tracked entities on cpu held near a bound. O(n + pCPUs). */
+/*
+ * s->grp_held[cpu]: the tracked entities on cpu held near a bound;
+ * s->grp_room[cpu]: the least absence pushing a capped one there to its
+ * cap, others filling it by rate (room / cap, times the pCPU). O(n + pCPUs).
+ */
 static void count_held(struct sched *s, const struct lag_ent *e, unsigned int n)
 {
 	memset(s->grp_held, 0, s->nr_cpus * sizeof(s->grp_held[0]));
-	for (unsigned int k = 0; k < n; k++)
-		if (e[k].comp >= 0 && e[k].se->cpu >= 0 && held_near_bound(s, &e[k]))
-			s->grp_held[e[k].se->cpu]++;
+	for (unsigned int c = 0; c < s->nr_cpus; c++)
+		s->grp_room[c] = UINT64_MAX;
+	for (unsigned int k = 0; k < n; k++) {
+		const struct sched_entity *se = e[k].se;
+		unsigned int capacity;
+		uint64_t cap, room;
+
+		if (e[k].comp < 0 || se->cpu < 0)
+			continue;
+		if (held_near_bound(s, &e[k])) {
+			s->grp_held[se->cpu]++;
+			continue;
+		}
+		if (!se->cap_period)
+			continue;
+		capacity = s->rq[se->cpu].capacity;
+		cap = cap_rate_at(se, capacity);	/* above its rate: not held */
+		room = (cap - e[k].rate) * quota_rate_at(1, 1, capacity) / cap;
+		if (room < s->grp_room[se->cpu])
+			s->grp_room[se->cpu] = room;
+	}
 }
 
 /*
@@ -581,7 +603,10 @@ static void count_held(struct sched *s, const struct lag_ent *e, unsigned int n)
  * burst keeps them from taking more than the hole it leaves (seed 16
  * #193 and seed 1 #148: a root vCPU capped at 0.853 or 0.954 beside
  * light members, whose groups went 1.15 -> 2.04 and 0.99 -> 1.23 x the
- * bound with the rate's weight there too).
+ * bound with the rate's weight there too). So does one whose own cap
+ * binds while se is away (grp_room below se's rate), else others fill
+ * its holes (seed 173205 #31: v9, 0.676, capped at 0.780, beside v0 at
+ * its cap of 0.302; g0 took v9's holes, v9 474 ms under).
  */
 static uint32_t capped_root_weight(const struct sched *s, const struct sched_entity *se,
 				   uint64_t rate, uint32_t w)
@@ -589,7 +614,8 @@ static uint32_t capped_root_weight(const struct sched *s, const struct sched_ent
 	uint32_t r;
 
 	if (!se->cap_period || rate < cap_rate_at(se, s->rq[se->cpu].capacity) ||
-	    s->grp_held[se->cpu] < 2)	/* se itself is one */
+	    (s->grp_held[se->cpu] < 2 &&	/* se itself is one */
+	     s->grp_room[se->cpu] >= rate))
 		return w;
 	r = clamp_weight((unsigned __int128)ideal_weight16(s, rate) * grp_scale(s), 32);
 	r = quota_weight(s, se, r, se->cap_quota, se->cap_period);

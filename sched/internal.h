@@ -363,6 +363,7 @@ struct sched {
 	uint64_t grp_scale;		/* run weights / weights, 16.16 (group.c); 0 = 1 */
 	uint64_t grp_top_weight;	/* largest run weight below its bound (group_request()) */
 	unsigned int grp_held[SCHED_MAX_CPUS];	/* group_solve(): entities held near a bound, per pCPU */
+	uint64_t grp_room[SCHED_MAX_CPUS];	/* group_solve(): least room below a cap there, per pCPU */
 	uint64_t now;			/* latest time seen */
 };
 

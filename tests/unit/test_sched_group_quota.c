@@ -493,6 +493,48 @@ static void test_group_capped_root_at_its_rate(void)
 	sched_destroy(s);
 }
 
+/*
+ * Seed 173205 #31 of the groups corpus, as the simulator runs it: two
+ * pCPUs, v7 a whole one; on the other v0 (a root vCPU held at its own
+ * cap, 24.785 ms every 82, 0.302), v9 (a root vCPU, 0.676, below its own
+ * cap of 31.969 ms every 41, 0.780, by more than h85's 1/8) and g0's
+ * twelve busy members (0.022 in all). At its own weight v0 ran its quota
+ * in a burst, v9 alone in the rest until its cap stopped it and g0's
+ * members filled its holes: v9 6283 ms of work for an ideal of 6757 (the
+ * oracle's bound 135), g0 897 ms for 220. v9's room below its cap (0.104)
+ * is less than v0's rate, so v0 runs at its rate's weight
+ * (capped_root_weight()): v9 6757 ms.
+ */
+static void test_group_capped_root_beside_capped_room(void)
+{
+	/* weight, in g0 */
+	static const uint32_t v[15][2] = {
+		{ 73997, 0 }, { 32, 1 }, { 785, 1 }, { 10039, 1 }, { 157, 1 },
+		{ 14749, 1 }, { 192, 1 }, { 86017, 0 }, { 85931, 1 }, { 20536, 0 },
+		{ 12877, 1 }, { 16395, 1 }, { 20, 1 }, { 203, 1 }, { 121, 1 },
+	};
+	struct sched *s = mk_fixed(2);
+	struct sched_group_stats gs;
+	uint64_t now = 0;
+	int g0, id[15];
+	char name[8];
+
+	g0 = sched_group_add(s, "g0", SCHED_NONE, 669, 0, NULL, 0);
+	CU_ASSERT_FATAL(g0 >= 0);
+	for (int i = 0; i < 15; i++) {
+		snprintf(name, sizeof(name), "v%d", i);
+		id[i] = add_member(s, name, v[i][0], v[i][1] ? g0 : SCHED_NONE, 0);
+	}
+	CU_ASSERT_EQUAL(sched_set_cap(s, id[0], 24785 * US, 82 * MS, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, id[3], 59514 * US, 85 * MS, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_set_cap(s, id[9], 31969 * US, 41 * MS, 0, NULL, 0), 0);
+	run_events_all(s, &now, 10000 * MS);
+	CU_ASSERT_FATAL(sched_group_stats(s, g0, &gs) == 0);
+	CU_ASSERT(work_of(s, id[9]) > 6700 * MS);	/* 6757; 6282 without the rule */
+	CU_ASSERT(gs.work_ns < 300 * MS);		/* 221 (ideal 220); 896 */
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_group_quota, NULL, NULL,
 	   UNIT_TEST(test_group_quota_out_everywhere),
 	   UNIT_TEST(test_group_quota_out_uncharged),
@@ -505,5 +547,6 @@ UNIT_SUITE(sched_group_quota, NULL, NULL,
 	   UNIT_TEST(test_group_second_balance_soon),
 	   UNIT_TEST(test_group_nested_shares_of_each_cap),
 	   UNIT_TEST(test_group_overcommit_rotates_around_bound),
-	   UNIT_TEST(test_group_capped_root_at_its_rate))
+	   UNIT_TEST(test_group_capped_root_at_its_rate),
+	   UNIT_TEST(test_group_capped_root_beside_capped_room))
 
