@@ -89,7 +89,7 @@ static bool group_hole(const struct sched_rq *rq, uint64_t now)
  * of work for an ideal of 205 (1.96 x the bound); seed 5 #147, v14
  * (ideal 116 ms) in the holes of g1's shares, 168 ms (1.03 x). The hole
  * of an entity's own cap still takes the one furthest behind, ahead or
- * not (refusing ahead ones there too lost others: docs/sched/groups.md).
+ * not (refusing ahead ones there too lost others: docs/sched/groups-rules.md).
  * O(entities throttled on rq), only for a taker that far ahead.
  */
 static bool cap_hole_lead_ok(const struct sched *s, const struct sched_rq *rq,
