@@ -394,11 +394,14 @@ static bool held_in_vain(const struct sched *s, const struct sched_rq *dst,
  * (an entity owed all of it, whose level has a pCPU each): exchanges
  * there are the ones plans_on() allows with a full pCPU, and forbidding
  * those too put light busy entities over their ideal (seeds 3 #297 and
- * 10 #8 newly off, 58 and 54 ms over, none passing).
+ * 10 #8 newly off, 58 and 54 ms over, none passing). Only for x behind
+ * its ideal: each stacking move in 604117 #193 took the one of the pair
+ * behind toward the fast pCPU, while the plans this vetoed in 18 #343
+ * (light busy v0 newly 54 ms over) were of tight entities ahead.
  */
 static bool stacks_tight(const struct sched_rq *dst, const struct sched_entity *x)
 {
-	return x->lag_tight && dst->lag_tight && !dst->lag_full;
+	return x->lag_tight && x->lag > 0 && dst->lag_tight && !dst->lag_full;
 }
 
 /* Would x (on src) in exchange for y (on dst) stack tight entities? A swap of two does not. */

@@ -205,12 +205,11 @@ static void test_straddler_behind_rotates_beside_sleepers(void)
  * (sched/fair_moves.c, stacks_tight()): their rates add up to both of
  * their pCPUs, so one of them waiting beside the other leaves a pCPU the
  * level needs to others. pCPUs of 1024 and 166: A (0.55 of a 1024 pCPU,
- * 30 ms behind) on the slow one, B (0.61) on the fast one beside the
- * light L (0.01, 20 ms ahead). The move that lowers the lags' potential
- * most sends A to the fast pCPU in exchange for L (seed 604117 #193 of
- * the fair corpus: the busy v8 and v14 stacked so on the 1024 pCPU for
- * 3.1 s of the run, each ending 290 ms short); A and B stay apart (A
- * takes the fast pCPU in exchange for B).
+ * 30 ms behind) on the slow one, B (0.61, 10 ms behind) on the fast one
+ * beside the light L (0.01, 20 ms ahead). Without the rule a lag move
+ * puts the two on one pCPU (seed 604117 #193 of the fair corpus: the
+ * busy v8 and v14, both behind, stacked so on the 1024 pCPU for 3.1 s of
+ * the run, each ending 290 ms short); with it A and B stay apart.
  */
 static void test_tight_pair_not_stacked(void)
 {
@@ -223,7 +222,7 @@ static void test_tight_pair_not_stacked(void)
 		s->rq[cpu].lag_tight = true;
 	}
 	a = tracked(s, 0, 1, false, full * 55 / 100, 30 * (int64_t)MS);
-	b = tracked(s, 1, 0, false, full * 61 / 100, 0);
+	b = tracked(s, 1, 0, false, full * 61 / 100, 10 * (int64_t)MS);
 	tracked(s, 2, 0, false, full / 100, -20 * (int64_t)MS);
 	a->lag_tight = b->lag_tight = true;
 	s->lag_ents[0].tight = s->lag_ents[1].tight = true;
