@@ -378,39 +378,6 @@ static bool held_in_vain(const struct sched *s, const struct sched_rq *dst,
 	       (uint64_t)x->weight * FAIR_PAYBACK_CLAMP <= fair_solver_weight(s, x);
 }
 
-/*
- * Would x, an entity of a tight level (lag_tight, fairlag.c: its level's
- * rates add up to all of its pCPUs), moved onto dst, share it with another
- * tight entity? Two of them on one pCPU leave a pCPU their levels need to
- * others: the one that waits would run there, and the pCPU it left goes
- * to sleepers and light entities for good (seed 604117 #193 of the fair
- * corpus: one 1024 pCPU and four of 166, the busy v8 and v14 owed the
- * 1024 one and a whole 166 one between them; a light entity queued on the
- * 1024 pCPU, ahead, was exchanged for the one of the pair behind on a 166
- * pCPU, and the two waited on each other there for 3.1 s of the run in
- * all, each ending 290 ms short). dst's flag is the balance's
- * (fair_wake_targets_update()): a pCPU a tight entity left during these
- * moves still counts, which only forgoes a move. Not onto a full pCPU
- * (an entity owed all of it, whose level has a pCPU each): exchanges
- * there are the ones plans_on() allows with a full pCPU, and forbidding
- * those too put light busy entities over their ideal (seeds 3 #297 and
- * 10 #8 newly off, 58 and 54 ms over, none passing). Only for x behind
- * its ideal: each stacking move in 604117 #193 took the one of the pair
- * behind toward the fast pCPU, while the plans this vetoed in 18 #343
- * (light busy v0 newly 54 ms over) were of tight entities ahead.
- */
-static bool stacks_tight(const struct sched_rq *dst, const struct sched_entity *x)
-{
-	return x->lag_tight && x->lag > 0 && dst->lag_tight && !dst->lag_full;
-}
-
-/* Would x (on src) in exchange for y (on dst) stack tight entities? A swap of two does not. */
-static bool swap_stacks_tight(const struct sched_rq *src, const struct sched_rq *dst,
-			      const struct sched_entity *x, const struct sched_entity *y)
-{
-	return (stacks_tight(dst, x) && !y->lag_tight) || (stacks_tight(src, y) && !x->lag_tight);
-}
-
 /* The options on one destination pCPU for x (on src), into *best. */
 static void plans_on(const struct sched *s, struct sched_rq *src, struct sched_rq *dst,
 		     struct sched_entity *x, uint64_t now_rate, struct sched_entity *push,
@@ -428,13 +395,11 @@ static void plans_on(const struct sched *s, struct sched_rq *src, struct sched_r
 	bool room = !dst->lag_full;
 
 	/* x alone, only when src keeps work (an idle pCPU helps no lag) or x is held back in vain */
-	if (room && !stacks_tight(dst, x) && (src->nr_running > 1 || held_in_vain(s, dst, x)) &&
-	    may_help(s, dst, x, now_rate))
+	if (room && (src->nr_running > 1 || held_in_vain(s, dst, x)) && may_help(s, dst, x, now_rate))
 		consider_plan(best, before - rq_cost(s, src, x, NULL) - rq_cost(s, dst, NULL, x),
 			      x, dst->cpu, NULL, 0);
 	/* the one furthest ahead on src makes room for x */
-	if (room && push && !stacks_tight(dst, push) &&
-	    sched_cpumask_test(&push->allowed, dst->cpu))
+	if (room && push && sched_cpumask_test(&push->allowed, dst->cpu))
 		consider_plan(best, before - rq_cost(s, src, push, NULL) -
 			      rq_cost(s, dst, NULL, push), push, dst->cpu, NULL, 0);
 	if (!may_help(s, dst, x, now_rate))
@@ -444,8 +409,7 @@ static void plans_on(const struct sched *s, struct sched_rq *src, struct sched_r
 	     p = p->next) {
 		struct sched_entity *y = slist_entry(p, struct sched_entity, rq_link);
 
-		if (dl_entity(y) || !y->lag_tracked || !sched_cpumask_test(&y->allowed, src->cpu) ||
-		    swap_stacks_tight(src, dst, x, y))
+		if (dl_entity(y) || !y->lag_tracked || !sched_cpumask_test(&y->allowed, src->cpu))
 			continue;
 		tries++;
 		consider_plan(best, before - rq_cost(s, src, x, y) - rq_cost(s, dst, y, x),

@@ -200,42 +200,8 @@ static void test_straddler_behind_rotates_beside_sleepers(void)
 	sched_destroy(s);
 }
 
-/*
- * A tight level's two entities are not put on one pCPU by the lag moves
- * (sched/fair_moves.c, stacks_tight()): their rates add up to both of
- * their pCPUs, so one of them waiting beside the other leaves a pCPU the
- * level needs to others. pCPUs of 1024 and 166: A (0.55 of a 1024 pCPU,
- * 30 ms behind) on the slow one, B (0.61, 10 ms behind) on the fast one
- * beside the light L (0.01, 20 ms ahead). Without the rule a lag move
- * puts the two on one pCPU (seed 604117 #193 of the fair corpus: the
- * busy v8 and v14, both behind, stacked so on the 1024 pCPU for 3.1 s of
- * the run, each ending 290 ms short); with it A and B stay apart.
- */
-static void test_tight_pair_not_stacked(void)
-{
-	struct sched *s = mk_sched(1, 1024, 1, 166, NULL);
-	const uint64_t full = 1ull << 20;
-	struct sched_entity *a, *b;
-
-	for (unsigned int cpu = 0; cpu < 2; cpu++) {
-		s->rq[cpu].lag_cap = (uint64_t)s->rq[cpu].capacity << 10;
-		s->rq[cpu].lag_tight = true;
-	}
-	a = tracked(s, 0, 1, false, full * 55 / 100, 30 * (int64_t)MS);
-	b = tracked(s, 1, 0, false, full * 61 / 100, 10 * (int64_t)MS);
-	tracked(s, 2, 0, false, full / 100, -20 * (int64_t)MS);
-	a->lag_tight = b->lag_tight = true;
-	s->lag_ents[0].tight = s->lag_ents[1].tight = true;
-	s->lag_round++;
-	fair_lag_sums(s, 3);
-	fair_lag_moves(s, 3, 0);
-	CU_ASSERT_NOT_EQUAL(a->cpu, b->cpu);
-	sched_destroy(s);
-}
-
 UNIT_SUITE(sched_tight, NULL, NULL,
 	   UNIT_TEST(test_tight_level_marked),
 	   UNIT_TEST(test_ahead_alone_joins_a_crowd),
 	   UNIT_TEST(test_tight_level_packed_beside_sleepers),
-	   UNIT_TEST(test_straddler_behind_rotates_beside_sleepers),
-	   UNIT_TEST(test_tight_pair_not_stacked))
+	   UNIT_TEST(test_straddler_behind_rotates_beside_sleepers))
