@@ -319,6 +319,36 @@ static struct sched *mk_fixed(unsigned int nr)
 }
 
 /*
+ * A corpus scenario's groups: group i named "gi", under g[parent[i]] (-1:
+ * the root), of weight[i]. Parents come before their children.
+ */
+static void add_groups(struct sched *s, unsigned int n, const int32_t *parent,
+		       const uint32_t *weight, int *g)
+{
+	char name[8];
+
+	for (unsigned int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "g%u", i);
+		g[i] = sched_group_add(s, name, parent[i] < 0 ? SCHED_NONE : g[parent[i]],
+				       weight[i], 0, NULL, 0);
+		CU_ASSERT_FATAL(g[i] >= 0);
+	}
+}
+
+/* Its busy vCPUs: vi of weight v[i][0] in g[v[i][1]] (-1: the root). */
+static void add_members(struct sched *s, unsigned int n, const int32_t (*v)[2], const int *g,
+			int *id)
+{
+	char name[8];
+
+	for (unsigned int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "v%u", i);
+		id[i] = add_member(s, name, (uint32_t)v[i][0], v[i][1] < 0 ? SCHED_NONE : g[v[i][1]],
+				   0);
+	}
+}
+
+/*
  * With groups, no entity caps and pCPUs of one speed, the second fluid
  * balance comes at the tick after the first (fairlag.c
  * second_fluid_soon()): the first solved no one (entities are solved from
@@ -420,24 +450,16 @@ static void test_group_overcommit_rotates_around_bound(void)
 		{ 17, -1 }, { 322, 3 }, { 3543, 4 }, { 146, -1 }, { 984, 0 }, { 1111, 4 },
 		{ 77734, 2 }, { 246, 4 }, { 69, 2 }, { 51, 0 }, { 32, 3 },
 	};
+	static const int32_t gp[5] = { -1, -1, -1, -1, 0 };
 	static const uint32_t gw[5] = { 342, 164, 2029, 18430, 19 };
 	struct sched *s = mk_fixed(2);
 	struct sched_group_stats gs;
 	uint64_t now = 0;
 	int g[5], id[17];
-	char name[8];
 
-	for (int i = 0; i < 5; i++) {
-		snprintf(name, sizeof(name), "g%d", i);
-		g[i] = sched_group_add(s, name, i == 4 ? g[0] : SCHED_NONE, gw[i], 0, NULL, 0);
-		CU_ASSERT_FATAL(g[i] >= 0);
-	}
+	add_groups(s, 5, gp, gw, g);
 	CU_ASSERT_EQUAL(sched_group_set_cap(s, g[3], 32419 * US, 48 * MS, 0, NULL, 0), 0);
-	for (int i = 0; i < 17; i++) {
-		snprintf(name, sizeof(name), "v%d", i);
-		id[i] = add_member(s, name, (uint32_t)v[i][0], v[i][1] < 0 ? SCHED_NONE : g[v[i][1]],
-				   0);
-	}
+	add_members(s, 17, v, g, id);
 	CU_ASSERT_EQUAL(sched_set_cap(s, id[13], 59171 * US, 64 * MS, 0, NULL, 0), 0);
 	run_events_all(s, &now, 10000 * MS);
 	CU_ASSERT_FATAL(sched_group_stats(s, g[0], &gs) == 0);
@@ -470,21 +492,12 @@ static void test_group_capped_root_at_its_rate(void)
 	struct sched *s = mk_fixed(4);
 	uint64_t now = 0;
 	int g[5], id[6];
-	char name[8];
 
-	for (int i = 0; i < 5; i++) {
-		snprintf(name, sizeof(name), "g%d", i);
-		g[i] = sched_group_add(s, name, gp[i] < 0 ? SCHED_NONE : g[gp[i]], gw[i], 0, NULL, 0);
-		CU_ASSERT_FATAL(g[i] >= 0);
-	}
+	add_groups(s, 5, gp, gw, g);
 	CU_ASSERT_EQUAL(sched_group_set_cap(s, g[0], 43202 * US, 51 * MS, 0, NULL, 0), 0);
 	CU_ASSERT_EQUAL(sched_group_set_cap(s, g[1], 196094 * US, 81 * MS, 0, NULL, 0), 0);
 	CU_ASSERT_EQUAL(sched_group_set_cap(s, g[2], 194854 * US, 55 * MS, 0, NULL, 0), 0);
-	for (int i = 0; i < 6; i++) {
-		snprintf(name, sizeof(name), "v%d", i);
-		id[i] = add_member(s, name, (uint32_t)v[i][0], v[i][1] < 0 ? SCHED_NONE : g[v[i][1]],
-				   0);
-	}
+	add_members(s, 6, v, g, id);
 	CU_ASSERT_EQUAL(sched_set_cap(s, id[1], 32483 * US, 84 * MS, 0, NULL, 0), 0);
 	CU_ASSERT_EQUAL(sched_set_cap(s, id[5], 42984 * US, 69 * MS, 0, NULL, 0), 0);
 	run_events_all(s, &now, 10000 * MS);
@@ -507,29 +520,26 @@ static void test_group_capped_root_at_its_rate(void)
  */
 static void test_group_capped_root_beside_capped_room(void)
 {
-	/* weight, in g0 */
-	static const uint32_t v[15][2] = {
-		{ 73997, 0 }, { 32, 1 }, { 785, 1 }, { 10039, 1 }, { 157, 1 },
-		{ 14749, 1 }, { 192, 1 }, { 86017, 0 }, { 85931, 1 }, { 20536, 0 },
-		{ 12877, 1 }, { 16395, 1 }, { 20, 1 }, { 203, 1 }, { 121, 1 },
+	/* weight, group (0: g0, -1: the root) */
+	static const int32_t v[15][2] = {
+		{ 73997, -1 }, { 32, 0 }, { 785, 0 }, { 10039, 0 }, { 157, 0 },
+		{ 14749, 0 }, { 192, 0 }, { 86017, -1 }, { 85931, 0 }, { 20536, -1 },
+		{ 12877, 0 }, { 16395, 0 }, { 20, 0 }, { 203, 0 }, { 121, 0 },
 	};
+	static const int32_t gp[1] = { -1 };
+	static const uint32_t gw[1] = { 669 };
 	struct sched *s = mk_fixed(2);
 	struct sched_group_stats gs;
 	uint64_t now = 0;
-	int g0, id[15];
-	char name[8];
+	int g[1], id[15];
 
-	g0 = sched_group_add(s, "g0", SCHED_NONE, 669, 0, NULL, 0);
-	CU_ASSERT_FATAL(g0 >= 0);
-	for (int i = 0; i < 15; i++) {
-		snprintf(name, sizeof(name), "v%d", i);
-		id[i] = add_member(s, name, v[i][0], v[i][1] ? g0 : SCHED_NONE, 0);
-	}
+	add_groups(s, 1, gp, gw, g);
+	add_members(s, 15, v, g, id);
 	CU_ASSERT_EQUAL(sched_set_cap(s, id[0], 24785 * US, 82 * MS, 0, NULL, 0), 0);
 	CU_ASSERT_EQUAL(sched_set_cap(s, id[3], 59514 * US, 85 * MS, 0, NULL, 0), 0);
 	CU_ASSERT_EQUAL(sched_set_cap(s, id[9], 31969 * US, 41 * MS, 0, NULL, 0), 0);
 	run_events_all(s, &now, 10000 * MS);
-	CU_ASSERT_FATAL(sched_group_stats(s, g0, &gs) == 0);
+	CU_ASSERT_FATAL(sched_group_stats(s, g[0], &gs) == 0);
 	CU_ASSERT(work_of(s, id[9]) > 6700 * MS);	/* 6757; 6282 without the rule */
 	CU_ASSERT(gs.work_ns < 300 * MS);		/* 221 (ideal 220); 896 */
 	sched_destroy(s);
