@@ -517,19 +517,19 @@ static uint32_t quota_weight(const struct sched *s, const struct sched_entity *s
 	return need > SCHED_WEIGHT_MAX ? SCHED_WEIGHT_MAX : (uint32_t)need;
 }
 
-/* A member held by its share of a binding group cap: that share's quota. */
-static uint32_t capped_weight(const struct sched *s, const struct sched_entity *se, uint32_t w)
+/* The run weight that gives `rate` at this balance's scale. */
+static uint32_t rate_weight(const struct sched *s, uint64_t rate)
 {
-	return quota_weight(s, se, w, se->grp_share.quota, se->grp_share.period);
+	return clamp_weight((unsigned __int128)ideal_weight16(s, rate) * grp_scale(s), 32);
 }
 
 static void set_ideal_weight(struct sched *s, struct sched_entity *se, uint64_t rate)
 {
-	uint32_t w = clamp_weight((unsigned __int128)ideal_weight16(s, rate) * grp_scale(s), 32);
+	uint32_t w = rate_weight(s, rate);
 
 	/* the margin is for a quota that is its ideal, not for a cap's room */
 	if (group_share_holds(s, se))
-		w = capped_weight(s, se, w);
+		w = quota_weight(s, se, w, se->grp_share.quota, se->grp_share.period);
 	else	/* small lags paid back where they are (fair_payback.c) */
 		w = fair_payback_weight(s, se, w, rate);
 
@@ -580,7 +580,7 @@ static void count_held(struct sched *s, const struct lag_ent *e, unsigned int n)
 			continue;
 		capacity = s->rq[se->cpu].capacity;
 		cap = cap_rate_at(se, capacity);	/* above its rate: not held */
-		room = (cap - e[k].rate) * quota_rate_at(1, 1, capacity) / cap;
+		room = (cap - e[k].rate) * ((uint64_t)capacity << (RATE_SHIFT - 10)) / cap;
 		if (room < s->grp_room[se->cpu])
 			s->grp_room[se->cpu] = room;
 	}
@@ -617,8 +617,7 @@ static uint32_t capped_root_weight(const struct sched *s, const struct sched_ent
 	    (s->grp_held[se->cpu] < 2 &&	/* se itself is one */
 	     s->grp_room[se->cpu] >= rate))
 		return w;
-	r = clamp_weight((unsigned __int128)ideal_weight16(s, rate) * grp_scale(s), 32);
-	r = quota_weight(s, se, r, se->cap_quota, se->cap_period);
+	r = quota_weight(s, se, rate_weight(s, rate), se->cap_quota, se->cap_period);
 	return r < root_weight(s, se) ? r : w;
 }
 
