@@ -548,3 +548,61 @@ void cap_hole_fill(struct sched *s, struct sched_rq *rq, uint64_t now)
 	}
 	schedule_rq(s, rq, now);
 }
+
+/*
+ * Does rq run an entity with a cap of its own, or queue one whose cap
+ * binds? Such an entity well ahead is stopped by its quota, and its
+ * throttling opens a hole the filling above shares; pulled beside it
+ * early, the entity behind took the time it would have had alone later
+ * (seed 604117 #57 of the caps corpus: the uncapped v7, pulled ten times
+ * beside v0 or v14 capped at 0.69 and 0.88 of a pCPU while they were a
+ * couple of slices ahead, ended 1.98 x the bound short, 0.73 x without).
+ */
+static bool capped_beside(const struct sched *s, const struct sched_rq *rq)
+{
+	if (rq->curr->cap_period)
+		return true;
+	for (const struct slist *pos = rq->queued.next; pos != &rq->queued; pos = pos->next)
+		if (fair_cap_holds(s, slist_entry(pos, struct sched_entity, rq_link)))
+			return true;
+	return false;
+}
+
+/*
+ * On a host with caps, outside groups: a pCPU with no cap hole whose
+ * runnable entities are all more than HOLE_AHEAD_SLICES slices of work
+ * ahead of their ideals, its running one uncapped (capped_beside()),
+ * takes the waiting entity furthest behind from elsewhere if it is that
+ * far behind its own, and runs it now, as a hole of "Holes shared by all
+ * ahead" does (docs/sched/caps.md, "A pCPU well ahead shares"). Where no
+ * placement of whole entities fits and the caps of the held entities add
+ * up to more than a pCPU, the uncapped one sat alone on a pCPU ahead of
+ * its ideal while the held ones shared the other and lost: between
+ * balances nothing took it, and the balance's exchanges left a held one
+ * alone, which ran its quota at once and opened a long hole where the
+ * other's holes met it (seed 314159 #122: v2, uncapped with an ideal of
+ * 0.81 of a pCPU, alone 65% of the time; v0, capped at 0.57, 3.59 x the
+ * bound short). O(1) at a tick of a pCPU whose running entity is not
+ * that far ahead; else O(queued entities) on it, and the filling's scan
+ * of every queued entity when all are; nothing per decision.
+ */
+void cap_ahead_share(struct sched *s, struct sched_rq *rq, uint64_t now)
+{
+	int64_t far = (int64_t)(HOLE_AHEAD_SLICES * s->cfg.slice_ns);
+	const struct sched_cpumask *span = NULL;
+	struct sched_entity *se;
+
+	if (!rq->curr || !s->nr_overloaded || s->cfg.no_newidle ||
+	    !all_ahead(s, rq, now, HOLE_AHEAD_SLICES) || capped_beside(s, rq))
+		return;
+	for (int d = 0; d < SCHED_DOMAINS && rq->sd[d].valid; d++)
+		span = &rq->sd[d].span;		/* the widest */
+	if (!span || !(se = furthest_behind(s, rq, span, now)) || lag_now(s, se, now) <= far)
+		return;
+	move_queued(s, se, rq, SCHED_MIGRATE_NEWIDLE, now);
+	rq->nr_newidle_pulled++;
+	fair_place_at_v(rq, se);
+	rq->next_buddy = se;
+	rq->need_resched = true;
+	schedule_rq(s, rq, now);
+}

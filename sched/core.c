@@ -633,6 +633,8 @@ static inline __attribute__((always_inline)) void tick_rq(struct sched *s, struc
 	if (!slist_empty(&rq->cap_throttled)) {
 		cap_unthrottle_due(s, rq, now);
 		cap_hole_fill(s, rq, now);
+	} else if (s->lag_capped && !s->nr_groups) {
+		cap_ahead_share(s, rq, now);	/* a pCPU well ahead shares */
 	}
 	if (rq->curr && rq->curr->on_rq)
 		rq->curr->class->tick(s, rq, now);
