@@ -556,7 +556,8 @@ void cap_hole_fill(struct sched *s, struct sched_rq *rq, uint64_t now)
  * early, the entity behind took the time it would have had alone later
  * (seed 604117 #57 of the caps corpus: the uncapped v7, pulled ten times
  * beside v0 or v14 capped at 0.69 and 0.88 of a pCPU while they were a
- * couple of slices ahead, ended 1.98 x the bound short, 0.73 x without).
+ * couple of slices ahead, ended 1.98 x the bound short; 0.73 x without the
+ * rule).
  */
 static bool capped_beside(const struct sched *s, const struct sched_rq *rq)
 {
@@ -581,8 +582,8 @@ static bool capped_beside(const struct sched *s, const struct sched_rq *rq)
  * balances nothing took it, and the balance's exchanges left a held one
  * alone, which ran its quota at once and opened a long hole where the
  * other's holes met it (seed 314159 #122: v2, uncapped with an ideal of
- * 0.81 of a pCPU, alone 65% of the time; v0, capped at 0.57, 3.59 x the
- * bound short). O(1) at a tick of a pCPU whose running entity is not
+ * 0.81 of a pCPU, alone two thirds of the time; v0, capped at 0.57,
+ * 3.59 x the bound short). O(1) at a tick of a pCPU whose running entity is not
  * that far ahead; else O(queued entities) on it, and the filling's scan
  * of every queued entity when all are; nothing per decision.
  */
