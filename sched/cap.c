@@ -478,7 +478,7 @@ static bool all_ahead(const struct sched *s, const struct sched_rq *rq, uint64_t
  * pCPU) sat beside v2 (capped at 0.837) and took all of its holes, 0.158
  * of the pCPU, while v1 and v5 shared another pCPU 0.047 short of their
  * ideals; the hole taken in turn is how an entity is time-shared between
- * the two pCPUs (docs/sched/caps.md, "Holes shared by all ahead").
+ * the two pCPUs (docs/sched/caps-rules.md, "Holes shared by all ahead").
  * Within that lead, a lag is EEVDF's granularity and the payback's band,
  * not an error worth a move. With groups, when all of them are a slice
  * ahead; the one-entity rule there did worse (seed 1 #150 1.3 -> 10.2 x
@@ -553,7 +553,7 @@ void cap_hole_fill(struct sched *s, struct sched_rq *rq, uint64_t now)
 	if (rq->curr && !s->nr_groups) {
 		/*
 		 * It runs now, not after the ones ahead, whatever lag its old
-		 * pCPU left it (13 #102: docs/sched/caps.md, "Behind ones
+		 * pCPU left it (13 #102: docs/sched/caps-rules.md, "Behind ones
 		 * first in a hole"; not with groups).
 		 */
 		fair_place_at_v(rq, se);
@@ -589,7 +589,7 @@ static bool capped_beside(const struct sched *s, const struct sched_rq *rq)
  * ahead of their ideals, its running one uncapped (capped_beside()),
  * takes the waiting entity furthest behind from elsewhere if it is that
  * far behind its own, and runs it now, as a hole of "Holes shared by all
- * ahead" does (docs/sched/caps.md, "A pCPU well ahead shares"). Where no
+ * ahead" does (docs/sched/caps-rules.md, "A pCPU well ahead shares"). Where no
  * placement of whole entities fits and the caps of the held entities add
  * up to more than a pCPU, the uncapped one sat alone on a pCPU ahead of
  * its ideal while the held ones shared the other and lost: between

@@ -386,7 +386,7 @@ static void loose_caps(const struct sched *s, bool *loose)
  * v1, weight 18, capped at 0.626 with an ideal of 0.48, throttled in 69
  * periods and 0.46 of the time, 2.1 x the bound short). At its rate's
  * weight the held one runs through its period, and the other gets its
- * share throughout, below its cap (docs/sched/caps.md, "No margin beside
+ * share throughout, below its cap (docs/sched/caps-rules.md, "No margin beside
  * a loose cap"). Called by fair_payback_reweight() when there is one.
  */
 void fair_capped_reweight(struct sched *s, uint64_t now)
