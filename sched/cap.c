@@ -19,6 +19,7 @@
 #include "sched/fairlag.h"
 
 #define HOLE_GROUP_AHEAD_SLICES	1	/* a group's hole: no taker a move's worth and this far ahead */
+#define PUSH_ROOM_SHIFT		7	/* an entity owed all but 1/128 of its pCPU lends nothing */
 #define HOLE_AHEAD_SLICES	2	/* a hole's runnable entities all this far ahead share it */
 #define HOLE_ALL_AHEAD_SLICES	1	/* ... with groups: all of them this far ahead */
 
@@ -154,6 +155,19 @@ void cap_throttle(struct sched *s, struct sched_rq *rq, struct sched_entity *se,
 	dequeue_entity(s, rq, se, DEQ_THROTTLE, now);
 	cap_hold(s, se, now);
 	hole_behind_eligible(s, rq, se, now);
+	/*
+	 * Pushed for what it had left of one period (cap_push_loser()), it
+	 * goes back: left beside the entity that lent it the time, it took
+	 * from that one in every period (seed 662607 #9: 0.79 x the bound
+	 * without the return, 0.69 with).
+	 */
+	if (se->cap_home) {
+		unsigned int home = (unsigned int)se->cap_home - 1;
+
+		se->cap_home = 0;
+		if (se->cpu != (int)home)
+			migrate_entity(s, se, home, SCHED_MIGRATE_BALANCE, now);
+	}
 }
 
 /*
@@ -464,7 +478,7 @@ static bool all_ahead(const struct sched *s, const struct sched_rq *rq, uint64_t
  * pCPU) sat beside v2 (capped at 0.837) and took all of its holes, 0.158
  * of the pCPU, while v1 and v5 shared another pCPU 0.047 short of their
  * ideals; the hole taken in turn is how an entity is time-shared between
- * the two pCPUs (docs/sched/caps.md, "Holes shared by all ahead").
+ * the two pCPUs (docs/sched/caps-rules.md, "Holes shared by all ahead").
  * Within that lead, a lag is EEVDF's granularity and the payback's band,
  * not an error worth a move. With groups, when all of them are a slice
  * ahead; the one-entity rule there did worse (seed 1 #150 1.3 -> 10.2 x
@@ -539,7 +553,7 @@ void cap_hole_fill(struct sched *s, struct sched_rq *rq, uint64_t now)
 	if (rq->curr && !s->nr_groups) {
 		/*
 		 * It runs now, not after the ones ahead, whatever lag its old
-		 * pCPU left it (13 #102: docs/sched/caps.md, "Behind ones
+		 * pCPU left it (13 #102: docs/sched/caps-rules.md, "Behind ones
 		 * first in a hole"; not with groups).
 		 */
 		fair_place_at_v(rq, se);
@@ -547,4 +561,131 @@ void cap_hole_fill(struct sched *s, struct sched_rq *rq, uint64_t now)
 		rq->need_resched = true;
 	}
 	schedule_rq(s, rq, now);
+}
+
+/*
+ * Does rq run an entity with a cap of its own, or queue one whose cap
+ * binds? Such an entity well ahead is stopped by its quota, and its
+ * throttling opens a hole the filling above shares; pulled beside it
+ * early, the entity behind took the time it would have had alone later
+ * (seed 604117 #57 of the caps corpus: the uncapped v7, pulled ten times
+ * beside v0 or v14 capped at 0.69 and 0.88 of a pCPU while they were a
+ * couple of slices ahead, ended 1.98 x the bound short; 0.73 x without the
+ * rule).
+ */
+static bool capped_beside(const struct sched *s, const struct sched_rq *rq)
+{
+	if (rq->curr->cap_period)
+		return true;
+	for (const struct slist *pos = rq->queued.next; pos != &rq->queued; pos = pos->next)
+		if (fair_cap_holds(s, slist_entry(pos, struct sched_entity, rq_link)))
+			return true;
+	return false;
+}
+
+/*
+ * On a host with caps, outside groups: a pCPU with no cap hole whose
+ * runnable entities are all more than HOLE_AHEAD_SLICES slices of work
+ * ahead of their ideals, its running one uncapped (capped_beside()),
+ * takes the waiting entity furthest behind from elsewhere if it is that
+ * far behind its own, and runs it now, as a hole of "Holes shared by all
+ * ahead" does (docs/sched/caps-rules.md, "A pCPU well ahead shares"). Where no
+ * placement of whole entities fits and the caps of the held entities add
+ * up to more than a pCPU, the uncapped one sat alone on a pCPU ahead of
+ * its ideal while the held ones shared the other and lost: between
+ * balances nothing took it, and the balance's exchanges left a held one
+ * alone, which ran its quota at once and opened a long hole where the
+ * other's holes met it (seed 314159 #122: v2, uncapped with an ideal of
+ * 0.81 of a pCPU, alone two thirds of the time; v0, capped at 0.57,
+ * 3.59 x the bound short). O(1) at a tick of a pCPU whose running entity is not
+ * that far ahead; else O(queued entities) on it, and the filling's scan
+ * of every queued entity when all are; nothing per decision.
+ */
+void cap_ahead_share(struct sched *s, struct sched_rq *rq, uint64_t now)
+{
+	int64_t far = (int64_t)(HOLE_AHEAD_SLICES * s->cfg.slice_ns);
+	const struct sched_cpumask *span = NULL;
+	struct sched_entity *se;
+
+	if (!rq->curr || !s->nr_overloaded || s->cfg.no_newidle ||
+	    !all_ahead(s, rq, now, HOLE_AHEAD_SLICES) || capped_beside(s, rq))
+		return;
+	for (int d = 0; d < SCHED_DOMAINS && rq->sd[d].valid; d++)
+		span = &rq->sd[d].span;		/* the widest */
+	if (!span || !(se = furthest_behind(s, rq, span, now)) || lag_now(s, se, now) <= far)
+		return;
+	move_queued(s, se, rq, SCHED_MIGRATE_NEWIDLE, now);
+	rq->nr_newidle_pulled++;
+	fair_place_at_v(rq, se);
+	rq->next_buddy = se;
+	rq->need_resched = true;
+	schedule_rq(s, rq, now);
+}
+
+/*
+ * May an entity held by its own cap, which loses quota on its pCPU, run
+ * now on rq instead? If rq runs a fair entity with no cap of its own,
+ * tracked and not a move's worth behind its ideal (FAIR_LAG_MOVE_NS),
+ * whose ideal rate leaves it room on its pCPU to make up what it lends
+ * (below the capacity by more than PUSH_ROOM_SHIFT), and no capped entity
+ * is queued there (which the pushed one would only take from). Returns
+ * curr's lag, INT64_MAX if not.
+ */
+static int64_t push_target_lag(const struct sched *s, const struct sched_rq *rq,
+			       const struct sched_entity *se, uint64_t now)
+{
+	const struct sched_entity *o = rq->curr;
+	uint64_t cap = (uint64_t)rq->capacity << (RATE_SHIFT - 10);
+	int64_t lag;
+
+	if (!o || o->class != &fair_sched_class || o->cap_period || !o->lag_tracked ||
+	    (int)rq->cpu == se->cpu || !sched_cpumask_test(&se->allowed, rq->cpu) ||
+	    !slist_empty(&rq->capped) || o->lag_rate >= cap - (cap >> PUSH_ROOM_SHIFT))
+		return INT64_MAX;
+	lag = lag_now(s, o, now);
+	return lag < (int64_t)FAIR_LAG_MOVE_NS ? lag : INT64_MAX;
+}
+
+/*
+ * The pick on rq left an entity held by its own cap to lose quota
+ * (s->cap_loser, fair_cap_urgent(): another held one runs first for more
+ * than its laxity). Outside groups, it runs now on the pCPU whose entity
+ * lends it best (push_target_lag(): the one furthest ahead), placed at
+ * V and first there, and goes back when its quota there runs out
+ * (cap_throttle()). Quota lost is lost for good, while an uncapped
+ * entity's lag is made up by the balance: where the caps on one pCPU add
+ * up to more than it and the entity beside the others' pCPU is owed a
+ * little less than all of it, no placement of whole entities fits, and
+ * the held ones lost the excess period after period (seed 662607 #9 of
+ * the caps corpus: two pCPUs, v0 capped at 1 ms every 8, v1 at 0.29 and
+ * v3 at 0.60 of a pCPU, 1.014 of it, v2 owed 0.986 of the other: v0 short
+ * in 52 of 625 periods, 46 ms, 1.85 x the bound). O(pCPUs), only at a
+ * pick that leaves a held entity to lose quota.
+ */
+void cap_push_loser(struct sched *s, struct sched_rq *rq, uint64_t now)
+{
+	struct sched_entity *se = s->cap_loser;
+	struct sched_rq *dst = NULL;
+	int64_t best = INT64_MAX;
+
+	s->cap_loser = NULL;
+	if (s->nr_groups || !se->on_rq || se->cpu != (int)rq->cpu || rq->curr == se)
+		return;
+	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		int64_t lag = push_target_lag(s, &s->rq[cpu], se, now);
+
+		if (lag < best) {
+			best = lag;
+			dst = &s->rq[cpu];
+		}
+	}
+	if (!dst)
+		return;
+	if (!se->cap_home)
+		se->cap_home = (int16_t)(rq->cpu + 1);
+	move_queued(s, se, dst, SCHED_MIGRATE_BALANCE, now);
+	fair_place_at_v(dst, se);
+	dst->next_buddy = se;
+	dst->need_resched = true;
+	schedule_rq(s, dst, now);
 }

@@ -320,6 +320,7 @@ void schedule_rq(struct sched *s, struct sched_rq *rq, uint64_t now)
 		dl_throttle(s, rq, prev, now);
 	else if (prev && prev->on_rq && cap_exhausted(s, prev, now))
 		cap_throttle(s, rq, prev, now);
+	s->cap_loser = NULL;
 	next = pick_next(s, rq);
 	/* Queued members of a group whose quota ran out go off before they run. */
 	while (next && next != prev && next->grp_capped && cap_exhausted(s, next, now)) {
@@ -330,7 +331,7 @@ void schedule_rq(struct sched *s, struct sched_rq *rq, uint64_t now)
 	    sched_balance_newidle(s, rq, now))
 		next = pick_next(s, rq);
 	if (next == prev)
-		return;
+		goto push;
 	if (prev) {
 		se_pelt_sync(s, prev, now);
 		stats_switch_out(s, rq, prev, now);
@@ -368,6 +369,9 @@ void schedule_rq(struct sched *s, struct sched_rq *rq, uint64_t now)
 		ev.entity = ev.next;
 		sched_emit(s, &ev);
 	}
+push:
+	if (s->cap_loser)	/* a held entity losing quota at this pick (cap.c) */
+		cap_push_loser(s, rq, now);
 }
 
 static void emit_migrate(struct sched *s, struct sched_entity *se, int from, int to, int reason,
@@ -633,6 +637,8 @@ static inline __attribute__((always_inline)) void tick_rq(struct sched *s, struc
 	if (!slist_empty(&rq->cap_throttled)) {
 		cap_unthrottle_due(s, rq, now);
 		cap_hole_fill(s, rq, now);
+	} else if (s->lag_capped && !s->nr_groups) {
+		cap_ahead_share(s, rq, now);	/* a pCPU well ahead shares */
 	}
 	if (rq->curr && rq->curr->on_rq)
 		rq->curr->class->tick(s, rq, now);

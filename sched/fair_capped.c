@@ -224,6 +224,23 @@ static bool earlier_end_costs_less(const struct sched_entity *pick, int64_t pick
 }
 
 /*
+ * Of two entities held by their own caps, win runs first: does loser,
+ * whose laxity is lax, lose quota by it (win's run, what it has left up
+ * to its slice, is more than lax)? Then it is the pick's loser, for
+ * cap_push_loser() once the pCPU has switched.
+ */
+static void note_loser(struct sched *s, const struct sched_rq *rq, const struct sched_entity *win,
+		       struct sched_entity *loser, int64_t lax)
+{
+	uint64_t run = cap_quota_left(win, rq->clock);
+
+	if (win->slice && win->slice < run)
+		run = win->slice;
+	if (lax < (int64_t)run)
+		s->cap_loser = loser;
+}
+
+/*
  * The pick on rq, `pick` being EEVDF's: an entity queued there whose cap
  * binds and whose laxity (the time left in its period beyond the quota it
  * has left) is less than pick's slice goes first, the least laxity
@@ -251,7 +268,7 @@ static bool earlier_end_costs_less(const struct sched_entity *pick, int64_t pick
 struct sched_entity *fair_cap_urgent(struct sched *s, struct sched_rq *rq,
 				     struct sched_entity *pick)
 {
-	struct sched_entity *best = NULL;
+	struct sched_entity *best = NULL, *win;
 	int64_t best_lax = INT64_MAX, pick_lax;
 	struct slist *pos;
 
@@ -275,8 +292,14 @@ struct sched_entity *fair_cap_urgent(struct sched *s, struct sched_rq *rq,
 	if (!own_laxity(s, pick, pick_lax, rq->clock) || !own_laxity(s, best, best_lax, rq->clock))
 		return pick_lax > best_lax ? best : pick;
 	if (pick_lax > best_lax)
-		return earlier_end_costs_less(pick, pick_lax, best, best_lax, rq->clock) ? pick : best;
-	return urgent_costs_less(pick, pick_lax, best, best_lax, rq->clock) ? best : pick;
+		win = earlier_end_costs_less(pick, pick_lax, best, best_lax, rq->clock) ? pick : best;
+	else
+		win = urgent_costs_less(pick, pick_lax, best, best_lax, rq->clock) ? best : pick;
+	if (win == pick)
+		note_loser(s, rq, pick, best, best_lax);
+	else
+		note_loser(s, rq, best, pick, pick_lax);
+	return win;
 }
 
 /*
@@ -363,7 +386,7 @@ static void loose_caps(const struct sched *s, bool *loose)
  * v1, weight 18, capped at 0.626 with an ideal of 0.48, throttled in 69
  * periods and 0.46 of the time, 2.1 x the bound short). At its rate's
  * weight the held one runs through its period, and the other gets its
- * share throughout, below its cap (docs/sched/caps.md, "No margin beside
+ * share throughout, below its cap (docs/sched/caps-rules.md, "No margin beside
  * a loose cap"). Called by fair_payback_reweight() when there is one.
  */
 void fair_capped_reweight(struct sched *s, uint64_t now)

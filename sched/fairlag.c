@@ -262,6 +262,7 @@ static unsigned int collect(struct sched *s, uint64_t dt, uint64_t *used)
 	unsigned int n = 0;
 	bool caps = fair_any_capped(s);
 
+	s->lag_capped = caps;	/* for cap_ahead_share() at every tick */
 	memset(used, 0, s->nr_cpus * sizeof(*used));
 	update_order(s);
 	for (unsigned int k = 0; k < s->nr_lag_order; k++) {

@@ -127,6 +127,7 @@ struct sched_entity {
 	uint64_t cap_until;		/* end of the throttling while cap_throttled */
 	bool cap_throttled;
 	bool cap_counted;		/* in its rq's nr_capped and on its capped list */
+	int16_t cap_home;		/* pCPU + 1 a push took it from (cap_push_loser()), or 0 */
 	struct slist capped_link;	/* rq->capped while cap_counted */
 	struct slist cap_link;		/* rq->cap_throttled while cap_throttled */
 	bool grp_capped;		/* a group on its path has a cap */
@@ -350,6 +351,8 @@ struct sched {
 	uint64_t lag_last, lag_round;
 	bool fluid_soon;		/* a fluid balance at the next tick (group_share_soon()) */
 	bool lag_in_move;		/* between the two halves of an exchange */
+	bool lag_capped;		/* a fair entity had a cap at the last balance (cap_ahead_share()) */
+	struct sched_entity *cap_loser;	/* the pick's held loser (fair_cap_urgent()), for cap_push_loser() */
 	struct sched_entity *lag_local[SCHED_MAX_CPUS]; /* fair_moves.c, during the moves only */
 	struct fair_wake_targets wake_free;	/* not full, least loaded first */
 	struct fair_wake_targets wake_ahead;	/* ahead in sum, most first */
@@ -678,6 +681,8 @@ unsigned int select_cpu_fair(struct sched *s, struct sched_entity *se);
 void sched_balance(struct sched *s, uint64_t now);
 bool sched_balance_newidle(struct sched *s, struct sched_rq *rq, uint64_t now);
 void cap_hole_fill(struct sched *s, struct sched_rq *rq, uint64_t now);
+void cap_ahead_share(struct sched *s, struct sched_rq *rq, uint64_t now);
+void cap_push_loser(struct sched *s, struct sched_rq *rq, uint64_t now);
 int64_t lag_now(const struct sched *s, const struct sched_entity *se, uint64_t now);
 void move_queued(struct sched *s, struct sched_entity *se, struct sched_rq *dst, int reason,
 		 uint64_t now);

@@ -210,7 +210,48 @@ static void test_cap_affinity_while_throttled(void)
 	sched_destroy(s);
 }
 
+/*
+ * Seed 314159 #122 of the caps corpus (3.59 x the bound): three pCPUs of
+ * 1024 and two of 371, every entity pinned to a cluster. On the two of
+ * 371, v0 (33572) capped at 7.416 ms every 13 and v6 (63308) at 50.044
+ * every 81, both held at their caps, v2 (15046) uncapped, and two light
+ * ones: the ideal rates fill both pCPUs and no two of the three heavy
+ * ones fit one. v2 sat alone on a pCPU, ahead of its ideal, while v0 and
+ * v6 shared the other: without cap_ahead_share() the two held ones get
+ * 2017 ms of work for an ideal of 2153 over 5 s, with it 2075.
+ */
+static void test_cap_ahead_pcpu_shared(void)
+{
+	static const uint32_t w[] = { 33572, 834, 15046, 257, 512, 105, 63308, 781, 25, 46,
+				      57, 2491, 80, 419 };
+	static const bool little_one[] = { 1, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0, 0 };
+	static const struct { int i; uint64_t quota, period; } caps[] = {
+		{ 0, 7416 * US, 13 * MS }, { 1, 29308 * US, 72 * MS }, { 3, 10275 * US, 81 * MS },
+		{ 4, 49778 * US, 77 * MS }, { 5, 5185 * US, 27 * MS }, { 6, 50044 * US, 81 * MS },
+		{ 8, 45541 * US, 86 * MS }, { 10, 43097 * US, 76 * MS } };
+	struct sched *s = mk_sched(3, 1024, 2, 371, NULL);
+	struct sched_cpumask big, little;
+	uint64_t now = 0, dur = 5000 * MS;
+	double ideal = (0.2067 + 0.2238) * (double)dur;	/* v0 and v6, the oracle's */
+	int id[14];
+
+	sched_cluster_mask(s, 0, &big);
+	sched_cluster_mask(s, 1, &little);
+	for (int i = 0; i < 14; i++) {
+		id[i] = add_ent(s, "v", w[i], true, 0);
+		CU_ASSERT_EQUAL(sched_set_affinity(s, id[i], little_one[i] ? &little : &big, 0,
+						   NULL, 0), 0);
+	}
+	for (unsigned int c = 0; c < sizeof(caps) / sizeof(caps[0]); c++)
+		CU_ASSERT_EQUAL(sched_set_cap(s, id[caps[c].i], caps[c].quota, caps[c].period, 0,
+					      NULL, 0), 0);
+	run_events_all(s, &now, dur);
+	CU_ASSERT((double)(work_of(s, id[0]) + work_of(s, id[6])) >= 0.95 * ideal);
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_cap, NULL, NULL,
+	   UNIT_TEST(test_cap_ahead_pcpu_shared),
 	   UNIT_TEST(test_cap_affinity_while_throttled),
 	   UNIT_TEST(test_cap_params),
 	   UNIT_TEST(test_cap_alone),

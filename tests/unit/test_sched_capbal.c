@@ -625,6 +625,36 @@ static void test_capbal_tight_nearly_held(void)
 }
 
 /*
+ * Seed 662607 #9 of the caps corpus: two pCPUs of 1024; v0 (399) capped at
+ * 1 ms every 8, v1 (171) at 6.164 every 21 and v3 (10515) at 14.282 every
+ * 24, 1.014 of a pCPU in all, and v2 (125, uncapped) owed the 0.986 left.
+ * No placement of whole entities fits: the three capped ones shared one
+ * pCPU, v2 had the other to itself, and the held ones lost the excess
+ * for good (v0 578.8 ms of work for 625, 1.85 x the bound). A held entity
+ * that loses quota at a pick runs instead where v2, with room to make it
+ * up, runs: each within the bound (25 ms of 5 s).
+ */
+static void test_capbal_loser_pushed(void)
+{
+	static const uint32_t w[] = { 399, 171, 125, 10515 };
+	static const struct cap_of caps[] = { { 0, 1 * MS, 8 * MS }, { 1, 6164 * US, 21 * MS },
+					      { 3, 14282 * US, 24 * MS } };
+	static const double ideal[] = { 0.125, 0.29352, 0.98639, 0.59508 };
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	uint64_t now = 0, dur = 5000 * MS;
+	int id[4];
+
+	for (int i = 0; i < 4; i++)
+		id[i] = add_ent(s, "v", w[i], true, 0);
+	for (int c = 0; c < 3; c++)
+		CU_ASSERT_EQUAL(sched_set_cap(s, id[caps[c].i], caps[c].quota, caps[c].period, 0,
+					      NULL, 0), 0);
+	run_events_all(s, &now, dur);
+	assert_works_within_bound(s, id, ideal, 4, dur);
+	sched_destroy(s);
+}
+
+/*
  * The tight entity above is placed (back from its throttling, or moved)
  * a quarter slice of its own virtual time ahead of V, or further if its
  * lag says so; one whose period has room to spare keeps its lag. At V
@@ -744,6 +774,7 @@ UNIT_SUITE(sched_capbal, NULL, NULL,
 	   UNIT_TEST(test_capbal_earlier_end_kept),
 	   UNIT_TEST(test_capbal_tight_period),
 	   UNIT_TEST(test_capbal_tight_nearly_held),
+	   UNIT_TEST(test_capbal_loser_pushed),
 	   UNIT_TEST(test_capbal_debt_kept),
 	   UNIT_TEST(test_capbal_tight_placed_ahead),
 	   UNIT_TEST(test_capbal_packed_by_rate),
