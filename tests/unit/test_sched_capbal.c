@@ -68,6 +68,17 @@ struct cap_of {
 	uint64_t quota, period;
 };
 
+/* Busy entities of weights w[0..n) into id[], then the caps on them. */
+static void add_capped(struct sched *s, int *id, const uint32_t *w, int n,
+		       const struct cap_of *caps, int ncaps)
+{
+	for (int i = 0; i < n; i++)
+		id[i] = add_ent(s, "v", w[i], true, 0);
+	for (int c = 0; c < ncaps; c++)
+		CU_ASSERT_EQUAL(sched_set_cap(s, id[caps[c].i], caps[c].quota, caps[c].period, 0,
+					      NULL, 0), 0);
+}
+
 /*
  * nr_cpus 1024 pCPUs, busy entities of weights w[0..n), the caps, run for
  * dur: each entity's work within the corpus's bound of ideal[] (its
@@ -81,11 +92,7 @@ static void capped_within_bound(unsigned int nr_cpus, const uint32_t *w, const d
 	int id[16];
 
 	CU_ASSERT_FATAL(n <= 16);
-	for (int i = 0; i < n; i++)
-		id[i] = add_ent(s, "v", w[i], true, 0);
-	for (int c = 0; c < ncaps; c++)
-		CU_ASSERT_EQUAL(sched_set_cap(s, id[caps[c].i], caps[c].quota, caps[c].period, 0,
-					      NULL, 0), 0);
+	add_capped(s, id, w, n, caps, ncaps);
 	run_events_all(s, &now, dur);
 	assert_works_within_bound(s, id, ideal, n, dur);
 	sched_destroy(s);
@@ -614,11 +621,7 @@ static void test_capbal_tight_nearly_held(void)
 	double want = 0.6879 * (double)dur;
 	int id[16];
 
-	for (int i = 0; i < 16; i++)
-		id[i] = add_ent(s, "v", w[i], true, 0);
-	for (int c = 0; c < 4; c++)
-		CU_ASSERT_EQUAL(sched_set_cap(s, id[caps[c].i], caps[c].quota, caps[c].period, 0,
-					      NULL, 0), 0);
+	add_capped(s, id, w, 16, caps, 4);
 	run_events_all(s, &now, dur);
 	CU_ASSERT((double)work_of(s, id[2]) >= want * 0.98);
 	sched_destroy(s);
@@ -640,18 +643,8 @@ static void test_capbal_loser_pushed(void)
 	static const struct cap_of caps[] = { { 0, 1 * MS, 8 * MS }, { 1, 6164 * US, 21 * MS },
 					      { 3, 14282 * US, 24 * MS } };
 	static const double ideal[] = { 0.125, 0.29352, 0.98639, 0.59508 };
-	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
-	uint64_t now = 0, dur = 5000 * MS;
-	int id[4];
 
-	for (int i = 0; i < 4; i++)
-		id[i] = add_ent(s, "v", w[i], true, 0);
-	for (int c = 0; c < 3; c++)
-		CU_ASSERT_EQUAL(sched_set_cap(s, id[caps[c].i], caps[c].quota, caps[c].period, 0,
-					      NULL, 0), 0);
-	run_events_all(s, &now, dur);
-	assert_works_within_bound(s, id, ideal, 4, dur);
-	sched_destroy(s);
+	capped_within_bound(2, w, ideal, 4, caps, 3, 5000 * MS);
 }
 
 /*
