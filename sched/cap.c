@@ -159,13 +159,14 @@ void cap_throttle(struct sched *s, struct sched_rq *rq, struct sched_entity *se,
 	 * Pushed for what it had left of one period (cap_push_loser()), it
 	 * goes back: left beside the entity that lent it the time, it took
 	 * from that one in every period (seed 662607 #9: 0.79 x the bound
-	 * without the return, 0.69 with).
+	 * without the return, 0.69 with). Not where its affinity no longer
+	 * allows: it may have changed while it was away.
 	 */
 	if (se->cap_home) {
 		unsigned int home = (unsigned int)se->cap_home - 1;
 
 		se->cap_home = 0;
-		if (se->cpu != (int)home)
+		if (se->cpu != (int)home && sched_cpumask_test(&se->allowed, home))
 			migrate_entity(s, se, home, SCHED_MIGRATE_BALANCE, now);
 	}
 }

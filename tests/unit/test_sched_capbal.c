@@ -648,6 +648,43 @@ static void test_capbal_loser_pushed(void)
 }
 
 /*
+ * The push's return home (cap_throttle()) respects the affinity: an
+ * entity pushed away whose affinity then leaves out the pCPU it came
+ * from stays where it may run. 662607 #9 as above, until a push; then
+ * the pushed one is pinned where it is, and it never runs at home again.
+ */
+static void test_capbal_loser_home_allowed(void)
+{
+	static const uint32_t w[] = { 399, 171, 125, 10515 };
+	static const struct cap_of caps[] = { { 0, 1 * MS, 8 * MS }, { 1, 6164 * US, 21 * MS },
+					      { 3, 14282 * US, 24 * MS } };
+	struct sched *s = mk_sched(2, 1024, 0, 0, NULL);
+	struct sched_cpumask here;
+	uint64_t now = 0;
+	int id[4], pushed = -1;
+	unsigned int home = 0;
+
+	add_capped(s, id, w, 4, caps, 3);
+	while (pushed < 0 && now < 5000 * MS) {
+		run_events_all(s, &now, now + 100 * US);
+		for (int i = 0; i < 4 && pushed < 0; i++)
+			if (sched_ent(s, id[i])->cap_home) {
+				pushed = id[i];
+				home = (unsigned int)sched_ent(s, id[i])->cap_home - 1;
+			}
+	}
+	CU_ASSERT_FATAL(pushed >= 0);
+	sched_cpumask_clear(&here);
+	sched_cpumask_set(&here, home ^ 1);
+	CU_ASSERT_EQUAL_FATAL(sched_set_affinity(s, pushed, &here, now, NULL, 0), 0);
+	for (uint64_t until = now + 200 * MS; now < until;) {
+		run_events_all(s, &now, now + 100 * US);
+		CU_ASSERT_NOT_EQUAL(sched_ent(s, pushed)->cpu, (int)home);
+	}
+	sched_destroy(s);
+}
+
+/*
  * The tight entity above is placed (back from its throttling, or moved)
  * a quarter slice of its own virtual time ahead of V, or further if its
  * lag says so; one whose period has room to spare keeps its lag. At V
@@ -768,6 +805,7 @@ UNIT_SUITE(sched_capbal, NULL, NULL,
 	   UNIT_TEST(test_capbal_tight_period),
 	   UNIT_TEST(test_capbal_tight_nearly_held),
 	   UNIT_TEST(test_capbal_loser_pushed),
+	   UNIT_TEST(test_capbal_loser_home_allowed),
 	   UNIT_TEST(test_capbal_debt_kept),
 	   UNIT_TEST(test_capbal_tight_placed_ahead),
 	   UNIT_TEST(test_capbal_packed_by_rate),
