@@ -520,6 +520,24 @@ static bool hole_taker_ok(const struct sched *s, const struct sched_rq *rq,
 	       se->lag_rate >= rq->curr->lag_rate;
 }
 
+/* The widest balance domain of rq's pCPU: where a pull may come from. */
+static const struct sched_cpumask *widest_span(const struct sched_rq *rq)
+{
+	const struct sched_cpumask *span = NULL;
+
+	for (int d = 0; d < SCHED_DOMAINS && rq->sd[d].valid; d++)
+		span = &rq->sd[d].span;
+	return span;
+}
+
+/* se, just queued on rq, runs there next: at V, the next buddy. */
+static void put_first(struct sched_rq *rq, struct sched_entity *se)
+{
+	fair_place_at_v(rq, se);
+	rq->next_buddy = se;
+	rq->need_resched = true;
+}
+
 /*
  * A pCPU idle while capped entities are throttled on it (a cap hole) takes
  * the waiting entity furthest behind, wherever it waits, at every tick
@@ -535,14 +553,13 @@ static bool hole_taker_ok(const struct sched *s, const struct sched_rq *rq,
  */
 void cap_hole_fill(struct sched *s, struct sched_rq *rq, uint64_t now)
 {
-	const struct sched_cpumask *span = NULL;
+	const struct sched_cpumask *span;
 	struct sched_entity *se;
 
 	if (slist_empty(&rq->cap_throttled) || !s->nr_overloaded || s->cfg.no_newidle ||
 	    !hole_open(s, rq, now))
 		return;
-	for (int d = 0; d < SCHED_DOMAINS && rq->sd[d].valid; d++)
-		span = &rq->sd[d].span;		/* the widest */
+	span = widest_span(rq);
 	if (!span || !(se = furthest_behind(s, rq, span, now)))
 		return;
 	if (rq->curr && !hole_taker_ok(s, rq, se, now))
@@ -557,9 +574,7 @@ void cap_hole_fill(struct sched *s, struct sched_rq *rq, uint64_t now)
 		 * pCPU left it (13 #102: docs/sched/caps-rules.md, "Behind ones
 		 * first in a hole"; not with groups).
 		 */
-		fair_place_at_v(rq, se);
-		rq->next_buddy = se;
-		rq->need_resched = true;
+		put_first(rq, se);
 	}
 	schedule_rq(s, rq, now);
 }
@@ -605,21 +620,18 @@ static bool capped_beside(const struct sched *s, const struct sched_rq *rq)
 void cap_ahead_share(struct sched *s, struct sched_rq *rq, uint64_t now)
 {
 	int64_t far = (int64_t)(HOLE_AHEAD_SLICES * s->cfg.slice_ns);
-	const struct sched_cpumask *span = NULL;
+	const struct sched_cpumask *span;
 	struct sched_entity *se;
 
 	if (!rq->curr || !s->nr_overloaded || s->cfg.no_newidle ||
 	    !all_ahead(s, rq, now, HOLE_AHEAD_SLICES) || capped_beside(s, rq))
 		return;
-	for (int d = 0; d < SCHED_DOMAINS && rq->sd[d].valid; d++)
-		span = &rq->sd[d].span;		/* the widest */
+	span = widest_span(rq);
 	if (!span || !(se = furthest_behind(s, rq, span, now)) || lag_now(s, se, now) <= far)
 		return;
 	move_queued(s, se, rq, SCHED_MIGRATE_NEWIDLE, now);
 	rq->nr_newidle_pulled++;
-	fair_place_at_v(rq, se);
-	rq->next_buddy = se;
-	rq->need_resched = true;
+	put_first(rq, se);
 	schedule_rq(s, rq, now);
 }
 
@@ -685,8 +697,6 @@ void cap_push_loser(struct sched *s, struct sched_rq *rq, uint64_t now)
 	if (!se->cap_home)
 		se->cap_home = (int16_t)(rq->cpu + 1);
 	move_queued(s, se, dst, SCHED_MIGRATE_BALANCE, now);
-	fair_place_at_v(dst, se);
-	dst->next_buddy = se;
-	dst->need_resched = true;
+	put_first(dst, se);
 	schedule_rq(s, dst, now);
 }
