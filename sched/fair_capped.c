@@ -171,6 +171,12 @@ static void wait_loss(const struct sched_entity *se, int64_t lax, uint64_t left,
 								 se->cap_period / LOSS_FLOOR_DIV;
 }
 
+/* How long se runs once picked, with `left` of its quota: up to its slice. */
+static uint64_t first_run(const struct sched_entity *se, uint64_t left)
+{
+	return se->slice && se->slice < left ? se->slice : left;
+}
+
 /*
  * Where pick (EEVDF's, held by its own cap) has no more laxity than
  * urgent (held by its own cap, its laxity below pick's slice), does
@@ -186,12 +192,10 @@ static void wait_loss(const struct sched_entity *se, int64_t lax, uint64_t left,
 static bool urgent_costs_less(const struct sched_entity *pick, int64_t pick_lax,
 			      const struct sched_entity *urgent, int64_t urgent_lax, uint64_t now)
 {
-	uint64_t left = cap_quota_left(urgent, now), run = left, dp, du;
+	uint64_t left = cap_quota_left(urgent, now), dp, du;
 	unsigned __int128 lp, lu;
 
-	if (urgent->slice && urgent->slice < run)
-		run = urgent->slice;
-	wait_loss(pick, pick_lax, cap_quota_left(pick, now), run, &lp, &dp);
+	wait_loss(pick, pick_lax, cap_quota_left(pick, now), first_run(urgent, left), &lp, &dp);
 	wait_loss(urgent, urgent_lax, left, pick->slice, &lu, &du);
 	return lp * du < lu * dp;
 }
@@ -232,11 +236,7 @@ static bool earlier_end_costs_less(const struct sched_entity *pick, int64_t pick
 static void note_loser(struct sched *s, const struct sched_rq *rq, const struct sched_entity *win,
 		       struct sched_entity *loser, int64_t lax)
 {
-	uint64_t run = cap_quota_left(win, rq->clock);
-
-	if (win->slice && win->slice < run)
-		run = win->slice;
-	if (lax < (int64_t)run)
+	if (lax < (int64_t)first_run(win, cap_quota_left(win, rq->clock)))
 		s->cap_loser = loser;
 }
 
