@@ -365,7 +365,7 @@ void move_queued(struct sched *s, struct sched_entity *se, struct sched_rq *dst,
  */
 static bool misfit_ideal_fits(const struct sched_rq *rq, const struct sched_entity *se)
 {
-	uint64_t cap = (uint64_t)rq->capacity << (RATE_SHIFT - 10);
+	uint64_t cap = capacity_rate(rq->capacity);
 
 	return se->lag_tracked && se->lag_rate <= cap && se->lag_rate >= cap - cap / 32;
 }

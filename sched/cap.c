@@ -648,7 +648,7 @@ static int64_t push_target_lag(const struct sched *s, const struct sched_rq *rq,
 			       const struct sched_entity *se, uint64_t now)
 {
 	const struct sched_entity *o = rq->curr;
-	uint64_t cap = (uint64_t)rq->capacity << (RATE_SHIFT - 10);
+	uint64_t cap = capacity_rate(rq->capacity);
 	int64_t lag;
 
 	if (!o || o->class != &fair_sched_class || o->cap_period || !o->lag_tracked ||

@@ -134,7 +134,7 @@ static void level_cpus(const struct sched *s, const struct lag_ent *e, unsigned 
 bool fair_straddler_behind(const struct sched *s, const struct lag_ent *e, unsigned int n)
 {
 	for (unsigned int k = 0; k < n; k++) {
-		uint64_t full = (uint64_t)fair_capacity(&s->rq[e[k].se->cpu]) << (RATE_SHIFT - 10);
+		uint64_t full = capacity_rate(fair_capacity(&s->rq[e[k].se->cpu]));
 
 		if (e[k].se->lag >= (int64_t)FAIR_LAG_MOVE_NS &&
 		    e[k].rate > full + (full >> FAIR_STRADDLE_SHIFT))

@@ -77,7 +77,7 @@ static void rate_tops(const struct sched *s, const struct lag_ent *e, unsigned i
 /* Do sleepers use rq: is the capacity they leave it below the whole? */
 static bool sleepers_use(const struct sched_rq *rq)
 {
-	uint64_t full = (uint64_t)fair_capacity(rq) << (RATE_SHIFT - 10);
+	uint64_t full = capacity_rate(fair_capacity(rq));
 
 	return rq->lag_cap < full - (full >> FIT_SHIFT);
 }
@@ -517,7 +517,7 @@ static unsigned int place_tight_levels(const struct sched *s, struct lag_ent *e,
 			return 0;
 		level[cpu] = true;
 		rates += e[k].rate;
-		caps += (uint64_t)fair_capacity(&s->rq[cpu]) << (RATE_SHIFT - 10);
+		caps += capacity_rate(fair_capacity(&s->rq[cpu]));
 	}
 	if (rates > caps + (caps >> FIT_SHIFT) || rates + (caps >> (FIT_SHIFT - 2)) < caps)
 		return 0;
@@ -554,7 +554,7 @@ static unsigned int place_tight_levels(const struct sched *s, struct lag_ent *e,
 static void whole_room(const struct sched *s, int64_t *room)
 {
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
-		uint64_t full = (uint64_t)fair_capacity(&s->rq[cpu]) << (RATE_SHIFT - 10);
+		uint64_t full = capacity_rate(fair_capacity(&s->rq[cpu]));
 
 		room[cpu] = (int64_t)(full + (full >> FIT_SHIFT));
 	}
@@ -586,7 +586,7 @@ static bool pack_sleepers_elsewhere(const struct sched *s, struct lag_ent *e, un
 		sched_cpumask_or(&comp, &e[k].se->allowed);
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++)
 		if (sched_cpumask_test(&comp, cpu))
-			sleep += (int64_t)(((uint64_t)fair_capacity(&s->rq[cpu]) << (RATE_SHIFT - 10)) -
+			sleep += (int64_t)(capacity_rate(fair_capacity(&s->rq[cpu])) -
 					   cpu_room(&s->rq[cpu]));
 	whole_room(s, room);
 	if (!fair_pack(s, e, n, room, NULL)) {	/* then the tight levels as levels */

@@ -260,7 +260,7 @@ void fair_wake_targets_update(struct sched *s, unsigned int n)
 static bool starved_near_whole(const struct sched *s, const struct sched_entity *se,
 			       unsigned int prev)
 {
-	uint64_t room = (uint64_t)s->rq[prev].capacity << (RATE_SHIFT - 10);
+	uint64_t room = capacity_rate(s->rq[prev].capacity);
 
 	return (se->sl_got << DEEP_SHIFT) < se->sl_owed &&
 	       se->sl_busy_rate >= room - (room >> NEAR_WHOLE_SHIFT) &&
@@ -323,7 +323,7 @@ int fair_wake_target(struct sched *s, const struct sched_entity *se, unsigned in
  */
 bool fair_wake_idle_ok(const struct sched *s, const struct sched_entity *se, unsigned int cpu)
 {
-	uint64_t room = (uint64_t)s->rq[cpu].capacity << (RATE_SHIFT - 10);
+	uint64_t room = capacity_rate(s->rq[cpu].capacity);
 
 	if (!se->sl_init)
 		return false;

@@ -342,7 +342,7 @@ static void component_left(struct sched *s, const struct sched_cpumask *comp, ui
 			continue;
 		cap = fair_capacity(&s->rq[cpu]);
 		busy = dt ? used[cpu] * SCHED_CAPACITY_SCALE / dt : 0;
-		full = cap << (RATE_SHIFT - 10);
+		full = capacity_rate(cap);
 		sleep += full - left_capacity(&s->rq[cpu], (busy < cap ? cap - busy : 0)
 						   << (RATE_SHIFT - 10));
 		left[cpu] = full;

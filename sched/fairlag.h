@@ -38,13 +38,19 @@ struct lag_ent {
  */
 #define FAIR_PAYBACK_CLAMP	4
 
-/* A cap as a rate: its quota is time, so the work it allows on a pCPU of `capacity`. */
+/* The rate (RATE_SHIFT) of a whole pCPU of `capacity`: all the work it does. */
+static inline uint64_t capacity_rate(uint64_t capacity)
+{
+	return capacity << (RATE_SHIFT - 10);
+}
+
 /* The rate (RATE_SHIFT) of quota per period on a pCPU of `capacity`. */
 static inline uint64_t quota_rate_at(uint64_t quota, uint64_t period, unsigned int capacity)
 {
 	return ((quota << RATE_SHIFT) / period) * capacity >> 10;
 }
 
+/* A cap as a rate: its quota is time, so the work it allows on a pCPU of `capacity`. */
 static inline uint64_t cap_rate_at(const struct sched_entity *se, unsigned int capacity)
 {
 	return quota_rate_at(se->cap_quota, se->cap_period, capacity);

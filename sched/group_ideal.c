@@ -352,7 +352,7 @@ static void fill_bucket(struct sched *s, const struct sched_entity *se, struct s
 			int gid, uint64_t rate)
 {
 	const struct cap_acct *g = &s->grp[gid].cap;
-	uint64_t full = (uint64_t)s->rq[se->cpu].capacity << (RATE_SHIFT - 10);
+	uint64_t full = capacity_rate(s->rq[se->cpu].capacity);
 	uint64_t q = (uint64_t)((unsigned __int128)rate * g->period / full);
 
 	q = q < NSEC_PER_USEC ? NSEC_PER_USEC : q > g->period ? g->period : q;
@@ -580,7 +580,7 @@ static void count_held(struct sched *s, const struct lag_ent *e, unsigned int n)
 			continue;
 		capacity = s->rq[se->cpu].capacity;
 		cap = cap_rate_at(se, capacity);	/* above its rate: not held */
-		room = (cap - e[k].rate) * ((uint64_t)capacity << (RATE_SHIFT - 10)) / cap;
+		room = (cap - e[k].rate) * capacity_rate(capacity) / cap;
 		if (room < s->grp_room[se->cpu])
 			s->grp_room[se->cpu] = room;
 	}
