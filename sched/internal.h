@@ -552,6 +552,7 @@ void cap_unthrottle_due(struct sched *s, struct sched_rq *rq, uint64_t now);
 void cap_unthrottle(struct sched *s, struct sched_entity *se, uint64_t now);
 uint64_t cap_next_event(const struct sched *s, const struct sched_rq *rq);
 int64_t cap_laxity(const struct sched_entity *se, uint64_t now);
+bool cap_all_but_holds(const struct sched *s, const struct sched_entity *se);
 uint64_t cap_quota_left(const struct sched_entity *se, uint64_t now);
 int64_t group_share_laxity(const struct sched *s, const struct sched_entity *se, uint64_t now);
 /*

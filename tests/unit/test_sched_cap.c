@@ -250,7 +250,54 @@ static void test_cap_ahead_pcpu_shared(void)
 	sched_destroy(s);
 }
 
+/*
+ * Seed 173205 #148 of the caps corpus: twelve pCPUs of 660 in clusters of
+ * 3, 5 and 4, sixteen busy entities, eight of them owed a whole pCPU; v4
+ * (weight 137) capped at 7.733 ms every 10 (tight) with an ideal of
+ * 0.753 of its pCPU's time, 0.2 ms of quota to spare a period, beside
+ * entities held by their caps (v6, v8, v12, v14) whose run weights are
+ * far above its own. Least laxity first let their slices run inside its
+ * laxity, since its cap does not bind in the ideal: v4 short in 167 of
+ * 500 periods, 2304 ms of work for 2428 on the engine alone. Its laxity
+ * counted against held picks (cap_all_but_holds()), within the bound.
+ */
+static void test_cap_all_but_held_urgent(void)
+{
+	static const uint32_t w[] = { 6468, 196, 31, 23884, 137, 2299, 35111, 730,
+				      961, 41, 170, 21625, 3052, 4379, 217, 266 };
+	static const struct { int i; uint64_t quota, period; } caps[] = {
+		{ 2, 4437 * US, 21 * MS }, { 4, 7733 * US, 10 * MS }, { 6, 3346 * US, 7 * MS },
+		{ 8, 22248 * US, 38 * MS }, { 9, 25626 * US, 66 * MS }, { 12, 7328 * US, 14 * MS },
+		{ 14, 21717 * US, 66 * MS } };
+	static const unsigned int cpus[] = { 3, 5, 4 };
+	struct sched_topology t;
+	char err[256];
+	struct sched *s;
+	uint64_t now = 0, dur = 5000 * MS;
+	double want = 2427.7 / 5000.0 * (double)dur;
+	int id[16];
+
+	memset(&t, 0, sizeof(t));
+	t.nr_clusters = 3;
+	for (unsigned int c = 0; c < 3; c++) {
+		snprintf(t.clusters[c].name, SCHED_NAME_MAX, "c%u", c);
+		t.clusters[c].nr_cpus = cpus[c];
+		t.clusters[c].capacity = 660;
+	}
+	s = sched_create(&t, NULL, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	for (int i = 0; i < 16; i++)
+		id[i] = add_ent(s, "v", w[i], true, 0);
+	for (unsigned int c = 0; c < sizeof(caps) / sizeof(caps[0]); c++)
+		CU_ASSERT_EQUAL(sched_set_cap(s, id[caps[c].i], caps[c].quota, caps[c].period, 0,
+					      NULL, 0), 0);
+	run_events_all(s, &now, dur);
+	CU_ASSERT((double)work_of(s, id[4]) >= 0.98 * want);	/* the corpus's bound */
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_cap, NULL, NULL,
+	   UNIT_TEST(test_cap_all_but_held_urgent),
 	   UNIT_TEST(test_cap_ahead_pcpu_shared),
 	   UNIT_TEST(test_cap_affinity_while_throttled),
 	   UNIT_TEST(test_cap_params),
