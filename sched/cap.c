@@ -662,13 +662,39 @@ void cap_ahead_share(struct sched *s, struct sched_rq *rq, uint64_t now)
 }
 
 /*
+ * Is an entity held queued on rq (the pushed one would take from it)?
+ * Without groups any capped one; with groups one held by its own cap or
+ * by a share of a binding group cap, or curr held by such a share: a
+ * share of a cap's room only keeps its members from bursting ahead.
+ */
+static bool held_queued(const struct sched *s, const struct sched_rq *rq)
+{
+	if (!s->nr_groups)
+		return !slist_empty(&rq->capped);
+	if (group_share_holds(s, rq->curr))
+		return true;
+	for (const struct slist *pos = rq->capped.next; pos != &rq->capped; pos = pos->next) {
+		const struct sched_entity *c = slist_entry(pos, struct sched_entity, capped_link);
+
+		if (fair_cap_holds(s, c) || group_share_holds(s, c))
+			return true;
+	}
+	return false;
+}
+
+/*
  * May an entity held by its own cap, which loses quota on its pCPU, run
  * now on rq instead? If rq runs a fair entity with no cap of its own,
  * tracked and not a move's worth behind its ideal (FAIR_LAG_MOVE_NS),
  * whose ideal rate leaves it room on its pCPU to make up what it lends
  * (below the capacity by more than PUSH_ROOM_SHIFT), and no capped entity
- * is queued there (which the pushed one would only take from). Returns
- * curr's lag, INT64_MAX if not.
+ * is queued there (which the pushed one would only take from). With
+ * groups (the pushed one a member held by its share of a binding group
+ * cap), no held one there (held_queued()) and curr less behind its ideal
+ * than the pushed one: lending moves time from the one less behind to
+ * the one more behind, never the other way (seed 161803 #77: v2, the
+ * lender, was 8-9 ms of work behind throughout, as the pushed v0 was).
+ * Returns curr's lag, INT64_MAX if not.
  */
 static int64_t push_target_lag(const struct sched *s, const struct sched_rq *rq,
 			       const struct sched_entity *se, uint64_t now)
@@ -679,9 +705,11 @@ static int64_t push_target_lag(const struct sched *s, const struct sched_rq *rq,
 
 	if (!o || o->class != &fair_sched_class || o->cap_period || !o->lag_tracked ||
 	    (int)rq->cpu == se->cpu || !sched_cpumask_test(&se->allowed, rq->cpu) ||
-	    !slist_empty(&rq->capped) || o->lag_rate >= cap - (cap >> PUSH_ROOM_SHIFT))
+	    held_queued(s, rq) || o->lag_rate >= cap - (cap >> PUSH_ROOM_SHIFT))
 		return INT64_MAX;
 	lag = lag_now(s, o, now);
+	if (s->nr_groups)
+		return lag < lag_now(s, se, now) ? lag : INT64_MAX;
 	return lag < (int64_t)FAIR_LAG_MOVE_NS ? lag : INT64_MAX;
 }
 
@@ -698,8 +726,15 @@ static int64_t push_target_lag(const struct sched *s, const struct sched_rq *rq,
  * the held ones lost the excess period after period (seed 662607 #9 of
  * the caps corpus: two pCPUs, v0 capped at 1 ms every 8, v1 at 0.29 and
  * v3 at 0.60 of a pCPU, 1.014 of it, v2 owed 0.986 of the other: v0 short
- * in 52 of 625 periods, 46 ms, 1.85 x the bound). O(pCPUs), only at a
- * pick that leaves a held entity to lose quota.
+ * in 52 of 625 periods, 46 ms, 1.85 x the bound). With groups, the same
+ * for a member held by its share of a binding group cap, not by a cap of
+ * its own (note_share_loser(), fair_capped.c): two such shares on one
+ * pCPU that add up to more than it lost their group's quota for good in
+ * the same way (seed 161803 #77 of the groups corpus: two pCPUs, g2's
+ * v0 and v1 at 0.553 and 0.495, v2 owed the 0.952 left, g2 1.75 x the
+ * bound short; docs/sched/groups-rules.md, "A share's loser pushed").
+ * O(pCPUs), with groups O(pCPUs + held entities queued), only at a pick
+ * that leaves a held entity to lose quota.
  */
 void cap_push_loser(struct sched *s, struct sched_rq *rq, uint64_t now)
 {
@@ -708,8 +743,10 @@ void cap_push_loser(struct sched *s, struct sched_rq *rq, uint64_t now)
 	int64_t best = INT64_MAX;
 
 	s->cap_loser = NULL;
-	if (s->nr_groups || !se->on_rq || se->cpu != (int)rq->cpu || rq->curr == se)
+	if (!se->on_rq || se->cpu != (int)rq->cpu || rq->curr == se)
 		return;
+	if (s->nr_groups && (fair_cap_holds(s, se) || !group_share_holds(s, se)))
+		return;	/* with groups, members held by a binding share only (below) */
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		int64_t lag = push_target_lag(s, &s->rq[cpu], se, now);
 

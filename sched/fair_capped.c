@@ -250,6 +250,29 @@ static void note_loser(struct sched *s, const struct sched_rq *rq, const struct 
 		s->cap_loser = loser;
 }
 
+/* What se, held at lax, has left to run in its period: its own quota's or its share's. */
+static uint64_t held_left(const struct sched *s, const struct sched_entity *se, int64_t lax,
+			  uint64_t now)
+{
+	return own_laxity(s, se, lax, now) ? cap_quota_left(se, now) : group_share_left(se, now);
+}
+
+/*
+ * With groups: win, held too, runs first, and loser is held by its
+ * share of a binding group cap (its laxity lax is that share's): does it
+ * lose share by it? Then it is the pick's loser (cap_push_loser()).
+ */
+static void note_share_loser(struct sched *s, const struct sched_rq *rq,
+			     const struct sched_entity *win, int64_t win_lax,
+			     struct sched_entity *loser, int64_t lax)
+{
+	if (!s->nr_groups || lax == INT64_MAX || win_lax == INT64_MAX ||
+	    own_laxity(s, loser, lax, rq->clock))
+		return;
+	if (lax < (int64_t)first_run(win, held_left(s, win, win_lax, rq->clock)))
+		s->cap_loser = loser;
+}
+
 /*
  * May c go first against pick by its laxity? Where its own cap binds (or
  * a group share does); where its cap only all but binds
@@ -317,8 +340,14 @@ struct sched_entity *fair_cap_urgent(struct sched *s, struct sched_rq *rq,
 	if (!best)
 		return pick;
 	pick_lax = held_laxity(s, pick, rq->clock);
-	if (!own_laxity(s, pick, pick_lax, rq->clock) || !own_laxity(s, best, best_lax, rq->clock))
-		return pick_lax > best_lax ? best : pick;
+	if (!own_laxity(s, pick, pick_lax, rq->clock) || !own_laxity(s, best, best_lax, rq->clock)) {
+		win = pick_lax > best_lax ? best : pick;
+		if (win == pick)
+			note_share_loser(s, rq, pick, pick_lax, best, best_lax);
+		else
+			note_share_loser(s, rq, best, best_lax, pick, pick_lax);
+		return win;
+	}
 	if (pick_lax > best_lax)
 		win = earlier_end_costs_less(pick, pick_lax, best, best_lax, rq->clock) ? pick : best;
 	else

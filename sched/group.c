@@ -524,6 +524,12 @@ int64_t group_share_laxity(const struct sched *s, const struct sched_entity *se,
 	return (int64_t)(share_end(b, now) - now) - (int64_t)left;
 }
 
+/* The run time left in se's share of a group cap at now (0 without one). */
+uint64_t group_share_left(const struct sched_entity *se, uint64_t now)
+{
+	return se->grp_share.period ? share_left(&se->grp_share, now) : 0;
+}
+
 /*
  * Run time of group gid's running members not yet charged at `now` (their
  * pCPUs account at their next event), but on `skip`: the quota left is

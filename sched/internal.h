@@ -555,6 +555,7 @@ int64_t cap_laxity(const struct sched_entity *se, uint64_t now);
 bool cap_all_but_holds(const struct sched *s, const struct sched_entity *se);
 uint64_t cap_quota_left(const struct sched_entity *se, uint64_t now);
 int64_t group_share_laxity(const struct sched *s, const struct sched_entity *se, uint64_t now);
+uint64_t group_share_left(const struct sched_entity *se, uint64_t now);
 /*
  * The shortest run a member is given at once: its request's floor
  * (group_request()), and what newidle must be able to give one it pulls

@@ -300,8 +300,8 @@ static void test_group_pull_short(void)
 	sched_destroy(s);
 }
 
-/* nr pCPUs of 1024 at one performance level (no governor's ramp). */
-static struct sched *mk_fixed(unsigned int nr)
+/* nr pCPUs of `capacity` at one performance level (no governor's ramp). */
+static struct sched *mk_fixed_at(unsigned int nr, unsigned int capacity)
 {
 	struct sched_topology t;
 	struct sched *s;
@@ -310,12 +310,17 @@ static struct sched *mk_fixed(unsigned int nr)
 	t.nr_clusters = 1;
 	snprintf(t.clusters[0].name, SCHED_NAME_MAX, "cpu");
 	t.clusters[0].nr_cpus = nr;
-	t.clusters[0].capacity = 1024;
+	t.clusters[0].capacity = capacity;
 	t.clusters[0].nr_levels = 1;
-	t.clusters[0].levels[0] = 1024;
+	t.clusters[0].levels[0] = capacity;
 	s = sched_create(&t, NULL, NULL, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
 	return s;
+}
+
+static struct sched *mk_fixed(unsigned int nr)
+{
+	return mk_fixed_at(nr, 1024);
 }
 
 /*
@@ -545,6 +550,39 @@ static void test_group_capped_root_beside_capped_room(void)
 	sched_destroy(s);
 }
 
+/*
+ * Seed 161803 #77 of the groups corpus, as the simulator runs it: two
+ * pCPUs of 260; g2, capped at 24.111 ms every 23 (1.048 pCPUs, binding),
+ * holds v0 and v1 in g5 (binding shares of 0.553 and 0.495), and v2 (g4
+ * in g3) takes the 0.952 left: 2.000 in all. The balance left v0 and v1
+ * on one pCPU, where their shares add up to 1.111 ms a period more than
+ * it has, and v2 alone on the other: g2 lost that quota for good (2568.6
+ * ms of work for an ideal of 2661.7, the oracle's bound 53). A member
+ * that loses its share at a pick runs instead where v2, less behind its
+ * ideal than it, runs (cap_push_loser()): g2 2624 ms.
+ */
+static void test_group_share_loser_pushed(void)
+{
+	/* weight, group (index in g[], -1: the root) */
+	static const int32_t v[3][2] = { { 18140, 5 }, { 16226, 5 }, { 5036, 4 } };
+	static const int32_t gp[6] = { -1, -1, -1, -1, 3, 2 };
+	static const uint32_t gw[6] = { 131, 7255, 6256, 91, 3288, 5395 };
+	struct sched *s = mk_fixed_at(2, 260);
+	struct sched_group_stats gs;
+	uint64_t now = 0;
+	int g[6], id[3];
+
+	add_groups(s, 6, gp, gw, g);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g[2], 24111 * US, 23 * MS, 0, NULL, 0), 0);
+	CU_ASSERT_EQUAL(sched_group_set_cap(s, g[4], 70018 * US, 37 * MS, 0, NULL, 0), 0);
+	add_members(s, 3, v, g, id);
+	run_events_all(s, &now, 10000 * MS);
+	CU_ASSERT_FATAL(sched_group_stats(s, g[2], &gs) == 0);
+	CU_ASSERT(gs.work_ns > 2610 * MS);	/* 2624; 2569 without the rule */
+	CU_ASSERT(work_of(s, id[0]) > 1360 * MS);	/* 1381 (ideal 1405); 1344 */
+	sched_destroy(s);
+}
+
 UNIT_SUITE(sched_group_quota, NULL, NULL,
 	   UNIT_TEST(test_group_quota_out_everywhere),
 	   UNIT_TEST(test_group_quota_out_uncharged),
@@ -558,5 +596,6 @@ UNIT_SUITE(sched_group_quota, NULL, NULL,
 	   UNIT_TEST(test_group_nested_shares_of_each_cap),
 	   UNIT_TEST(test_group_overcommit_rotates_around_bound),
 	   UNIT_TEST(test_group_capped_root_at_its_rate),
-	   UNIT_TEST(test_group_capped_root_beside_capped_room))
+	   UNIT_TEST(test_group_capped_root_beside_capped_room),
+	   UNIT_TEST(test_group_share_loser_pushed))
 
