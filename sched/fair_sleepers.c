@@ -28,7 +28,9 @@
  *    fair_sleeper_use();
  * 5. a sleeper that progresses below its busy rate while runnable is
  *    starved (sleeper_starved()), and wakes where it gets that rate
- *    (fair_wake.c).
+ *    (fair_wake.c);
+ * 6. one backlogged beyond the sleeper memory is tracked, but still
+ *    solved at its demand for a while (fair_backlog_limit()).
  *
  * Not with groups (group_ideal.c solves those hierarchically and sets the
  * run weights itself). O(n) per balance besides the solve's passes;
@@ -46,6 +48,7 @@
 #define STARVED_SHIFT	4			/* its average: 1/16 per balance */
 #define STARVED_SLACK	3			/* runnable time not counted: 1/8 */
 #define SLEEPER_MEMORY_GROUPS 8			/* ... with groups: no sleeper solve there */
+#define BACKLOG_ROUNDS	96			/* balances a backlogged sleeper is held */
 
 /* se's time runnable but not running so far (st.wait_ns and a wait in progress). */
 static uint64_t entity_waited(const struct sched *s, const struct sched_entity *se)
@@ -201,6 +204,41 @@ bool fair_sleeper_recent(const struct sched *s, struct sched_entity *se)
 	se->sl_was_runnable |= wants_cpu(se);
 	return se->sl_woke_round &&
 	       s->lag_round - se->sl_woke_round < (s->nr_groups ? SLEEPER_MEMORY_GROUPS : SLEEPER_MEMORY);
+}
+
+/*
+ * The limit of the tracked entity se in the solve (UINT64_MAX: none). A
+ * sleeper backlogged on a crowded pCPU is runnable throughout, and after
+ * the sleeper memory it was solved as busy: at up to a whole pCPU where
+ * the oracle has it at its demand, and the busy entities' ideal dropped
+ * by the difference (seed 369258 #114 of the fair corpus: v5, a periodic
+ * sleeper of 0.54 of a pCPU backlogged beside a heavier one, solved as
+ * busy at 105 of 576 balances; the busy v0's ideal integrated to 1886 ms
+ * against the oracle's 2043, so its lag said it was ahead and newidle
+ * left pCPUs idle beside it: 564 ms while it waited, 2.18x). Solved as a
+ * sleeper instead it starved (4.37x): nothing moves a sleeper off the
+ * pCPU it is backlogged on. So it stays tracked (the lag moves take it
+ * where it gets its rate) and is limited at its demand over seconds and
+ * 1/8, for BACKLOG_ROUNDS balances after the memory: long enough for a
+ * periodic one to catch up and block (v5 was tracked for spells of 13 to
+ * 136 balances; #114 1.11x held for 48, 1.01x for 64, 0.86x for 96, and
+ * seed 369258 #461 2.82x -> 1.00x), and bounded for a vCPU that truly
+ * turned busy, which the sleeper memory already takes at its demand for
+ * 32 balances: solved at its busy share 2 s after its last wakeup at most
+ * (branch h35's limit, dropped, rose back to the busy share within 24
+ * balances, as fast for a backlogged sleeper catching up: it gets all it
+ * is given, like a busy vCPU). Not with groups (no sleeper solve). O(1).
+ */
+uint64_t fair_backlog_limit(const struct sched *s, struct sched_entity *se)
+{
+	uint64_t lim = se->sl_long + (se->sl_long >> HOLD_OVER_SHIFT);
+
+	if (s->nr_groups || !se->sl_woke_round || !se->sl_count)
+		return UINT64_MAX;
+	if (se->sl_backlog_rounds >= BACKLOG_ROUNDS)
+		return UINT64_MAX;
+	se->sl_backlog_rounds++;
+	return lim ? lim : 1;
 }
 
 /*

@@ -281,11 +281,12 @@ static unsigned int collect(struct sched *s, uint64_t dt, uint64_t *used)
 		if (tracked) {
 			s->lag_ents[n].se = se;
 			s->lag_ents[n].w = fair_solver_weight(s, se);
-			s->lag_ents[n].limit = UINT64_MAX;
+			s->lag_ents[n].limit = fair_backlog_limit(s, se);
 			s->lag_ents[n].sleeper = false;
 			s->lag_ents[n++].rate = 0;
 		} else {
 			se->lag = 0;
+			se->sl_backlog_rounds = 0;	/* fair_backlog_limit() */
 			/*
 			 * A new entity's first interval is not a sleeper's
 			 * use (it is in the solve at that use): counted in

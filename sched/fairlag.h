@@ -115,6 +115,7 @@ void fair_sleeper_waits(const struct sched *s, struct sched_entity *se, uint64_t
 			uint64_t dt);
 bool fair_sleeper_collect(const struct sched *s, struct sched_entity *se, struct lag_ent *e);
 bool fair_sleeper_recent(const struct sched *s, struct sched_entity *se);
+uint64_t fair_backlog_limit(const struct sched *s, struct sched_entity *se);
 bool fair_runnable_throughout(const struct sched_entity *se, bool starts);
 bool fair_any_capped(const struct sched *s);
 unsigned int fair_sleepers_done(struct lag_ent *e, unsigned int n);

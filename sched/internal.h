@@ -164,6 +164,7 @@ struct sched_entity {
 	bool sl_init;			/* sl_demand has a first value */
 	uint64_t sl_woke_round;		/* balance round it last woke in; 0 never */
 	bool sl_was_runnable;		/* a balance saw it runnable */
+	uint32_t sl_backlog_rounds;	/* balances tracked since it was a sleeper */
 
 	struct sched_entity_stats st;
 };

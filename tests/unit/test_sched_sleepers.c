@@ -55,6 +55,54 @@ static void test_sleeper_through_long_burst(void)
 }
 
 /*
+ * A sleeper backlogged beyond the sleeper memory is solved at its demand
+ * over seconds (and 1/8), not as busy: runnable 1200 ms of every 2800
+ * beside an equal busy entity on one pCPU (75 balances runnable at a
+ * time, 43 of them after the memory), it is tracked then, and the busy
+ * one's ideal stays above 5/8 of the pCPU (0.71; without the limit it
+ * dropped to the half a busy sleeper leaves it: seed 369258 #114 of the
+ * fair corpus, fair_backlog_limit()).
+ */
+static void test_backlogged_sleeper_solved_at_demand(void)
+{
+	uint64_t one = 1ull << 20;
+	bool tracked;
+	uint64_t lowest = burst_sleeper_lowest(2800, 1200, 12000, 4000, &tracked);
+
+	CU_ASSERT(tracked);
+	CU_ASSERT(lowest > one / 2 + one / 8);
+}
+
+/*
+ * ... for 96 balances at most: a vCPU that truly turned busy is solved at
+ * its busy share after that (and one that never slept, or any with
+ * groups, is never limited).
+ */
+static void test_backlog_limit_bounded(void)
+{
+	for (int groups = 0; groups <= 1; groups++) {
+		struct sched *s = mk_sched(1, 1024, 0, 0, NULL);
+		int gid = groups ? sched_group_add(s, "g", SCHED_NONE, 1024, 0, NULL, 0) : SCHED_NONE;
+		struct sched_entity *se = sched_ent(s, add_in_group(s, "e", 1024, true, gid, 0));
+		unsigned int limited = 0;
+
+		CU_ASSERT_FATAL(!groups || gid >= 0);
+		se->sl_long = 1ull << 18;	/* a quarter of a pCPU */
+		se->sl_count = 1;
+		CU_ASSERT_EQUAL(fair_backlog_limit(s, se), UINT64_MAX);	/* never woke */
+		se->sl_woke_round = 1;
+		for (int r = 0; r < 200; r++) {
+			uint64_t lim = fair_backlog_limit(s, se);
+
+			limited += lim != UINT64_MAX;
+			CU_ASSERT(lim == UINT64_MAX || lim == (1ull << 18) + (1ull << 15));
+		}
+		CU_ASSERT_EQUAL(limited, groups ? 0 : 96);
+		sched_destroy(s);
+	}
+}
+
+/*
  * A wakeup marks a sleeper for 32 balances, but for 8 with groups: there
  * is no sleeper solve there, and a longer memory only kept a woken member
  * out of its group's solve (test_host_enforce's good VM fell short of its
@@ -137,4 +185,6 @@ UNIT_SUITE(sched_sleepers, NULL, NULL,
 	   UNIT_TEST(test_sleeper_starved_below_busy_rate),
 	   UNIT_TEST(test_sleeper_solved_at_long_demand),
 	   UNIT_TEST(test_sleeper_through_long_burst),
+	   UNIT_TEST(test_backlogged_sleeper_solved_at_demand),
+	   UNIT_TEST(test_backlog_limit_bounded),
 	   UNIT_TEST(test_sleeper_memory_shorter_with_groups))
