@@ -225,7 +225,7 @@ static void test_cap_ahead_pcpu_shared(void)
 	static const uint32_t w[] = { 33572, 834, 15046, 257, 512, 105, 63308, 781, 25, 46,
 				      57, 2491, 80, 419 };
 	static const bool little_one[] = { 1, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0, 0 };
-	static const struct { int i; uint64_t quota, period; } caps[] = {
+	static const struct cap_of caps[] = {
 		{ 0, 7416 * US, 13 * MS }, { 1, 29308 * US, 72 * MS }, { 3, 10275 * US, 81 * MS },
 		{ 4, 49778 * US, 77 * MS }, { 5, 5185 * US, 27 * MS }, { 6, 50044 * US, 81 * MS },
 		{ 8, 45541 * US, 86 * MS }, { 10, 43097 * US, 76 * MS } };
@@ -265,7 +265,7 @@ static void test_cap_all_but_held_urgent(void)
 {
 	static const uint32_t w[] = { 6468, 196, 31, 23884, 137, 2299, 35111, 730,
 				      961, 41, 170, 21625, 3052, 4379, 217, 266 };
-	static const struct { int i; uint64_t quota, period; } caps[] = {
+	static const struct cap_of caps[] = {
 		{ 2, 4437 * US, 21 * MS }, { 4, 7733 * US, 10 * MS }, { 6, 3346 * US, 7 * MS },
 		{ 8, 22248 * US, 38 * MS }, { 9, 25626 * US, 66 * MS }, { 12, 7328 * US, 14 * MS },
 		{ 14, 21717 * US, 66 * MS } };
@@ -286,11 +286,7 @@ static void test_cap_all_but_held_urgent(void)
 	}
 	s = sched_create(&t, NULL, err, sizeof(err));
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-	for (int i = 0; i < 16; i++)
-		id[i] = add_ent(s, "v", w[i], true, 0);
-	for (unsigned int c = 0; c < sizeof(caps) / sizeof(caps[0]); c++)
-		CU_ASSERT_EQUAL(sched_set_cap(s, id[caps[c].i], caps[c].quota, caps[c].period, 0,
-					      NULL, 0), 0);
+	add_capped(s, id, w, 16, caps, (int)(sizeof(caps) / sizeof(caps[0])));
 	run_events_all(s, &now, dur);
 	CU_ASSERT((double)work_of(s, id[4]) >= 0.98 * want);	/* the corpus's bound */
 	sched_destroy(s);
@@ -307,17 +303,13 @@ static void test_cap_all_but_held_urgent(void)
 static void test_cap_all_but_held_not_against_uncapped(void)
 {
 	static const uint32_t w[] = { 14635, 59, 47, 555, 343, 18, 43 };
-	static const struct { int i; uint64_t quota, period; } caps[] = {
+	static const struct cap_of caps[] = {
 		{ 2, 11103 * US, 14 * MS }, { 3, 5032 * US, 19 * MS } };
 	struct sched *s = mk_sched(5, 1024, 0, 0, NULL);
 	uint64_t now = 0, dur = 5000 * MS;
 	int id[7];
 
-	for (int i = 0; i < 7; i++)
-		id[i] = add_ent(s, "v", w[i], true, 0);
-	for (unsigned int c = 0; c < sizeof(caps) / sizeof(caps[0]); c++)
-		CU_ASSERT_EQUAL(sched_set_cap(s, id[caps[c].i], caps[c].quota, caps[c].period, 0,
-					      NULL, 0), 0);
+	add_capped(s, id, w, 7, caps, (int)(sizeof(caps) / sizeof(caps[0])));
 	run_events_all(s, &now, dur);
 	/* the corpus's bounds: 2% of the ideals, 3848.9 and 1474.0 ms */
 	CU_ASSERT((double)work_of(s, id[5]) >= 0.98 * 1474.0 * MS);

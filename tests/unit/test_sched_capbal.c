@@ -62,23 +62,6 @@ static void assert_works_within_bound(struct sched *s, const int *id, const doub
 	}
 }
 
-/* One entity's cap: entity index, quota and period (ns). */
-struct cap_of {
-	int i;
-	uint64_t quota, period;
-};
-
-/* Busy entities of weights w[0..n) into id[], then the caps on them. */
-static void add_capped(struct sched *s, int *id, const uint32_t *w, int n,
-		       const struct cap_of *caps, int ncaps)
-{
-	for (int i = 0; i < n; i++)
-		id[i] = add_ent(s, "v", w[i], true, 0);
-	for (int c = 0; c < ncaps; c++)
-		CU_ASSERT_EQUAL(sched_set_cap(s, id[caps[c].i], caps[c].quota, caps[c].period, 0,
-					      NULL, 0), 0);
-}
-
 /*
  * nr_cpus 1024 pCPUs, busy entities of weights w[0..n), the caps, run for
  * dur: each entity's work within the corpus's bound of ideal[] (its

@@ -80,6 +80,23 @@ static inline int add_ent(struct sched *s, const char *name, uint32_t weight, bo
 	return add_in_group(s, name, weight, runnable, SCHED_NONE, now);
 }
 
+/* One entity's cap: entity index, quota and period (ns). */
+struct cap_of {
+	int i;
+	uint64_t quota, period;
+};
+
+/* Busy entities of weights w[0..n) into id[], then the caps on them. */
+static inline void add_capped(struct sched *s, int *id, const uint32_t *w, int n,
+			      const struct cap_of *caps, int ncaps)
+{
+	for (int i = 0; i < n; i++)
+		id[i] = add_ent(s, "v", w[i], true, 0);
+	for (int c = 0; c < ncaps; c++)
+		CU_ASSERT_EQUAL(sched_set_cap(s, id[caps[c].i], caps[c].quota, caps[c].period, 0,
+					      NULL, 0), 0);
+}
+
 static inline int add_dl(struct sched *s, const char *name, uint64_t runtime, uint64_t deadline,
 			 uint64_t period, bool runnable, uint64_t now)
 {
