@@ -694,10 +694,11 @@ static bool held_queued(const struct sched *s, const struct sched_rq *rq)
  * than the pushed one: lending moves time from the one less behind to
  * the one more behind, never the other way (seed 161803 #77: v2, the
  * lender, was 8-9 ms of work behind throughout, as the pushed v0 was).
- * Returns curr's lag, INT64_MAX if not.
+ * `below` is the lag curr must stay under (lender_limit()). Returns
+ * curr's lag, INT64_MAX if not.
  */
 static int64_t push_target_lag(const struct sched *s, const struct sched_rq *rq,
-			       const struct sched_entity *se, uint64_t now)
+			       const struct sched_entity *se, int64_t below, uint64_t now)
 {
 	const struct sched_entity *o = rq->curr;
 	uint64_t cap = capacity_rate(rq->capacity);
@@ -708,9 +709,13 @@ static int64_t push_target_lag(const struct sched *s, const struct sched_rq *rq,
 	    held_queued(s, rq) || o->lag_rate >= cap - (cap >> PUSH_ROOM_SHIFT))
 		return INT64_MAX;
 	lag = lag_now(s, o, now);
-	if (s->nr_groups)
-		return lag < lag_now(s, se, now) ? lag : INT64_MAX;
-	return lag < (int64_t)FAIR_LAG_MOVE_NS ? lag : INT64_MAX;
+	return lag < below ? lag : INT64_MAX;
+}
+
+/* How far behind a lender of the pushed se may be (push_target_lag()): once per push. */
+static int64_t lender_limit(const struct sched *s, const struct sched_entity *se, uint64_t now)
+{
+	return s->nr_groups ? lag_now(s, se, now) : (int64_t)FAIR_LAG_MOVE_NS;
 }
 
 /*
@@ -740,15 +745,16 @@ void cap_push_loser(struct sched *s, struct sched_rq *rq, uint64_t now)
 {
 	struct sched_entity *se = s->cap_loser;
 	struct sched_rq *dst = NULL;
-	int64_t best = INT64_MAX;
+	int64_t best = INT64_MAX, below;
 
 	s->cap_loser = NULL;
 	if (!se->on_rq || se->cpu != (int)rq->cpu || rq->curr == se)
 		return;
 	if (s->nr_groups && (fair_cap_holds(s, se) || !group_share_holds(s, se)))
 		return;	/* with groups, members held by a binding share only (below) */
+	below = lender_limit(s, se, now);
 	for (unsigned int cpu = 0; cpu < s->nr_cpus; cpu++) {
-		int64_t lag = push_target_lag(s, &s->rq[cpu], se, now);
+		int64_t lag = push_target_lag(s, &s->rq[cpu], se, below, now);
 
 		if (lag < best) {
 			best = lag;
